@@ -1,0 +1,148 @@
+# transitd — the only build entry point.
+#
+#   make run    install what is missing, build, import a default dataset, serve it
+#   make test   install what is missing, build, run every unit and API test
+#   make test SANITIZE=1   the same suite under ASan + UBSan + LeakSanitizer
+#
+# Sources are picked up by wildcard: adding a module means adding a file.
+
+UNAME_S := $(shell uname -s)
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build/sanitize
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT := -O1 -g
+else
+BUILD ?= build
+SAN_FLAGS :=
+OPT := -O2 -g
+endif
+
+CC := clang
+OBJC := clang
+PKGS := libmicrohttpd sqlite3 zlib libzip jansson
+
+ifeq ($(UNAME_S),Darwin)
+# Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
+BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
+export PKG_CONFIG_PATH := $(BREW_PREFIX)/opt/sqlite/lib/pkgconfig:$(BREW_PREFIX)/opt/zlib/lib/pkgconfig:$(PKG_CONFIG_PATH)
+OBJC_FLAGS := -fobjc-exceptions
+OBJC_LIBS := -framework Foundation
+PLATFORM_LIBS :=
+else
+OBJC_FLAGS := $(shell gnustep-config --objc-flags 2>/dev/null | sed -e 's/-MMD//' -e 's/-MP//') \
+              -fobjc-runtime=gcc -I$(shell gcc -print-file-name=include) -Wno-unused-command-line-argument
+OBJC_LIBS := $(shell gnustep-config --base-libs 2>/dev/null)
+PLATFORM_LIBS := -lpthread -lm
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror
+CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+OBJCFLAGS_ALL := $(OPT) $(OBJC_FLAGS) $(WARN) -Wno-unknown-warning-option $(SAN_FLAGS) -Iinclude $(PKG_CFLAGS)
+LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+LIBS := $(PKG_LIBS) $(PLATFORM_LIBS)
+
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+OBJC_SRC := $(wildcard objc/*.m)
+OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+BENCH_C := $(wildcard bench/*.c)
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_C))
+
+LIBTRANSIT := $(BUILD)/libtransit.a
+TRANSITD := $(BUILD)/transitd
+BASELINE := $(BUILD)/bench/hello_mhd
+
+DATA ?= data
+FEED ?=
+PORT ?= 8080
+# The first python3 that has pytest and requests (pyenv's, or Debian's after `make deps`).
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
+
+.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http clean demo-feed
+
+all: $(TRANSITD)
+
+deps:
+	@bash .ci/deps
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/objc/%.o: objc/%.m $(wildcard include/transit/*.h) $(wildcard objc/*.h)
+	@mkdir -p $(dir $@)
+	$(OBJC) $(OBJCFLAGS_ALL) -c $< -o $@
+
+$(LIBTRANSIT): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/main.o: src/main.c $(wildcard include/transit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(TRANSITD): $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT)
+	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/test_support.h $(LIBTRANSIT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(LIBS) $(BENCH_LIBS_$*)
+
+# libcsv is only a benchmark peer: linked into the CSV benchmark, never into transitd.
+BENCH_LIBS_bench_csv := -lcsv
+
+build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
+
+# ---------------------------------------------------------------- the two commands
+
+run: deps $(TRANSITD)
+	@bash .ci/make-run "$(TRANSITD)" "$(DATA)" "$(FEED)" "$(PORT)"
+
+test: deps
+	@$(MAKE) --no-print-directory build-tests
+	@$(PYTHON) tests/run_all.py --build $(BUILD)
+
+unit: build-tests
+	@$(PYTHON) tests/run_all.py --build $(BUILD) --only unit
+
+api: build-tests
+	@$(PYTHON) tests/run_all.py --build $(BUILD) --only api
+
+# ---------------------------------------------------------------- benchmarks
+
+bench: deps build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --all
+
+bench-smoke: build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
+
+bench-import: build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --import
+
+bench-query: build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --query
+
+bench-csv: build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --csv
+
+bench-http: build-tests
+	@$(PYTHON) bench/run_bench.py --build $(BUILD) --http
+
+demo-feed:
+	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip
+
+clean:
+	rm -rf build

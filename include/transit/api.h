@@ -1,0 +1,92 @@
+/* api.h — the v1 JSON API as plain C: parameters in, response body out.
+ *
+ * Why it exists: the HTTP resources (objc/) and the `transitd query` CLI must
+ * give byte-identical answers. Both call these functions: validate the
+ * parameters (an unknown or bad parameter is a 400 whose detail names it),
+ * run the query against the dataset, and stream the JSON into a reusable
+ * buffer. No HTTP here, no Objective-C, no allocation once the per-thread
+ * context is warm.
+ */
+#ifndef TRANSIT_API_H
+#define TRANSIT_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "transit/json_writer.h"
+#include "transit/query.h"
+#include "transit/stores.h"
+
+typedef struct api_param {
+    const char *key, *value;   /* URL-decoded, NUL-terminated */
+} api_param;
+
+typedef struct api_request {
+    const api_param *params;
+    int nparams;
+    const char *id;            /* the {id} path segment, URL-decoded, or NULL */
+    int64_t now;               /* Unix seconds: the default for `time` */
+} api_request;
+
+/* An RFC 9457 problem: filled when an endpoint returns a status >= 400. */
+typedef struct api_problem {
+    int status;
+    const char *title;         /* static: "Bad Request", "Not Found", ... */
+    char detail[256];          /* precise enough to fix the request */
+    char param[48];            /* offending parameter, or "" */
+} api_problem;
+
+/* Per-thread context: the dataset is borrowed for the request; the rest is
+ * owned and reused across requests. */
+typedef struct api_thread api_thread;
+api_thread *api_thread_new(void);
+void api_thread_free(api_thread *t);
+
+/* Endpoints. Each returns the HTTP status (200, 400, 404, 503) and writes
+ * either the body into `out` (200) or the problem into `prob`. On a status
+ * other than 200, `out` may hold a partial body: json_reset it before
+ * api_problem_write.
+ * `cache_seconds` is set to the Cache-Control max-age for a 200. */
+typedef int (*api_endpoint_fn)(api_thread *t, dataset *ds, const api_request *req,
+                               json_writer *out, api_problem *prob, int *cache_seconds);
+
+int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                     api_problem *prob, int *cache_seconds);           /* GET /v1/stops/nearby */
+int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                     api_problem *prob, int *cache_seconds);           /* GET /v1/stops?q= */
+int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds);                   /* GET /v1/stops/{id} */
+int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                        api_problem *prob, int *cache_seconds);        /* GET /v1/stops/{id}/departures */
+int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                   api_problem *prob, int *cache_seconds);             /* GET /v1/departures */
+int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+               api_problem *prob, int *cache_seconds);                 /* GET /v1/routes */
+int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds);                  /* GET /v1/routes/{id} */
+int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds);                   /* GET /v1/trips/{id} */
+int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                 api_problem *prob, int *cache_seconds);               /* GET /v1/agencies */
+int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds);                   /* GET /v1/feed */
+
+/* Writes a problem as application/problem+json into out. */
+void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out);
+
+/* Parses the `time` parameter: RFC 3339 with offset or Z, or a local
+ * date-time without offset (YYYY-MM-DDTHH:MM[:SS]) read in the feed timezone.
+ * Returns 0 and the instant, or -1. */
+int api_parse_time(const dataset *ds, const char *s, int64_t *instant);
+/* Formats an instant with a UTC offset as RFC 3339, no fractional seconds
+ * ("2026-11-21T18:15:00-05:00"). out has room for 26 bytes. */
+void api_format_instant(int64_t instant, int32_t utc_offset, char out[26]);
+/* The syntax half of api_parse_time, needing no dataset: the date-time as
+ * seconds since 1970-01-01T00:00 read as if UTC, and whether an offset (Z or
+ * +HH:MM/-HH:MM, seconds east in *utc_offset) was given. Seconds may be
+ * omitted; fractional seconds are accepted and truncated. Returns 0 or -1. */
+int api_parse_datetime(const char *s, int64_t *local_secs, bool *has_offset, int32_t *utc_offset);
+/* Formats an instant in UTC as "2026-11-21T23:15:00Z". out has room for 21 bytes. */
+void api_format_utc(int64_t instant, char out[21]);
+
+#endif

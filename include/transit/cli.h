@@ -1,0 +1,25 @@
+/* cli.h — the subcommands of the one binary, build/transitd.
+ *
+ * Why it exists: src/main.c dispatches `transitd <subcommand>`; each
+ * subcommand lives with its own concern (import in C, serve in the
+ * Objective-C layer, query in C). Conventions for all of them: `--help`
+ * prints usage to stdout and exits 0; a usage error prints a message and the
+ * usage to stderr and exits 2; a runtime error prints a message to stderr and
+ * exits 1. Options also come from the environment where documented
+ * (TRANSITD_DATA, TRANSITD_PORT, TRANSITD_BIND).
+ */
+#ifndef TRANSIT_CLI_H
+#define TRANSIT_CLI_H
+
+#define CLI_OK 0
+#define CLI_RUNTIME_ERROR 1
+#define CLI_USAGE_ERROR 2
+
+int cli_import_main(int argc, char **argv);   /* src/cli_import.c */
+int cli_query_main(int argc, char **argv);    /* src/cli_query.c */
+int serve_main(int argc, char **argv);        /* objc/serve_main.m */
+
+/* The data directory: --data, else $TRANSITD_DATA, else "./data". */
+const char *cli_default_data_dir(void);
+
+#endif

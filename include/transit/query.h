@@ -1,0 +1,185 @@
+/* query.h — the questions transitd answers, straight from the mapped stores.
+ *
+ * Why it exists: this is the contract between the C core and everything that
+ * serves it (the HTTP resources, the `transitd query` CLI, the benchmarks).
+ * Departures and nearby answers come from timetable.bin alone; name search and
+ * reference detail come from schedule.sqlite (see schedule.h).
+ *
+ * Rules for every call:
+ *  - a dataset is immutable once opened; any number of threads may query it at
+ *    once without locks;
+ *  - no malloc on the query path: results go into caller-provided arrays, and
+ *    working memory comes from a per-thread query_scratch that is reused;
+ *  - a result says `truncated` when more matched than the limit;
+ *  - out-of-range input returns QUERY_EINVAL with a message naming the
+ *    parameter; it is never clamped.
+ *
+ * Times: an instant is Unix seconds (UTC). A stop event on service date D
+ * happens at local noon of D in the feed timezone minus 12 h plus its GTFS
+ * seconds (DST-correct). Service dates are days since 1970-01-01.
+ */
+#ifndef TRANSIT_QUERY_H
+#define TRANSIT_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dataset dataset;
+typedef struct query_scratch query_scratch;
+
+#define QUERY_NONE UINT32_MAX
+
+enum { QUERY_OK = 0, QUERY_EINVAL = -1, QUERY_ENOTFOUND = -2, QUERY_ENOMEM = -3 };
+
+typedef struct query_error {
+    char param[32];     /* the offending parameter ("lat", "radius", "stop_id"...) or "" */
+    char message[192];  /* e.g. "lat must be between -90 and 90" */
+} query_error;
+
+/* ------------------------------------------------------------ datasets */
+
+/* Opens a dataset: `dir` is a data directory (its `current` link is followed)
+ * or a version directory holding timetable.bin. Maps timetable.bin read-only
+ * and verifies magic, format version, byte order, sizes and checksum. On
+ * failure returns NULL with a message in err. The result has a reference
+ * count of 1. */
+dataset *dataset_open(const char *dir, char *err, size_t errlen);
+/* Reference counting for hot reload: a server takes a reference per request;
+ * the mapping goes away when the last reference is released. Lock-free. */
+dataset *dataset_retain(dataset *ds);
+void dataset_release(dataset *ds);
+/* Same as dataset_release; reads better where the opener is the only user. */
+void dataset_close(dataset *ds);
+
+/* The version directory's name (12 hex digits of the feed's sha256). */
+const char *dataset_version(const dataset *ds);
+/* The version directory (holds timetable.bin, schedule.sqlite, shapes.sqlite). */
+const char *dataset_dir(const dataset *ds);
+const char *dataset_timezone(const dataset *ds);
+
+typedef struct dataset_counts {
+    uint32_t stops, routes, trips, agencies, services;
+    uint64_t stop_times;
+    int32_t first_date, last_date;   /* service dates covered, days since epoch */
+    int64_t imported_at;             /* Unix seconds */
+    uint32_t max_secs;               /* the largest GTFS time in the feed */
+} dataset_counts;
+void dataset_get_counts(const dataset *ds, dataset_counts *out);
+
+/* UTC offset (seconds east) of the feed timezone at an instant. */
+int32_t dataset_utc_offset(const dataset *ds, int64_t instant);
+/* Reads a local date-time (no offset) in the feed timezone: an ambiguous time
+ * means the earlier instant, a nonexistent one the instant after the gap
+ * (zoneinfo's fold=0). `local` is seconds since 1970-01-01T00:00 as if UTC. */
+int64_t dataset_local_to_instant(const dataset *ds, int64_t local);
+
+/* ------------------------------------------------------------ entities */
+
+typedef struct stop_info {
+    const char *id, *name;
+    double lat, lon;
+    int location_type;      /* 0 stop/platform, 1 station, 2..4 as GTFS */
+    uint32_t parent;        /* stop index or QUERY_NONE */
+} stop_info;
+
+typedef struct route_info {
+    const char *id, *agency_id, *short_name, *long_name, *color, *text_color;
+    int type;
+} route_info;
+
+typedef struct trip_info {
+    const char *id, *service_id, *headsign, *shape_id, *block_id;
+    uint32_t route;         /* route index */
+    int direction_id;       /* 0, 1, or -1 when absent */
+    bool frequency_based;
+} trip_info;
+
+typedef struct agency_info {
+    const char *id, *name, *url, *timezone, *lang, *phone;
+} agency_info;
+
+uint32_t dataset_stop_count(const dataset *ds);
+uint32_t dataset_route_count(const dataset *ds);
+uint32_t dataset_agency_count(const dataset *ds);
+/* id → index by binary search over a sorted index; QUERY_NONE when unknown. */
+uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len);
+uint32_t dataset_find_route(const dataset *ds, const char *id, size_t len);
+uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len);
+void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out);
+void dataset_route(const dataset *ds, uint32_t route, route_info *out);
+void dataset_trip(const dataset *ds, uint32_t trip, trip_info *out);
+void dataset_agency(const dataset *ds, uint32_t agency, agency_info *out);
+/* Child stops of a station; returns the number written (at most max) and the
+ * total in *total. */
+uint32_t dataset_stop_children(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total);
+/* Routes with at least one departure or arrival at the stop (or, for a
+ * station, at its children), by route index order. */
+uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total);
+
+/* ------------------------------------------------------------ scratch */
+
+query_scratch *query_scratch_new(void);
+void query_scratch_free(query_scratch *s);
+
+/* ------------------------------------------------------------ queries */
+
+/* Limits (inclusive). */
+#define QUERY_RADIUS_MIN 1
+#define QUERY_RADIUS_MAX 5000
+#define QUERY_WINDOW_MIN 60        /* seconds: 1 minute */
+#define QUERY_WINDOW_MAX 86400     /* seconds: 1440 minutes */
+#define QUERY_LIMIT_MIN 1
+#define QUERY_LIMIT_MAX 500
+
+typedef struct nearby_stop {
+    uint32_t stop;
+    double distance_m;
+} nearby_stop;
+
+/* Stops with location_type 0 or 1 within radius_m of (lat, lon), by
+ * distance then stop_id. `out` has room for `limit` items. */
+int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m,
+                 uint32_t limit, nearby_stop *out, uint32_t *count, bool *truncated,
+                 query_error *err);
+
+typedef struct departure {
+    int64_t instant;        /* Unix seconds */
+    int32_t utc_offset;     /* seconds east of UTC at that instant */
+    int32_t service_date;   /* days since epoch */
+    uint32_t secs;          /* raw GTFS departure seconds (may be >= 86400) */
+    uint32_t stop;          /* stop index (the platform for a station query) */
+    uint32_t trip;          /* trip index */
+    uint32_t stop_sequence; /* the raw GTFS stop_sequence */
+    double distance_m;      /* nearby_departures: distance of the stop; else 0 */
+} departure;
+
+/* Departures at a stop in [from, from + window_s), ordered by instant, then
+ * stop_id, route_short_name, trip_id (bytes). A station yields its children's
+ * departures. Excludes pickup_type=1 and the last stop of each trip. */
+int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
+                    uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
+                    bool *truncated, query_error *err);
+
+/* Departures at all location_type 0 stops within radius_m, same order. */
+int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon,
+                      double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
+                      departure *out, uint32_t *count, bool *truncated, query_error *err);
+
+typedef struct trip_stop_time {
+    uint32_t stop;
+    uint32_t stop_sequence;
+    uint32_t arrival_secs, departure_secs;
+    uint8_t pickup_type, drop_off_type;
+} trip_stop_time;
+
+/* The stop times of a trip (for a frequency-based trip: of its template).
+ * `out` has room for `max`; *count is the trip's full length. */
+int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max,
+                uint32_t *count, query_error *err);
+/* Whether the trip's service runs on service_date. */
+bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date);
+/* The instant of GTFS seconds `secs` on service date `service_date`. */
+int64_t dataset_instant(const dataset *ds, int32_t service_date, uint32_t secs);
+
+#endif

@@ -1,0 +1,75 @@
+/* stores.h — the SQLite side of the segregated stores.
+ *
+ * Why it exists: reference data (agencies, routes, trips, stops with name
+ * search, calendars, transfers, feed info) is looked up by id, listed and
+ * searched: SQLite's job. Shapes are large and rarely read, so they live in a
+ * file of their own. Live data (alerts) changes while the server runs and
+ * outlives feed versions: a WAL database beside the versions. The hot path
+ * (departures, nearby) never touches any of these; see timetable.h.
+ *
+ * Files: DATA/versions/<v>/schedule.sqlite, DATA/versions/<v>/shapes.sqlite,
+ * DATA/live.sqlite.
+ */
+#ifndef TRANSIT_STORES_H
+#define TRANSIT_STORES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "transit/diag.h"
+#include "transit/feed.h"
+
+typedef struct store_stats {
+    /* data rows read per file (header excluded), by GTFS file */
+    uint64_t agency, stops, routes, trips, calendar, calendar_dates, frequencies, transfers,
+        feed_info, shapes;
+    uint64_t bytes;      /* size of the written file */
+    double seconds;      /* wall time of the write */
+} store_stats;
+
+/* Writes schedule.sqlite at `path` (which must not exist) from the feed, in
+ * one transaction with prepared statements. Bad rows are counted in `d` and
+ * skipped. Returns 0, or -1 with a message in err for a fatal problem
+ * (missing required file or column, I/O). The file is fsynced. */
+int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
+                         char *err, size_t errlen);
+/* Writes shapes.sqlite at `path`. A feed without shapes.txt gives an empty
+ * but valid database. */
+int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
+                       char *err, size_t errlen);
+/* Creates DATA/live.sqlite (WAL) if absent; never touches an existing one's
+ * data. */
+int live_store_ensure(const char *data_dir, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- reading */
+
+/* A read-only, immutable connection to schedule.sqlite of one version, for
+ * one thread (connections are not shared between threads). */
+typedef struct schedule_db schedule_db;
+schedule_db *schedule_open(const char *version_dir, char *err, size_t errlen);
+void schedule_close(schedule_db *db);
+
+/* Stop name search: FTS5, prefix matching on every term, case- and
+ * diacritics-insensitive. Writes up to `limit` stop_ids (copied into `ids`,
+ * each at most 255 bytes + NUL) best match first; sets *truncated when more
+ * matched. Returns the count, or -1 with err. */
+typedef struct stop_id_buf { char id[256]; } stop_id_buf;
+int schedule_stop_search(schedule_db *db, const char *text, uint32_t limit, stop_id_buf *ids,
+                         bool *truncated, char *err, size_t errlen);
+
+/* The stop fields the timetable does not carry. Strings are copied into the
+ * struct; empty when absent. Returns 0, or -1 when the stop is unknown. */
+typedef struct stop_extra {
+    char code[64], desc[256], platform_code[64];
+    int wheelchair_boarding;   /* 0, 1, 2 */
+} stop_extra;
+int schedule_stop_extra(schedule_db *db, const char *stop_id, stop_extra *out);
+
+typedef struct feed_meta {
+    char publisher_name[256], publisher_url[256], lang[32], version[128];
+    int32_t start_date, end_date;   /* days since epoch, or INT32_MIN when absent */
+} feed_meta;
+/* feed_info.txt's single row (all fields empty when the feed has none). */
+int schedule_feed_meta(schedule_db *db, feed_meta *out);
+
+#endif

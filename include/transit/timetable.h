@@ -1,0 +1,39 @@
+/* timetable.h — building timetable.bin, the hot-path store.
+ *
+ * Why it exists: departures and nearby questions must be answered from one
+ * position-independent file that the server maps read-only, without SQLite and
+ * without allocation. This is the book's packed stop-time file, made exact:
+ * stops with a spatial grid, trip patterns and time profiles instead of 3M
+ * row copies, per-service date bitmaps, a per-day table of "noon minus 12h"
+ * instants, the zone's UTC offset transitions, and a string table.
+ * The format is documented in docs/timetable-format.md; the reader side is
+ * query.h (dataset_open).
+ */
+#ifndef TRANSIT_TIMETABLE_H
+#define TRANSIT_TIMETABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "transit/diag.h"
+#include "transit/feed.h"
+
+typedef struct timetable_stats {
+    /* data rows read, by file */
+    uint64_t agency, stops, routes, trips, stop_times, calendar, calendar_dates, frequencies;
+    /* what was written */
+    uint32_t nstops, nroutes, ntrips, nruns, npatterns, ngroups, nservices;
+    uint64_t stop_times_kept;    /* stop_times rows that made it into the timetable */
+    uint64_t bytes;              /* size of timetable.bin */
+    double parse_seconds, build_seconds, write_seconds;
+    char timezone[64];
+} timetable_stats;
+
+/* Reads agency, stops, routes, trips, stop_times, calendar, calendar_dates and
+ * frequencies from the feed and writes `path` (fsynced). Bad rows are counted
+ * in `d` and skipped. Returns 0, or -1 with a message in err for a fatal
+ * problem: a missing required file or column, an invalid timezone, a feed with
+ * no usable trips, an I/O error. */
+int timetable_build(const feed_t *feed, const char *path, diag *d, timetable_stats *st,
+                    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,532 @@
+/* dataset.c — maps timetable.bin, verifies it, and answers entity look-ups.
+ *
+ * Why it exists: the server and the CLI hold a `dataset`: one read-only
+ * mapping of a version's timetable.bin plus typed views of its sections. A
+ * damaged or foreign file is refused with a clear message before any query
+ * can read past its bounds. Reference counting lets a hot reload swap
+ * datasets while requests still read the old one.
+ */
+#include "dataset_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t count_expected, const char **why)
+{
+    const tt_section *s = &h->sections[id];
+    if (s->id != (uint32_t)id || s->offset % TT_ALIGN || s->offset < h->header_size || s->offset > h->file_size ||
+        s->size > h->file_size - s->offset) {
+        *why = "a section lies outside the file";
+        return -1;
+    }
+    if (s->elem_size != elem || (elem && s->size % elem)) {
+        *why = "a section's element size does not match this build";
+        return -1;
+    }
+    if (count_expected != UINT64_MAX && s->size / elem != count_expected) {
+        *why = "a section's length does not match the header";
+        return -1;
+    }
+    return 0;
+}
+
+#define SEC(ds, id, type) ((const type *)((ds)->base + (ds)->hdr->sections[id].offset))
+#define SEC_N(ds, id) ((ds)->hdr->sections[id].size / ((ds)->hdr->sections[id].elem_size))
+
+static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *path)
+{
+    const char *why = NULL;
+    if (ds->size < sizeof(tt_header) || memcmp(ds->base, TT_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "%s: not a transitd timetable (bad magic)", path);
+        return -1;
+    }
+    const tt_header *h = (const tt_header *)ds->base;
+    if (h->byte_order != TT_BYTE_ORDER) {
+        snprintf(err, errlen, "%s: written on a machine of the other byte order; re-import the feed here", path);
+        return -1;
+    }
+    if (h->format_version != TT_FORMAT_VERSION) {
+        snprintf(err, errlen, "%s: format version %u, this build reads %u; re-import the feed", path,
+                 h->format_version, TT_FORMAT_VERSION);
+        return -1;
+    }
+    if (h->header_size != sizeof(tt_header) || h->nsections != TT_SEC_COUNT) {
+        snprintf(err, errlen, "%s: header does not match this build; re-import the feed", path);
+        return -1;
+    }
+    if (h->file_size != ds->size) {
+        snprintf(err, errlen, "%s: truncated or extended (%llu bytes, header says %llu)", path,
+                 (unsigned long long)ds->size, (unsigned long long)h->file_size);
+        return -1;
+    }
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const unsigned char *p = ds->base + h->header_size;
+    uint64_t left = h->file_size - h->header_size;
+    while (left) {
+        uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+        crc = crc32(crc, p, chunk);
+        p += chunk;
+        left -= chunk;
+    }
+    if ((uint32_t)crc != h->checksum) {
+        snprintf(err, errlen, "%s: checksum mismatch (the file is damaged); re-import the feed", path);
+        return -1;
+    }
+    ds->hdr = h;
+    if (check_section(h, TT_SEC_META, sizeof(tt_meta), 1, &why)) goto bad;
+    ds->meta = SEC(ds, TT_SEC_META, tt_meta);
+    const tt_meta *m = ds->meta;
+    if (check_section(h, TT_SEC_STRINGS, 1, UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_STOPS, sizeof(tt_stop), m->nstops, &why) ||
+        check_section(h, TT_SEC_STOP_BY_ID, 4, m->nstops, &why) ||
+        check_section(h, TT_SEC_STOP_CHILDREN, 4, UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_STOP_ROUTES, 4, UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_GRID_CELLS, 4, (uint64_t)m->grid_nx * m->grid_ny + 1, &why) ||
+        check_section(h, TT_SEC_GRID_STOPS, 4, UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_ROUTES, sizeof(tt_route), m->nroutes, &why) ||
+        check_section(h, TT_SEC_ROUTE_BY_ID, 4, m->nroutes, &why) ||
+        check_section(h, TT_SEC_AGENCIES, sizeof(tt_agency), m->nagencies, &why) ||
+        check_section(h, TT_SEC_TRIPS, sizeof(tt_trip), m->ntrips, &why) ||
+        check_section(h, TT_SEC_TRIP_BY_ID, 4, m->ntrips, &why) ||
+        check_section(h, TT_SEC_SERVICES, sizeof(tt_service), m->nservices, &why) ||
+        check_section(h, TT_SEC_SERVICE_BITS, 8, (uint64_t)m->nservices * m->service_words, &why) ||
+        check_section(h, TT_SEC_PATTERNS, sizeof(tt_pattern), m->npatterns, &why) ||
+        check_section(h, TT_SEC_PATTERN_STOPS, sizeof(tt_pattern_stop), UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_PROFILES, 4, UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_GROUPS, sizeof(tt_group), m->ngroups, &why) ||
+        check_section(h, TT_SEC_RUNS, sizeof(tt_run), m->nruns, &why) ||
+        check_section(h, TT_SEC_VISITS, sizeof(tt_visit), UINT64_MAX, &why) ||
+        check_section(h, TT_SEC_DAYBASE, 8, (uint64_t)m->ndays + m->lookback, &why) ||
+        check_section(h, TT_SEC_TZ, sizeof(tt_tz_transition), m->ntz, &why))
+        goto bad;
+    ds->strings = SEC(ds, TT_SEC_STRINGS, char);
+    ds->nstrings = h->sections[TT_SEC_STRINGS].size;
+    if (ds->nstrings == 0 || ds->strings[ds->nstrings - 1] != 0 || m->ntz == 0 || m->ndays == 0) {
+        why = "the string table or time sections are malformed";
+        goto bad;
+    }
+    ds->stops = SEC(ds, TT_SEC_STOPS, tt_stop);
+    ds->stop_by_id = SEC(ds, TT_SEC_STOP_BY_ID, uint32_t);
+    ds->children = SEC(ds, TT_SEC_STOP_CHILDREN, uint32_t);
+    ds->stop_routes = SEC(ds, TT_SEC_STOP_ROUTES, uint32_t);
+    ds->grid_cells = SEC(ds, TT_SEC_GRID_CELLS, uint32_t);
+    ds->grid_stops = SEC(ds, TT_SEC_GRID_STOPS, uint32_t);
+    ds->routes = SEC(ds, TT_SEC_ROUTES, tt_route);
+    ds->route_by_id = SEC(ds, TT_SEC_ROUTE_BY_ID, uint32_t);
+    ds->agencies = SEC(ds, TT_SEC_AGENCIES, tt_agency);
+    ds->trips = SEC(ds, TT_SEC_TRIPS, tt_trip);
+    ds->trip_by_id = SEC(ds, TT_SEC_TRIP_BY_ID, uint32_t);
+    ds->services = SEC(ds, TT_SEC_SERVICES, tt_service);
+    ds->service_bits = SEC(ds, TT_SEC_SERVICE_BITS, uint64_t);
+    ds->patterns = SEC(ds, TT_SEC_PATTERNS, tt_pattern);
+    ds->pattern_stops = SEC(ds, TT_SEC_PATTERN_STOPS, tt_pattern_stop);
+    ds->profiles = SEC(ds, TT_SEC_PROFILES, int32_t);
+    ds->groups = SEC(ds, TT_SEC_GROUPS, tt_group);
+    ds->runs = SEC(ds, TT_SEC_RUNS, tt_run);
+    ds->visits = SEC(ds, TT_SEC_VISITS, tt_visit);
+    ds->daybase = SEC(ds, TT_SEC_DAYBASE, int64_t);
+    ds->tz = SEC(ds, TT_SEC_TZ, tt_tz_transition);
+    ds->nchildren = SEC_N(ds, TT_SEC_STOP_CHILDREN);
+    ds->nstop_routes = SEC_N(ds, TT_SEC_STOP_ROUTES);
+    ds->ngrid_stops = SEC_N(ds, TT_SEC_GRID_STOPS);
+    ds->npattern_stops = SEC_N(ds, TT_SEC_PATTERN_STOPS);
+    ds->nprofiles = SEC_N(ds, TT_SEC_PROFILES);
+    ds->nvisits = SEC_N(ds, TT_SEC_VISITS);
+    return dataset_validate_indices(ds, err, errlen, path);
+bad:
+    snprintf(err, errlen, "%s: malformed: %s; re-import the feed", path, why);
+    return -1;
+}
+
+/* Every index the query path follows is checked once here, so the hot path
+ * can trust them without bounds checks. */
+int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *path)
+{
+    const tt_meta *m = ds->meta;
+    const char *why = NULL;
+#define CHECK(cond, msg) \
+    do {                 \
+        if (!(cond)) {   \
+            why = msg;   \
+            goto bad;    \
+        }                \
+    } while (0)
+#define STR_OK(off) ((uint64_t)(off) < ds->nstrings)
+    CHECK(STR_OK(m->tz_name), "timezone name");
+    for (uint32_t i = 0; i < m->nstops; i++) {
+        const tt_stop *s = &ds->stops[i];
+        CHECK(STR_OK(s->id) && STR_OK(s->name), "stop strings");
+        CHECK(s->parent == TT_NONE || s->parent < m->nstops, "stop parent");
+        CHECK(s->id_rank < m->nstops, "stop rank");
+        CHECK((uint64_t)s->children_first + s->children_count <= ds->nchildren, "stop children");
+        CHECK((uint64_t)s->routes_first + s->routes_count <= ds->nstop_routes, "stop routes");
+        CHECK((uint64_t)s->visit_first + s->visit_count <= ds->nvisits, "stop visits");
+        CHECK(ds->stop_by_id[i] < m->nstops, "stop id index");
+    }
+    for (uint64_t i = 0; i < ds->nchildren; i++) CHECK(ds->children[i] < m->nstops, "children");
+    for (uint64_t i = 0; i < ds->nstop_routes; i++) CHECK(ds->stop_routes[i] < m->nroutes, "stop routes");
+    for (uint64_t i = 0; i < ds->ngrid_stops; i++) CHECK(ds->grid_stops[i] < m->nstops, "grid stops");
+    for (uint64_t c = 0; c < (uint64_t)m->grid_nx * m->grid_ny; c++)
+        CHECK(ds->grid_cells[c] <= ds->grid_cells[c + 1] && ds->grid_cells[c + 1] <= ds->ngrid_stops, "grid cells");
+    for (uint32_t i = 0; i < m->nroutes; i++) {
+        const tt_route *r = &ds->routes[i];
+        CHECK(STR_OK(r->id) && STR_OK(r->agency_id) && STR_OK(r->short_name) && STR_OK(r->long_name) &&
+                  STR_OK(r->color) && STR_OK(r->text_color),
+              "route strings");
+        CHECK(ds->route_by_id[i] < m->nroutes, "route id index");
+    }
+    for (uint32_t i = 0; i < m->nagencies; i++) {
+        const tt_agency *a = &ds->agencies[i];
+        CHECK(STR_OK(a->id) && STR_OK(a->name) && STR_OK(a->url) && STR_OK(a->timezone) && STR_OK(a->lang) &&
+                  STR_OK(a->phone),
+              "agency strings");
+    }
+    for (uint32_t i = 0; i < m->nservices; i++) CHECK(STR_OK(ds->services[i].id), "service strings");
+    for (uint32_t i = 0; i < m->npatterns; i++) {
+        const tt_pattern *p = &ds->patterns[i];
+        CHECK(p->len >= 2 && (uint64_t)p->first + p->len <= ds->npattern_stops && p->route < m->nroutes, "patterns");
+    }
+    for (uint64_t i = 0; i < ds->npattern_stops; i++) CHECK(ds->pattern_stops[i].stop < m->nstops, "pattern stops");
+    for (uint32_t i = 0; i < m->ntrips; i++) {
+        const tt_trip *t = &ds->trips[i];
+        CHECK(STR_OK(t->id) && STR_OK(t->service_id_str) && STR_OK(t->headsign) && STR_OK(t->shape_id), "trip strings");
+        CHECK(t->route < m->nroutes && t->service < m->nservices && t->id_rank < m->ntrips, "trip refs");
+        CHECK(ds->trip_by_id[i] < m->ntrips, "trip id index");
+        if (t->pattern != TT_NONE) {
+            CHECK(t->pattern < m->npatterns, "trip pattern");
+            uint32_t len = ds->patterns[t->pattern].len;
+            CHECK((uint64_t)t->dep_profile + len <= ds->nprofiles && (uint64_t)t->arr_profile + len <= ds->nprofiles,
+                  "trip profiles");
+        }
+    }
+    for (uint32_t g = 0; g < m->ngroups; g++) {
+        const tt_group *gr = &ds->groups[g];
+        CHECK(gr->pattern < m->npatterns && gr->service < m->nservices, "group refs");
+        CHECK((uint64_t)gr->run_first + gr->run_count <= m->nruns, "group runs");
+        uint32_t len = ds->patterns[gr->pattern].len;
+        for (uint32_t r = gr->run_first; r < gr->run_first + gr->run_count; r++) {
+            const tt_run *run = &ds->runs[r];
+            CHECK(run->trip < m->ntrips && ds->trips[run->trip].pattern == gr->pattern, "run trip");
+            CHECK((uint64_t)run->dep_profile + len <= ds->nprofiles, "run profile");
+        }
+    }
+    for (uint64_t i = 0; i < ds->nvisits; i++) {
+        const tt_visit *v = &ds->visits[i];
+        CHECK(v->group < m->ngroups && v->pos + 1 < ds->patterns[ds->groups[v->group].pattern].len, "visits");
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "%s: malformed (%s index out of range); re-import the feed", path, why);
+    return -1;
+#undef CHECK
+#undef STR_OK
+}
+
+dataset *dataset_open(const char *dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX], resolved[PATH_MAX];
+    struct stat st;
+    /* a data dir has `current`; a version dir has timetable.bin */
+    snprintf(path, sizeof path, "%s/current", dir);
+    if (lstat(path, &st) == 0) {
+        if (!realpath(path, resolved)) {
+            snprintf(err, errlen, "%s: cannot resolve: %s", path, strerror(errno));
+            return NULL;
+        }
+    } else {
+        snprintf(path, sizeof path, "%s/timetable.bin", dir);
+        if (stat(path, &st) != 0) {
+            snprintf(err, errlen, "no dataset in %s (no 'current' link and no timetable.bin); run `transitd import FEED --data %s`",
+                     dir, dir);
+            return NULL;
+        }
+        if (!realpath(dir, resolved)) {
+            snprintf(err, errlen, "%s: cannot resolve: %s", dir, strerror(errno));
+            return NULL;
+        }
+    }
+    snprintf(path, sizeof path, "%s/timetable.bin", resolved);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        snprintf(err, errlen, "%s: empty or unreadable", path);
+        close(fd);
+        return NULL;
+    }
+    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap failed: %s", path, strerror(errno));
+        return NULL;
+    }
+    dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        munmap(base, (size_t)st.st_size);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    ds->base = base;
+    ds->size = (size_t)st.st_size;
+    atomic_init(&ds->refs, 1);
+    snprintf(ds->dir, sizeof ds->dir, "%s", resolved);
+    const char *slash = strrchr(resolved, '/');
+    snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
+    if (verify_and_bind(ds, err, errlen, path) != 0) {
+        munmap(base, ds->size);
+        free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+dataset *dataset_retain(dataset *ds)
+{
+    atomic_fetch_add_explicit(&ds->refs, 1, memory_order_relaxed);
+    return ds;
+}
+
+void dataset_release(dataset *ds)
+{
+    if (!ds) return;
+    if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
+        munmap((void *)ds->base, ds->size);
+        free(ds);
+    }
+}
+
+void dataset_close(dataset *ds) { dataset_release(ds); }
+
+const char *dataset_version(const dataset *ds) { return ds->version; }
+const char *dataset_dir(const dataset *ds) { return ds->dir; }
+const char *dataset_timezone(const dataset *ds) { return ds->strings + ds->meta->tz_name; }
+
+void dataset_get_counts(const dataset *ds, dataset_counts *out)
+{
+    const tt_meta *m = ds->meta;
+    out->stops = m->nstops;
+    out->routes = m->nroutes;
+    out->trips = m->ntrips;
+    out->agencies = m->nagencies;
+    out->services = m->nservices;
+    out->stop_times = m->stop_times;
+    out->first_date = m->first_day;
+    out->last_date = m->first_day + (int32_t)m->ndays - 1;
+    out->imported_at = m->imported_at;
+    out->max_secs = m->max_secs;
+}
+
+int32_t dataset_utc_offset(const dataset *ds, int64_t instant)
+{
+    const tt_tz_transition *t = ds->tz;
+    uint32_t lo = 0, hi = ds->meta->ntz; /* last at <= instant; t[0].at is INT64_MIN */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid].at <= instant) lo = mid;
+        else hi = mid;
+    }
+    return t[lo].offset;
+}
+
+int64_t dataset_local_to_instant(const dataset *ds, int64_t local)
+{
+    int32_t before = dataset_utc_offset(ds, local - 86400);
+    int32_t after = dataset_utc_offset(ds, local + 86400);
+    int64_t t1 = local - before;
+    if (dataset_utc_offset(ds, t1) == before) return t1;
+    int64_t t2 = local - after;
+    if (dataset_utc_offset(ds, t2) == after) return t2;
+    return t1; /* in a gap: shifted forward by the gap, as zoneinfo's fold=0 */
+}
+
+int64_t dataset_instant(const dataset *ds, int32_t service_date, uint32_t secs)
+{
+    return dataset_day_base(ds, service_date) + secs;
+}
+
+int64_t dataset_day_base(const dataset *ds, int32_t day)
+{
+    const tt_meta *m = ds->meta;
+    int64_t i = (int64_t)day - m->first_day + m->lookback;
+    if (i >= 0 && i < (int64_t)m->ndays + m->lookback) return ds->daybase[i];
+    /* outside the covered days: compute from the offsets table */
+    return dataset_local_to_instant(ds, (int64_t)day * 86400 + 43200) - 43200;
+}
+
+uint32_t dataset_stop_count(const dataset *ds) { return ds->meta->nstops; }
+uint32_t dataset_route_count(const dataset *ds) { return ds->meta->nroutes; }
+uint32_t dataset_agency_count(const dataset *ds) { return ds->meta->nagencies; }
+
+/* Binary search of an id-sorted index. `key_of` picks the string offset. */
+static int cmp_id(const char *a, const char *key, size_t len)
+{
+    size_t alen = strlen(a);
+    int c = memcmp(a, key, alen < len ? alen : len);
+    if (c) return c;
+    return alen < len ? -1 : alen > len;
+}
+
+uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len)
+{
+    uint32_t lo = 0, hi = ds->meta->nstops;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, i = ds->stop_by_id[mid];
+        int c = cmp_id(ds->strings + ds->stops[i].id, id, len);
+        if (c == 0) return i;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return QUERY_NONE;
+}
+
+uint32_t dataset_find_route(const dataset *ds, const char *id, size_t len)
+{
+    uint32_t lo = 0, hi = ds->meta->nroutes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, i = ds->route_by_id[mid];
+        int c = cmp_id(ds->strings + ds->routes[i].id, id, len);
+        if (c == 0) return i;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return QUERY_NONE;
+}
+
+uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len)
+{
+    uint32_t lo = 0, hi = ds->meta->ntrips;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, i = ds->trip_by_id[mid];
+        int c = cmp_id(ds->strings + ds->trips[i].id, id, len);
+        if (c == 0) return i;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return QUERY_NONE;
+}
+
+void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)
+{
+    const tt_stop *s = &ds->stops[stop];
+    out->id = ds->strings + s->id;
+    out->name = ds->strings + s->name;
+    out->lat = s->lat;
+    out->lon = s->lon;
+    out->location_type = s->location_type;
+    out->parent = s->parent;
+}
+
+void dataset_route(const dataset *ds, uint32_t route, route_info *out)
+{
+    const tt_route *r = &ds->routes[route];
+    out->id = ds->strings + r->id;
+    out->agency_id = ds->strings + r->agency_id;
+    out->short_name = ds->strings + r->short_name;
+    out->long_name = ds->strings + r->long_name;
+    out->color = ds->strings + r->color;
+    out->text_color = ds->strings + r->text_color;
+    out->type = r->type;
+}
+
+void dataset_trip(const dataset *ds, uint32_t trip, trip_info *out)
+{
+    const tt_trip *t = &ds->trips[trip];
+    out->id = ds->strings + t->id;
+    out->service_id = ds->strings + t->service_id_str;
+    out->headsign = ds->strings + t->headsign;
+    out->shape_id = ds->strings + t->shape_id;
+    out->block_id = "";
+    out->route = t->route;
+    out->direction_id = t->direction_id;
+    out->frequency_based = t->frequency_based;
+}
+
+void dataset_agency(const dataset *ds, uint32_t agency, agency_info *out)
+{
+    const tt_agency *a = &ds->agencies[agency];
+    out->id = ds->strings + a->id;
+    out->name = ds->strings + a->name;
+    out->url = ds->strings + a->url;
+    out->timezone = ds->strings + a->timezone;
+    out->lang = ds->strings + a->lang;
+    out->phone = ds->strings + a->phone;
+}
+
+uint32_t dataset_stop_children(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total)
+{
+    const tt_stop *s = &ds->stops[stop];
+    uint32_t n = s->children_count < max ? s->children_count : max;
+    memcpy(out, ds->children + s->children_first, n * sizeof *out);
+    if (total) *total = s->children_count;
+    return n;
+}
+
+uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total)
+{
+    const tt_stop *s = &ds->stops[stop];
+    uint32_t n = 0, all = 0;
+    /* own routes, then children's, merged without duplicates (both lists are sorted) */
+    uint32_t lists = 1 + s->children_count;
+    uint32_t last = UINT32_MAX;
+    for (;;) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t l = 0; l < lists; l++) {
+            const tt_stop *x = l == 0 ? s : &ds->stops[ds->children[s->children_first + l - 1]];
+            for (uint32_t i = 0; i < x->routes_count; i++) {
+                uint32_t r = ds->stop_routes[x->routes_first + i];
+                if (last != UINT32_MAX && r <= last) continue;
+                if (r < best) best = r;
+                break;
+            }
+        }
+        if (best == UINT32_MAX) break;
+        if (n < max) out[n++] = best;
+        all++;
+        last = best;
+    }
+    if (total) *total = all;
+    return n;
+}
+
+bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date)
+{
+    return dataset_service_active(ds, ds->trips[trip].service, service_date);
+}
+
+int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max, uint32_t *count,
+                query_error *err)
+{
+    if (trip >= ds->meta->ntrips) {
+        snprintf(err->param, sizeof err->param, "trip_id");
+        snprintf(err->message, sizeof err->message, "unknown trip");
+        return QUERY_ENOTFOUND;
+    }
+    const tt_trip *t = &ds->trips[trip];
+    if (t->pattern == TT_NONE) {
+        *count = 0;
+        return QUERY_OK;
+    }
+    const tt_pattern *p = &ds->patterns[t->pattern];
+    *count = p->len;
+    for (uint32_t k = 0; k < p->len && k < max; k++) {
+        const tt_pattern_stop *ps = &ds->pattern_stops[p->first + k];
+        out[k].stop = ps->stop;
+        out[k].stop_sequence = ps->stop_sequence;
+        out[k].arrival_secs = (uint32_t)((int64_t)t->start + ds->profiles[t->arr_profile + k]);
+        out[k].departure_secs = (uint32_t)((int64_t)t->start + ds->profiles[t->dep_profile + k]);
+        out[k].pickup_type = ps->pickup_type;
+        out[k].drop_off_type = ps->drop_off_type;
+    }
+    return QUERY_OK;
+}

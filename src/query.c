@@ -1,0 +1,347 @@
+/* query.c — nearby stops and departures, straight from the mapped timetable.
+ *
+ * Why it exists: this is the hot path every request ends in. A stop's
+ * departures in a window are a k-way merge: for each service day whose
+ * times can reach the window and each group visiting the stop on a day its
+ * service runs, one binary search finds the first run in the window, and a
+ * small heap merges the groups in the contract's order (instant, stop_id,
+ * route_short_name, trip_id — compared as precomputed ranks). Nothing is
+ * allocated once the caller's scratch has grown to its working size, and
+ * nothing is written to the dataset, so any number of threads may query it.
+ */
+#include "dataset_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EARTH_RADIUS_M 6371008.8
+#define METERS_PER_DEG_LAT (EARTH_RADIUS_M * M_PI / 180.0)
+
+typedef struct cursor {
+    int64_t instant;       /* of the current run's event */
+    uint32_t stop_rank, route_rank, trip_rank;
+    uint32_t run, run_end, pos;
+    uint32_t stop, group;
+    int32_t day;
+    int64_t base;          /* day base instant */
+    double distance;
+} cursor;
+
+struct query_scratch {
+    cursor *heap;
+    size_t heap_n, heap_cap;
+    nearby_stop *near;
+    size_t near_n, near_cap;
+};
+
+query_scratch *query_scratch_new(void) { return calloc(1, sizeof(query_scratch)); }
+
+void query_scratch_free(query_scratch *s)
+{
+    if (!s) return;
+    free(s->heap);
+    free(s->near);
+    free(s);
+}
+
+static int set_err(query_error *err, const char *param, const char *msg)
+{
+    if (err) {
+        snprintf(err->param, sizeof err->param, "%s", param);
+        snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    return QUERY_EINVAL;
+}
+
+static int check_common(double radius_m, uint32_t window_s, uint32_t limit, bool has_radius, bool has_window,
+                        query_error *err)
+{
+    if (has_radius && !(radius_m >= QUERY_RADIUS_MIN && radius_m <= QUERY_RADIUS_MAX))
+        return set_err(err, "radius", "radius must be between 1 and 5000 metres");
+    if (has_window && (window_s < QUERY_WINDOW_MIN || window_s > QUERY_WINDOW_MAX))
+        return set_err(err, "window", "window must be between 1 and 1440 minutes");
+    if (limit < QUERY_LIMIT_MIN || limit > QUERY_LIMIT_MAX)
+        return set_err(err, "limit", "limit must be between 1 and 500");
+    return QUERY_OK;
+}
+
+static int check_point(double lat, double lon, query_error *err)
+{
+    if (!(lat >= -90 && lat <= 90)) return set_err(err, "lat", "lat must be between -90 and 90");
+    if (!(lon >= -180 && lon <= 180)) return set_err(err, "lon", "lon must be between -180 and 180");
+    return QUERY_OK;
+}
+
+static double haversine_m(double lat1, double lon1, double lat2, double lon2)
+{
+    const double rad = M_PI / 180.0;
+    double dphi = (lat2 - lat1) * rad, dl = (lon2 - lon1) * rad;
+    double s1 = sin(dphi / 2), s2 = sin(dl / 2);
+    double a = s1 * s1 + cos(lat1 * rad) * cos(lat2 * rad) * s2 * s2;
+    if (a > 1) a = 1;
+    return 2 * EARTH_RADIUS_M * asin(sqrt(a));
+}
+
+/* ------------------------------------------------------------ nearby stops */
+
+static int near_push(query_scratch *s, uint32_t stop, double d)
+{
+    if (s->near_n == s->near_cap) {
+        size_t cap = s->near_cap ? s->near_cap * 2 : 256;
+        nearby_stop *n = realloc(s->near, cap * sizeof *n);
+        if (!n) return -1;
+        s->near = n;
+        s->near_cap = cap;
+    }
+    s->near[s->near_n++] = (nearby_stop){stop, d};
+    return 0;
+}
+
+/* Collects stops within radius (location_type 0 or 1; only 0 when
+ * platforms_only) into s->near, unordered. */
+static int collect_near(const dataset *ds, query_scratch *s, double lat, double lon, double radius, bool platforms_only)
+{
+    const tt_meta *m = ds->meta;
+    s->near_n = 0;
+    if (m->grid_nx == 0 || m->grid_ny == 0) return 0;
+    double dlat = radius / METERS_PER_DEG_LAT * 1.0001 + 1e-9;
+    double maxlat = fabs(lat) + dlat;
+    double dlon = maxlat >= 89.9 ? 360 : dlat / cos(maxlat * M_PI / 180);
+    double y0 = floor((lat - dlat - m->grid_lat0) / m->grid_dlat), y1 = floor((lat + dlat - m->grid_lat0) / m->grid_dlat);
+    double x0 = floor((lon - dlon - m->grid_lon0) / m->grid_dlon), x1 = floor((lon + dlon - m->grid_lon0) / m->grid_dlon);
+    if (y1 < 0 || y0 >= m->grid_ny) return 0;
+    if (dlon >= 180) {
+        x0 = 0;
+        x1 = m->grid_nx - 1;
+    } else if (x1 < 0 || x0 >= m->grid_nx) {
+        return 0;
+    }
+    uint32_t cy0 = y0 < 0 ? 0 : (uint32_t)y0, cy1 = y1 >= m->grid_ny ? m->grid_ny - 1 : (uint32_t)y1;
+    uint32_t cx0 = x0 < 0 ? 0 : (uint32_t)x0, cx1 = x1 >= m->grid_nx ? m->grid_nx - 1 : (uint32_t)x1;
+    for (uint32_t cy = cy0; cy <= cy1; cy++) {
+        uint32_t c0 = cy * m->grid_nx + cx0, c1 = cy * m->grid_nx + cx1;
+        for (uint32_t i = ds->grid_cells[c0]; i < ds->grid_cells[c1 + 1]; i++) {
+            uint32_t st = ds->grid_stops[i];
+            const tt_stop *sp = &ds->stops[st];
+            if (platforms_only && sp->location_type != 0) continue;
+            if (fabs(sp->lat - lat) > dlat) continue;
+            double d = haversine_m(lat, lon, sp->lat, sp->lon);
+            if (d <= radius && near_push(s, st, d)) return -1;
+        }
+    }
+    return 0;
+}
+
+static int near_before(const dataset *ds, const nearby_stop *a, const nearby_stop *b)
+{
+    if (a->distance_m != b->distance_m) return a->distance_m < b->distance_m;
+    return ds->stops[a->stop].id_rank < ds->stops[b->stop].id_rank;
+}
+
+int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, uint32_t limit,
+                 nearby_stop *out, uint32_t *count, bool *truncated, query_error *err)
+{
+    *count = 0;
+    *truncated = false;
+    int rc = check_point(lat, lon, err);
+    if (rc == QUERY_OK) rc = check_common(radius_m, 0, limit, true, false, err);
+    if (rc != QUERY_OK) return rc;
+    if (collect_near(ds, s, lat, lon, radius_m, false)) return set_err(err, "", "out of memory"), QUERY_ENOMEM;
+    /* selection of the `limit` nearest: insertion into the sorted output */
+    uint32_t n = 0;
+    for (size_t i = 0; i < s->near_n; i++) {
+        const nearby_stop *c = &s->near[i];
+        if (n == limit && !near_before(ds, c, &out[n - 1])) continue;
+        uint32_t j = n < limit ? n++ : n - 1;
+        while (j > 0 && near_before(ds, c, &out[j - 1])) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = *c;
+    }
+    *count = n;
+    *truncated = s->near_n > limit;
+    return QUERY_OK;
+}
+
+/* ------------------------------------------------------------ departures */
+
+static inline bool cursor_before(const cursor *a, const cursor *b)
+{
+    if (a->instant != b->instant) return a->instant < b->instant;
+    if (a->stop_rank != b->stop_rank) return a->stop_rank < b->stop_rank;
+    if (a->route_rank != b->route_rank) return a->route_rank < b->route_rank;
+    return a->trip_rank < b->trip_rank;
+}
+
+static void heap_sift_down(cursor *h, size_t n, size_t i)
+{
+    cursor x = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n) break;
+        size_t c = (l + 1 < n && cursor_before(&h[l + 1], &h[l])) ? l + 1 : l;
+        if (!cursor_before(&h[c], &x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static int heap_push(query_scratch *s, const cursor *c)
+{
+    if (s->heap_n == s->heap_cap) {
+        size_t cap = s->heap_cap ? s->heap_cap * 2 : 256;
+        cursor *h = realloc(s->heap, cap * sizeof *h);
+        if (!h) return -1;
+        s->heap = h;
+        s->heap_cap = cap;
+    }
+    size_t i = s->heap_n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!cursor_before(c, &s->heap[p])) break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = *c;
+    return 0;
+}
+
+static inline uint32_t run_secs(const dataset *ds, uint32_t run, uint32_t pos)
+{
+    const tt_run *r = &ds->runs[run];
+    return (uint32_t)((int64_t)r->start + ds->profiles[r->dep_profile + pos]);
+}
+
+static inline int64_t floor_div64(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Adds cursors for every event of `stop` in [from, to). */
+static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, int64_t from, int64_t to)
+{
+    const tt_meta *m = ds->meta;
+    const tt_stop *sp = &ds->stops[stop];
+    if (sp->visit_count == 0) return 0;
+    /* service days whose events [base, base + max_secs] can meet the window */
+    int64_t d_lo = floor_div64(from + dataset_utc_offset(ds, from), 86400) - (int64_t)m->max_secs / 86400 - 2;
+    int64_t d_hi = floor_div64(to + dataset_utc_offset(ds, to), 86400) + 1;
+    if (d_lo < m->first_day) d_lo = m->first_day;
+    if (d_hi > (int64_t)m->first_day + m->ndays - 1) d_hi = (int64_t)m->first_day + m->ndays - 1;
+    for (int64_t day = d_lo; day <= d_hi; day++) {
+        int64_t base = dataset_day_base(ds, (int32_t)day);
+        if (base + (int64_t)m->max_secs < from || base >= to) continue;
+        int64_t lo = from - base, hi = to - base; /* seconds of the service day */
+        for (uint32_t v = sp->visit_first; v < sp->visit_first + sp->visit_count; v++) {
+            const tt_visit *vi = &ds->visits[v];
+            const tt_group *g = &ds->groups[vi->group];
+            if (!dataset_service_active(ds, g->service, (int32_t)day)) continue;
+            /* first run with secs >= lo */
+            uint32_t a = g->run_first, z = g->run_first + g->run_count;
+            while (a < z) {
+                uint32_t mid = a + (z - a) / 2;
+                if ((int64_t)run_secs(ds, mid, vi->pos) < lo) a = mid + 1;
+                else z = mid;
+            }
+            if (a == g->run_first + g->run_count) continue;
+            uint32_t secs = run_secs(ds, a, vi->pos);
+            if ((int64_t)secs >= hi) continue;
+            cursor c = {base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
+                        a, g->run_first + g->run_count, vi->pos, stop, vi->group, (int32_t)day, base, distance};
+            if (heap_push(s, &c)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Pops events in order into out until limit (+1 to learn truncation). */
+static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limit, departure *out, uint32_t *count,
+                  bool *truncated)
+{
+    uint32_t n = 0;
+    *truncated = false;
+    while (s->heap_n) {
+        cursor *c = &s->heap[0];
+        if (n == limit) {
+            *truncated = true;
+            break;
+        }
+        const tt_run *r = &ds->runs[c->run];
+        const tt_group *g = &ds->groups[c->group];
+        departure *d = &out[n++];
+        d->instant = c->instant;
+        d->utc_offset = dataset_utc_offset(ds, c->instant);
+        d->service_date = c->day;
+        d->secs = (uint32_t)(c->instant - c->base);
+        d->stop = c->stop;
+        d->trip = r->trip;
+        d->stop_sequence = ds->pattern_stops[ds->patterns[g->pattern].first + c->pos].stop_sequence;
+        d->distance_m = c->distance;
+        /* advance the cursor within its group */
+        c->run++;
+        if (c->run < c->run_end) {
+            int64_t inst = c->base + run_secs(ds, c->run, c->pos);
+            if (inst < to) {
+                c->instant = inst;
+                c->trip_rank = ds->runs[c->run].trip_rank;
+                heap_sift_down(s->heap, s->heap_n, 0);
+                continue;
+            }
+        }
+        s->heap[0] = s->heap[--s->heap_n];
+        if (s->heap_n) heap_sift_down(s->heap, s->heap_n, 0);
+    }
+    *count = n;
+}
+
+int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
+                    uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
+{
+    *count = 0;
+    *truncated = false;
+    int rc = check_common(0, window_s, limit, false, true, err);
+    if (rc != QUERY_OK) return rc;
+    if (stop >= ds->meta->nstops) {
+        set_err(err, "stop_id", "unknown stop");
+        return QUERY_ENOTFOUND;
+    }
+    int64_t to = from + window_s;
+    s->heap_n = 0;
+    const tt_stop *sp = &ds->stops[stop];
+    if (add_stop(ds, s, stop, 0, from, to)) goto oom;
+    for (uint32_t i = 0; i < sp->children_count; i++)
+        if (add_stop(ds, s, ds->children[sp->children_first + i], 0, from, to)) goto oom;
+    drain(ds, s, to, limit, out, count, truncated);
+    return QUERY_OK;
+oom:
+    s->heap_n = 0;
+    set_err(err, "", "out of memory");
+    return QUERY_ENOMEM;
+}
+
+int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
+                      uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
+                      query_error *err)
+{
+    *count = 0;
+    *truncated = false;
+    int rc = check_point(lat, lon, err);
+    if (rc == QUERY_OK) rc = check_common(radius_m, window_s, limit, true, true, err);
+    if (rc != QUERY_OK) return rc;
+    int64_t to = from + window_s;
+    s->heap_n = 0;
+    if (collect_near(ds, s, lat, lon, radius_m, true)) goto oom;
+    for (size_t i = 0; i < s->near_n; i++)
+        if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, from, to)) goto oom;
+    drain(ds, s, to, limit, out, count, truncated);
+    return QUERY_OK;
+oom:
+    s->heap_n = 0;
+    set_err(err, "", "out of memory");
+    return QUERY_ENOMEM;
+}

@@ -1,0 +1,132 @@
+/* strmap.c — the importer's byte-string map; see strmap.h. */
+#include "strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t strmap_hash(const void *key, size_t len)
+{
+    /* 64-bit multiply-xorshift over 8-byte words; good enough dispersion for
+     * ids, patterns and profiles, and several times faster than bytewise FNV. */
+    const unsigned char *p = key;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (len * 0xff51afd7ed558ccdull);
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, len);
+    h = (h ^ w ^ ((uint64_t)len << 56)) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+int strmap_init(strmap *m, uint32_t expected)
+{
+    memset(m, 0, sizeof *m);
+    uint32_t size = 16;
+    while (size < expected * 2 + 16) size <<= 1;
+    m->slots = calloc(size, sizeof *m->slots);
+    m->mask = size - 1;
+    return m->slots ? 0 : -1;
+}
+
+void strmap_free(strmap *m)
+{
+    free(m->slots);
+    free(m->key_off);
+    free(m->key_len);
+    free(m->value);
+    free(m->hash);
+    free(m->arena);
+    memset(m, 0, sizeof *m);
+}
+
+uint32_t strmap_get(const strmap *m, const void *key, size_t len)
+{
+    uint32_t h = strmap_hash(key, len);
+    for (uint32_t i = h & m->mask;; i = (i + 1) & m->mask) {
+        uint32_t s = m->slots[i];
+        if (!s) return UINT32_MAX;
+        uint32_t e = s - 1;
+        if (m->hash[e] == h && m->key_len[e] == len && memcmp(m->arena + m->key_off[e], key, len) == 0)
+            return m->value[e];
+    }
+}
+
+static int grow_slots(strmap *m)
+{
+    uint32_t size = (m->mask + 1) * 2;
+    uint32_t *slots = calloc(size, sizeof *slots);
+    if (!slots) return -1;
+    for (uint32_t e = 0; e < m->count; e++) {
+        uint32_t i = m->hash[e] & (size - 1);
+        while (slots[i]) i = (i + 1) & (size - 1);
+        slots[i] = e + 1;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->mask = size - 1;
+    return 0;
+}
+
+static int grow_entries(strmap *m)
+{
+    uint32_t cap = m->cap ? m->cap * 2 : 64;
+    uint64_t *ko = realloc(m->key_off, cap * sizeof *ko);
+    if (!ko) return -1;
+    m->key_off = ko;
+    uint32_t *kl = realloc(m->key_len, cap * sizeof *kl);
+    if (!kl) return -1;
+    m->key_len = kl;
+    uint32_t *v = realloc(m->value, cap * sizeof *v);
+    if (!v) return -1;
+    m->value = v;
+    uint32_t *h = realloc(m->hash, cap * sizeof *h);
+    if (!h) return -1;
+    m->hash = h;
+    m->cap = cap;
+    return 0;
+}
+
+uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int *inserted)
+{
+    uint32_t h = strmap_hash(key, len);
+    uint32_t i = h & m->mask;
+    for (;; i = (i + 1) & m->mask) {
+        uint32_t s = m->slots[i];
+        if (!s) break;
+        uint32_t e = s - 1;
+        if (m->hash[e] == h && m->key_len[e] == len && memcmp(m->arena + m->key_off[e], key, len) == 0) {
+            *inserted = 0;
+            return e;
+        }
+    }
+    if (m->count == m->cap && grow_entries(m) != 0) return UINT32_MAX;
+    if (m->arena_len + len + 1 > m->arena_cap) {
+        size_t cap = m->arena_cap ? m->arena_cap : 4096;
+        while (cap < m->arena_len + len + 1) cap *= 2;
+        char *a = realloc(m->arena, cap);
+        if (!a) return UINT32_MAX;
+        m->arena = a;
+        m->arena_cap = cap;
+    }
+    uint32_t e = m->count++;
+    memcpy(m->arena + m->arena_len, key, len);
+    m->arena[m->arena_len + len] = 0;
+    m->key_off[e] = m->arena_len;
+    m->key_len[e] = (uint32_t)len;
+    m->value[e] = value;
+    m->hash[e] = h;
+    m->arena_len += len + 1;
+    m->slots[i] = e + 1;
+    *inserted = 1;
+    if (m->count * 2 > m->mask + 1 && grow_slots(m) != 0) return UINT32_MAX;
+    return e;
+}

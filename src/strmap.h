@@ -1,0 +1,41 @@
+/* strmap.h — byte-string → uint32 map with interned keys, for the importer.
+ *
+ * Why it exists: the import resolves millions of stop_id/trip_id references
+ * and dedupes strings, patterns and profiles. An open-addressing table over an
+ * append-only arena does that with one hash and usually one compare per
+ * lookup, and no allocation per key. Import-time only; never on a query path.
+ */
+#ifndef TRANSIT_STRMAP_H
+#define TRANSIT_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct strmap {
+    uint32_t *slots;      /* entry index + 1, 0 = empty */
+    uint32_t mask;
+    uint32_t count;
+    /* entries */
+    uint64_t *key_off;    /* into arena */
+    uint32_t *key_len;
+    uint32_t *value;
+    uint32_t *hash;
+    uint32_t cap;
+    /* arena of key bytes, each key followed by a NUL */
+    char *arena;
+    size_t arena_len, arena_cap;
+} strmap;
+
+int strmap_init(strmap *m, uint32_t expected);
+void strmap_free(strmap *m);
+uint32_t strmap_hash(const void *key, size_t len);
+/* The value for key, or UINT32_MAX. */
+uint32_t strmap_get(const strmap *m, const void *key, size_t len);
+/* Inserts key→value if absent. Returns the entry index (0..count-1) and sets
+ * *inserted; UINT32_MAX on allocation failure. */
+uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int *inserted);
+/* Entry i's key (NUL-terminated in the arena) and value. */
+static inline const char *strmap_key(const strmap *m, uint32_t i) { return m->arena + m->key_off[i]; }
+static inline uint32_t strmap_key_len(const strmap *m, uint32_t i) { return m->key_len[i]; }
+
+#endif

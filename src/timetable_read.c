@@ -1,0 +1,623 @@
+/* timetable_read.c — reads the GTFS files the timetable needs into the
+ * builder's model (tt_builder.h).
+ *
+ * Why it exists: this is where feed rows become plain structs: ids are
+ * resolved to indices, strings interned, times parsed to seconds. Required
+ * files and columns are enforced here with messages naming them; bad rows are
+ * counted in the diag (file:line: what) and skipped, never fatal.
+ */
+#include "tt_builder.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transit/csv.h"
+#include "transit/gtfs.h"
+
+int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
+{
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *p = realloc(*v, c * elem);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+uint32_t tb_intern(tt_builder *b, const char *s, size_t len)
+{
+    if (len == 0) return 0;
+    uint32_t v = strmap_get(&b->string_ids, s, len);
+    if (v != UINT32_MAX) return v;
+    if (b->strings_len + len + 1 > UINT32_MAX - 1) return TT_NONE;
+    if (b->strings_len + len + 1 > b->strings_cap &&
+        tb_grow((void **)&b->strings, &b->strings_cap, 1, b->strings_len + len + 1) != 0)
+        return TT_NONE;
+    uint32_t off = (uint32_t)b->strings_len;
+    memcpy(b->strings + off, s, len);
+    b->strings[off + len] = 0;
+    b->strings_len += len + 1;
+    int ins;
+    if (strmap_put(&b->string_ids, s, len, off, &ins) == UINT32_MAX) return TT_NONE;
+    return off;
+}
+
+#define F(i) (f[i].ptr), (f[i].len)
+#define EMPTY(i) (f[i].len == 0)
+
+static int oom(tt_builder *b)
+{
+    snprintf(b->err, b->errlen, "out of memory while reading the feed");
+    return -1;
+}
+
+/* Streams `file` with `keys`; checks required keys (the first nreq). */
+static int read_file(tt_builder *b, const char *file, const char *const *keys, int nkeys, int nreq,
+                     csv_row_fn fn, uint64_t *rows)
+{
+    int has[CSV_MAX_KEYS] = {0};
+    csv_error cerr;
+    memset(&cerr, 0, sizeof cerr);
+    int rc = feed_parse_csv(b->feed, file, keys, nkeys, fn, b, has, &cerr);
+    if (rc != 0) {
+        if (b->err[0] == 0) {
+            if (cerr.line)
+                snprintf(b->err, b->errlen, "%s:%llu: column %u: %s", file, (unsigned long long)cerr.line,
+                         cerr.column, cerr.message);
+            else
+                snprintf(b->err, b->errlen, "%s: %s", file, cerr.message[0] ? cerr.message : "cannot read");
+        }
+        return -1;
+    }
+    /* An empty file has no header: every required column is missing. */
+    for (int i = 0; i < nreq; i++) {
+        if (!has[i]) {
+            snprintf(b->err, b->errlen, "%s: missing required column '%s'", file, keys[i]);
+            return -1;
+        }
+    }
+    (void)rows;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ agency */
+
+static const char *const AGENCY_KEYS[] = {"agency_name", "agency_url", "agency_timezone", "agency_id",
+                                          "agency_lang", "agency_phone"};
+
+static int agency_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->agency++;
+    uint32_t id = tb_intern(b, F(3));
+    int ins;
+    if (strmap_put(&b->agency_ids, f[3].ptr, f[3].len, (uint32_t)b->agencies.n, &ins) == UINT32_MAX) return oom(b);
+    if (!ins) {
+        diag_add(b->diag, DIAG_DUPLICATE_ID, "agency.txt", line, "duplicate agency_id '%.*s'", (int)f[3].len, f[3].ptr);
+        return 0;
+    }
+    if (EMPTY(2)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "agency.txt", line, "empty agency_timezone");
+    } else if (b->tz_name == 0) {
+        b->tz_name = tb_intern(b, F(2));
+    } else if (strcmp(tb_str(b, b->tz_name), "") != 0 &&
+               (strlen(tb_str(b, b->tz_name)) != f[2].len || memcmp(tb_str(b, b->tz_name), f[2].ptr, f[2].len) != 0)) {
+        diag_add(b->diag, DIAG_BAD_VALUE, "agency.txt", line,
+                 "agency_timezone '%.*s' differs from the feed's '%s'; the first one is used", (int)f[2].len,
+                 f[2].ptr, tb_str(b, b->tz_name));
+    }
+    tt_agency *a = TB_PUSH(b->agencies);
+    if (!a) return oom(b);
+    a->id = id;
+    a->name = tb_intern(b, F(0));
+    a->url = tb_intern(b, F(1));
+    a->timezone = tb_intern(b, F(2));
+    a->lang = tb_intern(b, F(4));
+    a->phone = tb_intern(b, F(5));
+    if (b->agencies.n == 1) b->default_agency_id = id;
+    return (a->name == TT_NONE || a->url == TT_NONE || id == TT_NONE) ? oom(b) : 0;
+}
+
+/* ------------------------------------------------------------------ stops */
+
+static const char *const STOP_KEYS[] = {"stop_id", "stop_name", "stop_lat", "stop_lon", "location_type",
+                                        "parent_station"};
+
+static int stop_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->stops++;
+    if (EMPTY(0)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "stops.txt", line, "empty stop_id");
+        return 0;
+    }
+    int64_t lt = 0;
+    if (!EMPTY(4) && (gtfs_parse_int(F(4), &lt) != 0 || lt < 0 || lt > 4)) {
+        diag_add(b->diag, DIAG_BAD_VALUE, "stops.txt", line, "location_type '%.*s' is not 0..4", (int)f[4].len,
+                 f[4].ptr);
+        return 0;
+    }
+    double lat = NAN, lon = NAN;
+    bool coords_ok = gtfs_parse_double(F(2), &lat) == 0 && gtfs_parse_double(F(3), &lon) == 0 && lat >= -90 &&
+                     lat <= 90 && lon >= -180 && lon <= 180;
+    if (!coords_ok) {
+        if (lt <= 2 || !EMPTY(2) || !EMPTY(3)) {
+            if (lt <= 2) {
+                diag_add(b->diag, DIAG_BAD_COORDINATE, "stops.txt", line, "stop '%.*s': bad stop_lat/stop_lon '%.*s','%.*s'",
+                         (int)f[0].len, f[0].ptr, (int)f[2].len, f[2].ptr, (int)f[3].len, f[3].ptr);
+                return 0;
+            }
+        }
+        lat = lon = NAN;   /* nodes and boarding areas may omit coordinates */
+    }
+    int ins;
+    if (strmap_put(&b->stop_ids, f[0].ptr, f[0].len, (uint32_t)b->stops.n, &ins) == UINT32_MAX) return oom(b);
+    if (!ins) {
+        diag_add(b->diag, DIAG_DUPLICATE_ID, "stops.txt", line, "duplicate stop_id '%.*s'", (int)f[0].len, f[0].ptr);
+        return 0;
+    }
+    tb_stop *s = TB_PUSH(b->stops);
+    if (!s) return oom(b);
+    s->lat = lat;
+    s->lon = lon;
+    s->id = tb_intern(b, F(0));
+    s->name = tb_intern(b, F(1));
+    s->parent_id = tb_intern(b, F(5));
+    s->parent = TT_NONE;
+    s->location_type = (uint8_t)lt;
+    return (s->id == TT_NONE || s->name == TT_NONE || s->parent_id == TT_NONE) ? oom(b) : 0;
+}
+
+static void resolve_parents(tt_builder *b)
+{
+    for (size_t i = 0; i < b->stops.n; i++) {
+        tb_stop *s = &b->stops.v[i];
+        if (s->parent_id == 0) continue;
+        const char *pid = tb_str(b, s->parent_id);
+        uint32_t p = strmap_get(&b->stop_ids, pid, strlen(pid));
+        if (p == UINT32_MAX || p == i)
+            diag_add(b->diag, DIAG_UNKNOWN_STOP, "stops.txt", 0, "stop '%s': unknown parent_station '%s'",
+                     tb_str(b, s->id), pid);
+        else
+            s->parent = p;
+    }
+}
+
+/* ------------------------------------------------------------------ routes */
+
+static const char *const ROUTE_KEYS[] = {"route_id", "route_type", "agency_id", "route_short_name",
+                                         "route_long_name", "route_color", "route_text_color"};
+
+static int route_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->routes++;
+    int64_t type;
+    if (EMPTY(0)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "routes.txt", line, "empty route_id");
+        return 0;
+    }
+    if (gtfs_parse_int(F(1), &type) != 0 || type < 0 || type > 9999) {
+        diag_add(b->diag, DIAG_BAD_VALUE, "routes.txt", line, "route '%.*s': bad route_type '%.*s'", (int)f[0].len,
+                 f[0].ptr, (int)f[1].len, f[1].ptr);
+        return 0;
+    }
+    if (!EMPTY(2) && strmap_get(&b->agency_ids, F(2)) == UINT32_MAX) {
+        diag_add(b->diag, DIAG_UNKNOWN_AGENCY, "routes.txt", line, "route '%.*s': unknown agency_id '%.*s'",
+                 (int)f[0].len, f[0].ptr, (int)f[2].len, f[2].ptr);
+    }
+    int ins;
+    if (strmap_put(&b->route_ids, f[0].ptr, f[0].len, (uint32_t)b->routes.n, &ins) == UINT32_MAX) return oom(b);
+    if (!ins) {
+        diag_add(b->diag, DIAG_DUPLICATE_ID, "routes.txt", line, "duplicate route_id '%.*s'", (int)f[0].len, f[0].ptr);
+        return 0;
+    }
+    tt_route *r = TB_PUSH(b->routes);
+    if (!r) return oom(b);
+    memset(r, 0, sizeof *r);
+    r->id = tb_intern(b, F(0));
+    r->type = (int32_t)type;
+    r->agency_id = EMPTY(2) ? b->default_agency_id : tb_intern(b, F(2));
+    r->short_name = tb_intern(b, F(3));
+    r->long_name = tb_intern(b, F(4));
+    r->color = tb_intern(b, F(5));
+    r->text_color = tb_intern(b, F(6));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ calendar */
+
+static const char *const CAL_KEYS[] = {"service_id", "monday", "tuesday", "wednesday", "thursday", "friday",
+                                       "saturday", "sunday", "start_date", "end_date"};
+
+static uint32_t service_index(tt_builder *b, const char *s, size_t len)
+{
+    int ins;
+    uint32_t e = strmap_put(&b->service_ids, s, len, (uint32_t)b->services.n, &ins);
+    if (e == UINT32_MAX) return TT_NONE;
+    if (ins) {
+        uint32_t *p = TB_PUSH(b->services);
+        if (!p) return TT_NONE;
+        *p = tb_intern(b, s, len);
+    }
+    return b->service_ids.value[e];
+}
+
+static int calendar_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->calendar++;
+    if (EMPTY(0)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "calendar.txt", line, "empty service_id");
+        return 0;
+    }
+    uint8_t mask = 0;
+    for (int d = 0; d < 7; d++) {
+        if (f[1 + d].len != 1 || (f[1 + d].ptr[0] != '0' && f[1 + d].ptr[0] != '1')) {
+            diag_add(b->diag, DIAG_BAD_VALUE, "calendar.txt", line, "service '%.*s': %s must be 0 or 1, not '%.*s'",
+                     (int)f[0].len, f[0].ptr, CAL_KEYS[1 + d], (int)f[1 + d].len, f[1 + d].ptr);
+            return 0;
+        }
+        if (f[1 + d].ptr[0] == '1') mask |= (uint8_t)(1u << d);
+    }
+    int32_t start, end;
+    if (gtfs_parse_date(F(8), &start) != 0 || gtfs_parse_date(F(9), &end) != 0 || end < start) {
+        diag_add(b->diag, DIAG_BAD_DATE, "calendar.txt", line, "service '%.*s': bad start_date/end_date '%.*s'..'%.*s'",
+                 (int)f[0].len, f[0].ptr, (int)f[8].len, f[8].ptr, (int)f[9].len, f[9].ptr);
+        return 0;
+    }
+    uint32_t svc = service_index(b, F(0));
+    if (svc == TT_NONE) return oom(b);
+    for (size_t i = b->calendars.n; i-- > 0;) {
+        /* calendar rows are few (tens to hundreds); a backwards scan is cheap */
+        if (b->calendars.v[i].service == svc) {
+            diag_add(b->diag, DIAG_DUPLICATE_ID, "calendar.txt", line, "duplicate service_id '%.*s'", (int)f[0].len,
+                     f[0].ptr);
+            return 0;
+        }
+    }
+    tb_calendar *c = TB_PUSH(b->calendars);
+    if (!c) return oom(b);
+    c->service = svc;
+    c->weekdays = mask;
+    c->start = start;
+    c->end = end;
+    return 0;
+}
+
+static const char *const CALDATE_KEYS[] = {"service_id", "date", "exception_type"};
+
+static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->calendar_dates++;
+    int32_t date;
+    if (EMPTY(0)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "calendar_dates.txt", line, "empty service_id");
+        return 0;
+    }
+    if (gtfs_parse_date(F(1), &date) != 0) {
+        diag_add(b->diag, DIAG_BAD_DATE, "calendar_dates.txt", line, "bad date '%.*s'", (int)f[1].len, f[1].ptr);
+        return 0;
+    }
+    if (f[2].len != 1 || (f[2].ptr[0] != '1' && f[2].ptr[0] != '2')) {
+        diag_add(b->diag, DIAG_BAD_VALUE, "calendar_dates.txt", line, "exception_type must be 1 or 2, not '%.*s'",
+                 (int)f[2].len, f[2].ptr);
+        return 0;
+    }
+    uint32_t svc = service_index(b, F(0));
+    tb_calendar_date *c = TB_PUSH(b->calendar_dates);
+    if (svc == TT_NONE || !c) return oom(b);
+    c->service = svc;
+    c->date = date;
+    c->type = (uint8_t)(f[2].ptr[0] - '0');
+    return 0;
+}
+
+/* ------------------------------------------------------------------ trips */
+
+static const char *const TRIP_KEYS[] = {"route_id", "service_id", "trip_id", "trip_headsign", "direction_id",
+                                        "shape_id"};
+
+static int trip_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->trips++;
+    if (EMPTY(2)) {
+        diag_add(b->diag, DIAG_MISSING_VALUE, "trips.txt", line, "empty trip_id");
+        return 0;
+    }
+    uint32_t route = strmap_get(&b->route_ids, F(0));
+    if (route == UINT32_MAX) {
+        diag_add(b->diag, DIAG_UNKNOWN_ROUTE, "trips.txt", line, "trip '%.*s': unknown route_id '%.*s'", (int)f[2].len,
+                 f[2].ptr, (int)f[0].len, f[0].ptr);
+        return 0;
+    }
+    uint32_t svc = strmap_get(&b->service_ids, F(1));
+    if (svc == UINT32_MAX) {
+        diag_add(b->diag, DIAG_UNKNOWN_SERVICE, "trips.txt", line, "trip '%.*s': unknown service_id '%.*s'",
+                 (int)f[2].len, f[2].ptr, (int)f[1].len, f[1].ptr);
+        return 0;
+    }
+    int8_t dir = -1;
+    if (!EMPTY(4)) {
+        if (f[4].len != 1 || (f[4].ptr[0] != '0' && f[4].ptr[0] != '1'))
+            diag_add(b->diag, DIAG_BAD_VALUE, "trips.txt", line, "trip '%.*s': direction_id '%.*s' is not 0 or 1",
+                     (int)f[2].len, f[2].ptr, (int)f[4].len, f[4].ptr);
+        else
+            dir = (int8_t)(f[4].ptr[0] - '0');
+    }
+    int ins;
+    if (strmap_put(&b->trip_ids, f[2].ptr, f[2].len, (uint32_t)b->trips.n, &ins) == UINT32_MAX) return oom(b);
+    if (!ins) {
+        diag_add(b->diag, DIAG_DUPLICATE_ID, "trips.txt", line, "duplicate trip_id '%.*s'", (int)f[2].len, f[2].ptr);
+        return 0;
+    }
+    tb_trip *t = TB_PUSH(b->trips);
+    if (!t) return oom(b);
+    memset(t, 0, sizeof *t);
+    t->id = tb_intern(b, F(2));
+    t->service_id_str = b->services.v[svc];
+    t->headsign = tb_intern(b, F(3));
+    t->shape_id = tb_intern(b, F(5));
+    t->route = route;
+    t->service = svc;
+    t->direction_id = dir;
+    return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE) ? oom(b) : 0;
+}
+
+/* ------------------------------------------------------------------ frequencies */
+
+static const char *const FREQ_KEYS[] = {"trip_id", "start_time", "end_time", "headway_secs"};
+
+static int frequency_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    tt_builder *b = ctx;
+    b->stats->frequencies++;
+    uint32_t trip = strmap_get(&b->trip_ids, F(0));
+    if (trip == UINT32_MAX) {
+        diag_add(b->diag, DIAG_UNKNOWN_TRIP, "frequencies.txt", line, "unknown trip_id '%.*s'", (int)f[0].len, f[0].ptr);
+        return 0;
+    }
+    uint32_t start, end;
+    int64_t headway;
+    if (gtfs_parse_time(F(1), &start) != 0 || gtfs_parse_time(F(2), &end) != 0 || start == GTFS_TIME_NONE ||
+        end == GTFS_TIME_NONE || end <= start) {
+        diag_add(b->diag, DIAG_BAD_TIME, "frequencies.txt", line, "bad start_time/end_time '%.*s'..'%.*s'",
+                 (int)f[1].len, f[1].ptr, (int)f[2].len, f[2].ptr);
+        return 0;
+    }
+    if (gtfs_parse_int(F(3), &headway) != 0 || headway <= 0 || headway > 86400) {
+        diag_add(b->diag, DIAG_BAD_NUMBER, "frequencies.txt", line, "bad headway_secs '%.*s'", (int)f[3].len, f[3].ptr);
+        return 0;
+    }
+    tb_frequency *q = TB_PUSH(b->frequencies);
+    if (!q) return oom(b);
+    q->trip = trip;
+    q->start = start;
+    q->end = end;
+    q->headway = (uint32_t)headway;
+    b->trips.v[trip].frequency_based = true;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ stop_times */
+
+static const char *const ST_KEYS[] = {"trip_id", "stop_id", "stop_sequence", "arrival_time", "departure_time",
+                                      "pickup_type", "drop_off_type", "shape_dist_traveled"};
+
+typedef struct st_ctx {
+    tt_builder *b;
+    size_t last_trip_len;
+    uint32_t last_trip_idx;
+    char last_trip_buf[256];
+    bool dist_known;
+} st_ctx;
+
+static inline int parse_small_enum(const csv_field *fl, uint8_t *out)
+{
+    if (fl->len == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (fl->len == 1 && fl->ptr[0] >= '0' && fl->ptr[0] <= '3') {
+        *out = (uint8_t)(fl->ptr[0] - '0');
+        return 0;
+    }
+    return -1;
+}
+
+static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    st_ctx *c = ctx;
+    tt_builder *b = c->b;
+    b->stats->stop_times++;
+    uint32_t trip;
+    if (f[0].len == c->last_trip_len && c->last_trip_len && memcmp(f[0].ptr, c->last_trip_buf, f[0].len) == 0) {
+        trip = c->last_trip_idx;
+    } else {
+        trip = strmap_get(&b->trip_ids, F(0));
+        if (trip == UINT32_MAX) {
+            diag_add(b->diag, DIAG_UNKNOWN_TRIP, "stop_times.txt", line, "unknown trip_id '%.*s'", (int)f[0].len,
+                     f[0].ptr);
+            return 0;
+        }
+        if (f[0].len < sizeof c->last_trip_buf) {
+            memcpy(c->last_trip_buf, f[0].ptr, f[0].len);
+            c->last_trip_len = f[0].len;
+            c->last_trip_idx = trip;
+        } else {
+            c->last_trip_len = 0;
+        }
+    }
+    uint32_t stop = strmap_get(&b->stop_ids, F(1));
+    if (stop == UINT32_MAX) {
+        diag_add(b->diag, DIAG_UNKNOWN_STOP, "stop_times.txt", line, "unknown stop_id '%.*s'", (int)f[1].len, f[1].ptr);
+        return 0;
+    }
+    int64_t seq;
+    if (gtfs_parse_int(F(2), &seq) != 0 || seq < 0 || seq > UINT32_MAX) {
+        diag_add(b->diag, DIAG_BAD_NUMBER, "stop_times.txt", line, "bad stop_sequence '%.*s'", (int)f[2].len, f[2].ptr);
+        return 0;
+    }
+    uint32_t arr, dep;
+    if (gtfs_parse_time(F(3), &arr) != 0) {
+        diag_add(b->diag, DIAG_BAD_TIME, "stop_times.txt", line, "bad arrival_time '%.*s'", (int)f[3].len, f[3].ptr);
+        return 0;
+    }
+    if (gtfs_parse_time(F(4), &dep) != 0) {
+        diag_add(b->diag, DIAG_BAD_TIME, "stop_times.txt", line, "bad departure_time '%.*s'", (int)f[4].len, f[4].ptr);
+        return 0;
+    }
+    /* one given stands for both */
+    if (arr == GTFS_TIME_NONE) arr = dep;
+    if (dep == GTFS_TIME_NONE) dep = arr;
+    uint8_t pu, dof;
+    if (parse_small_enum(&f[5], &pu) != 0 || parse_small_enum(&f[6], &dof) != 0) {
+        diag_add(b->diag, DIAG_BAD_VALUE, "stop_times.txt", line, "pickup_type/drop_off_type must be 0..3, not '%.*s'/'%.*s'",
+                 (int)f[5].len, f[5].ptr, (int)f[6].len, f[6].ptr);
+        return 0;
+    }
+    if (!c->dist_known) {
+        c->dist_known = true;
+        b->have_dist = !(f[7].flags & CSV_FIELD_ABSENT);
+    }
+    double dist = NAN;
+    if (b->have_dist && !EMPTY(7) && gtfs_parse_double(F(7), &dist) != 0) {
+        diag_add(b->diag, DIAG_BAD_NUMBER, "stop_times.txt", line, "bad shape_dist_traveled '%.*s'", (int)f[7].len,
+                 f[7].ptr);
+        dist = NAN;
+    }
+    tb_stop_time *st = TB_PUSH(b->stop_times);
+    if (!st) return oom(b);
+    st->trip = trip;
+    st->stop = stop;
+    st->seq = (uint32_t)seq;
+    st->arr = arr;
+    st->dep = dep;
+    st->pickup = pu;
+    st->drop_off = dof;
+    st->pad = 0;
+    if (b->have_dist) {
+        double *d = TB_PUSH(b->dists);
+        if (!d) return oom(b);
+        *d = dist;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ all files */
+
+static int require(tt_builder *b, const char *file)
+{
+    if (feed_has(b->feed, file)) return 0;
+    snprintf(b->err, b->errlen, "%s: missing required file %s", feed_path(b->feed), file);
+    return -1;
+}
+
+int tb_read_feed(tt_builder *b)
+{
+    if (require(b, "agency.txt") || require(b, "stops.txt") || require(b, "routes.txt") || require(b, "trips.txt") ||
+        require(b, "stop_times.txt"))
+        return -1;
+    if (!feed_has(b->feed, "calendar.txt") && !feed_has(b->feed, "calendar_dates.txt")) {
+        snprintf(b->err, b->errlen, "%s: missing required file calendar.txt or calendar_dates.txt (neither is present)",
+                 feed_path(b->feed));
+        return -1;
+    }
+    if (strmap_init(&b->string_ids, 1 << 16) || strmap_init(&b->stop_ids, 1 << 12) ||
+        strmap_init(&b->route_ids, 1 << 8) || strmap_init(&b->trip_ids, 1 << 14) ||
+        strmap_init(&b->service_ids, 1 << 6) || strmap_init(&b->agency_ids, 16))
+        return oom(b);
+    /* offset 0 of the string table is the empty string */
+    if (tb_grow((void **)&b->strings, &b->strings_cap, 1, 1 << 16) != 0) return oom(b);
+    b->strings[0] = 0;
+    b->strings_len = 1;
+
+    if (read_file(b, "agency.txt", AGENCY_KEYS, 6, 3, agency_row, &b->stats->agency)) return -1;
+    if (b->agencies.n == 0) {
+        snprintf(b->err, b->errlen, "agency.txt: no agency rows");
+        return -1;
+    }
+    if (b->tz_name == 0) {
+        snprintf(b->err, b->errlen, "agency.txt: no agency_timezone given");
+        return -1;
+    }
+    char tzerr[256];
+    if (tz_load(tb_str(b, b->tz_name), &b->zone, tzerr, sizeof tzerr) != 0) {
+        snprintf(b->err, b->errlen, "agency.txt: agency_timezone: %s", tzerr);
+        return -1;
+    }
+    snprintf(b->stats->timezone, sizeof b->stats->timezone, "%s", tb_str(b, b->tz_name));
+    if (read_file(b, "stops.txt", STOP_KEYS, 6, 1, stop_row, &b->stats->stops)) return -1;
+    resolve_parents(b);
+    if (read_file(b, "routes.txt", ROUTE_KEYS, 7, 2, route_row, &b->stats->routes)) return -1;
+    if (feed_has(b->feed, "calendar.txt") &&
+        read_file(b, "calendar.txt", CAL_KEYS, 10, 10, calendar_row, &b->stats->calendar))
+        return -1;
+    if (feed_has(b->feed, "calendar_dates.txt") &&
+        read_file(b, "calendar_dates.txt", CALDATE_KEYS, 3, 3, calendar_date_row, &b->stats->calendar_dates))
+        return -1;
+    if (b->services.n == 0) {
+        snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
+        return -1;
+    }
+    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 3, trip_row, &b->stats->trips)) return -1;
+    if (feed_has(b->feed, "frequencies.txt") &&
+        read_file(b, "frequencies.txt", FREQ_KEYS, 4, 4, frequency_row, &b->stats->frequencies))
+        return -1;
+
+    /* stop_times: size the array from the member size (about 40 bytes a row) */
+    int64_t sz = feed_size(b->feed, "stop_times.txt");
+    if (sz > 0 && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), (size_t)(sz / 40) + 1024))
+        return oom(b);
+    st_ctx c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    int has[CSV_MAX_KEYS] = {0};
+    csv_error cerr;
+    memset(&cerr, 0, sizeof cerr);
+    int rc = feed_parse_csv(b->feed, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, has, &cerr);
+    if (rc != 0) {
+        if (b->err[0] == 0)
+            snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,
+                     cerr.column, cerr.message);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!has[i]) {
+            snprintf(b->err, b->errlen, "stop_times.txt: missing required column '%s'", ST_KEYS[i]);
+            return -1;
+        }
+    }
+    if (!has[3] && !has[4]) {
+        snprintf(b->err, b->errlen, "stop_times.txt: missing required column 'departure_time' (and 'arrival_time')");
+        return -1;
+    }
+    return 0;
+}
+
+void tb_free(tt_builder *b)
+{
+    free(b->strings);
+    strmap_free(&b->string_ids);
+    strmap_free(&b->stop_ids);
+    strmap_free(&b->route_ids);
+    strmap_free(&b->trip_ids);
+    strmap_free(&b->service_ids);
+    strmap_free(&b->agency_ids);
+    free(b->stops.v);
+    free(b->routes.v);
+    free(b->agencies.v);
+    free(b->trips.v);
+    free(b->services.v);
+    free(b->stop_times.v);
+    free(b->dists.v);
+    free(b->frequencies.v);
+    free(b->calendars.v);
+    free(b->calendar_dates.v);
+    tz_free(&b->zone);
+}

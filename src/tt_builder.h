@@ -1,0 +1,111 @@
+/* tt_builder.h — the importer's in-memory model of a feed, between reading
+ * the GTFS files (timetable_read.c) and laying out timetable.bin
+ * (timetable_build.c, timetable_write.c).
+ *
+ * Why it exists: reading and laying out are separate concerns with one shared
+ * model. Everything here is plain arrays of small structs indexed by uint32,
+ * and strings are offsets into one deduplicated string table, exactly as they
+ * will be written.
+ */
+#ifndef TRANSIT_TT_BUILDER_H
+#define TRANSIT_TT_BUILDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strmap.h"
+#include "timetable_format.h"
+#include "transit/diag.h"
+#include "transit/feed.h"
+#include "transit/timetable.h"
+#include "transit/tz.h"
+
+typedef struct tb_stop {
+    double lat, lon;
+    uint32_t id, name;         /* strings */
+    uint32_t parent_id;        /* string of parent_station ("" = none) */
+    uint32_t parent;           /* resolved index or TT_NONE */
+    uint8_t location_type;
+} tb_stop;
+
+typedef struct tb_trip {
+    uint32_t id, service_id_str, headsign, shape_id;
+    uint32_t route, service;
+    int8_t direction_id;
+    bool frequency_based;
+    bool valid;                /* has usable stop times */
+    uint32_t pattern, dep_profile, arr_profile, start;
+    uint32_t id_rank;
+} tb_trip;
+
+typedef struct tb_stop_time {
+    uint32_t trip, seq, stop, arr, dep;
+    uint8_t pickup, drop_off;
+    uint16_t pad;
+} tb_stop_time;
+
+typedef struct tb_frequency {
+    uint32_t trip, start, end, headway;
+} tb_frequency;
+
+typedef struct tb_calendar {
+    uint32_t service;
+    uint8_t weekdays;          /* bit 0 = Monday */
+    int32_t start, end;
+} tb_calendar;
+
+typedef struct tb_calendar_date {
+    uint32_t service;
+    int32_t date;
+    uint8_t type;              /* 1 add, 2 remove */
+} tb_calendar_date;
+
+#define TB_VEC(T) struct { T *v; size_t n, cap; }
+
+typedef struct tt_builder {
+    const feed_t *feed;
+    diag *diag;
+    timetable_stats *stats;
+    char *err;
+    size_t errlen;
+
+    /* strings */
+    char *strings;
+    size_t strings_len, strings_cap;
+    strmap string_ids;         /* bytes → offset */
+
+    strmap stop_ids, route_ids, trip_ids, service_ids, agency_ids;
+    TB_VEC(tb_stop) stops;
+    TB_VEC(tt_route) routes;
+    TB_VEC(tt_agency) agencies;
+    TB_VEC(tb_trip) trips;
+    TB_VEC(uint32_t) services;          /* service_id strings */
+    TB_VEC(tb_stop_time) stop_times;
+    TB_VEC(double) dists;               /* shape_dist_traveled per stop_time, NaN when empty; only when the column exists */
+    TB_VEC(tb_frequency) frequencies;
+    TB_VEC(tb_calendar) calendars;
+    TB_VEC(tb_calendar_date) calendar_dates;
+    bool have_dist;
+
+    tz_zone zone;
+    uint32_t tz_name;
+    uint32_t default_agency_id;         /* string: the single agency's id */
+} tt_builder;
+
+/* Grows a TB_VEC to hold one more element; returns a pointer to it or NULL. */
+#define TB_PUSH(vec) \
+    (((vec).n < (vec).cap || tb_grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + 1) == 0) \
+         ? &(vec).v[(vec).n++] : NULL)
+int tb_grow(void **v, size_t *cap, size_t elem, size_t need);
+
+/* Interns bytes into the string table; returns the offset (0 for ""), or
+ * TT_NONE on allocation failure. */
+uint32_t tb_intern(tt_builder *b, const char *s, size_t len);
+static inline const char *tb_str(const tt_builder *b, uint32_t off) { return b->strings + off; }
+
+/* timetable_read.c: reads every file the timetable needs. 0 or -1 (b->err). */
+int tb_read_feed(tt_builder *b);
+void tb_free(tt_builder *b);
+
+#endif

@@ -1,0 +1,36 @@
+"""Shared fixtures for the black-box tests: where the build and the real feeds
+are, and the rule for a missing ../shared (skip visibly on a fresh clone; fail
+when CI=true)."""
+import os
+import pathlib
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("TRANSITD_BUILD", ROOT / "build"))
+SHARED_GTFS = ROOT.parent / "shared" / "gtfs"
+
+
+def transitd_bin():
+    return str(BUILD / "transitd")
+
+
+def shared_feed(name):
+    """Path of ../shared/gtfs/<name>, or skip (fail under CI=true)."""
+    p = SHARED_GTFS / name
+    if p.exists():
+        return str(p)
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"shared feed {p} is missing and CI=true")
+    pytest.skip(f"{p} not found (../shared/gtfs is absent)")
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD
+
+
+@pytest.fixture(scope="session")
+def transitd():
+    p = transitd_bin()
+    assert os.access(p, os.X_OK), f"{p} is not built"
+    return p

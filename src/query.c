@@ -222,37 +222,56 @@ static inline int64_t floor_div64(int64_t a, int64_t b)
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
-/* Adds cursors for every event of `stop` in [from, to). */
-static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, int64_t from, int64_t to)
+/* The service days whose events [base, base + max_secs] can meet the
+ * window [from, to), computed once per query. */
+typedef struct day_span {
+    int32_t day;
+    int64_t base;
+    int64_t lo, hi;   /* the window in seconds of that service day */
+} day_span;
+
+#define MAX_DAY_SPANS 16
+
+static uint32_t window_days(const dataset *ds, int64_t from, int64_t to, day_span *out)
 {
     const tt_meta *m = ds->meta;
-    const tt_stop *sp = &ds->stops[stop];
-    if (sp->visit_count == 0) return 0;
-    /* service days whose events [base, base + max_secs] can meet the window */
     int64_t d_lo = floor_div64(from + dataset_utc_offset(ds, from), 86400) - (int64_t)m->max_secs / 86400 - 2;
     int64_t d_hi = floor_div64(to + dataset_utc_offset(ds, to), 86400) + 1;
     if (d_lo < m->first_day) d_lo = m->first_day;
     if (d_hi > (int64_t)m->first_day + m->ndays - 1) d_hi = (int64_t)m->first_day + m->ndays - 1;
-    for (int64_t day = d_lo; day <= d_hi; day++) {
+    uint32_t n = 0;
+    for (int64_t day = d_lo; day <= d_hi && n < MAX_DAY_SPANS; day++) {
         int64_t base = dataset_day_base(ds, (int32_t)day);
         if (base + (int64_t)m->max_secs < from || base >= to) continue;
-        int64_t lo = from - base, hi = to - base; /* seconds of the service day */
+        out[n++] = (day_span){(int32_t)day, base, from - base, to - base};
+    }
+    return n;
+}
+
+/* Adds a cursor for the first event in the window of every group visiting
+ * `stop` on each service day that runs it. */
+static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
+                    uint32_t ndays)
+{
+    const tt_stop *sp = &ds->stops[stop];
+    for (uint32_t d = 0; d < ndays; d++) {
+        const day_span *ds_day = &days[d];
         for (uint32_t v = sp->visit_first; v < sp->visit_first + sp->visit_count; v++) {
             const tt_visit *vi = &ds->visits[v];
             const tt_group *g = &ds->groups[vi->group];
-            if (!dataset_service_active(ds, g->service, (int32_t)day)) continue;
+            if (!dataset_service_active(ds, g->service, ds_day->day)) continue;
             /* first run with secs >= lo */
             uint32_t a = g->run_first, z = g->run_first + g->run_count;
             while (a < z) {
                 uint32_t mid = a + (z - a) / 2;
-                if ((int64_t)run_secs(ds, mid, vi->pos) < lo) a = mid + 1;
+                if ((int64_t)run_secs(ds, mid, vi->pos) < ds_day->lo) a = mid + 1;
                 else z = mid;
             }
             if (a == g->run_first + g->run_count) continue;
             uint32_t secs = run_secs(ds, a, vi->pos);
-            if ((int64_t)secs >= hi) continue;
-            cursor c = {base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
-                        a, g->run_first + g->run_count, vi->pos, stop, vi->group, (int32_t)day, base, distance};
+            if ((int64_t)secs >= ds_day->hi) continue;
+            cursor c = {ds_day->base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
+                        a, g->run_first + g->run_count, vi->pos, stop, vi->group, ds_day->day, ds_day->base, distance};
             if (heap_push(s, &c)) return -1;
         }
     }
@@ -313,9 +332,11 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     int64_t to = from + window_s;
     s->heap_n = 0;
     const tt_stop *sp = &ds->stops[stop];
-    if (add_stop(ds, s, stop, 0, from, to)) goto oom;
+    day_span days[MAX_DAY_SPANS];
+    uint32_t ndays = window_days(ds, from, to, days);
+    if (add_stop(ds, s, stop, 0, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++)
-        if (add_stop(ds, s, ds->children[sp->children_first + i], 0, from, to)) goto oom;
+        if (add_stop(ds, s, ds->children[sp->children_first + i], 0, days, ndays)) goto oom;
     drain(ds, s, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:
@@ -336,8 +357,10 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     int64_t to = from + window_s;
     s->heap_n = 0;
     if (collect_near(ds, s, lat, lon, radius_m, true)) goto oom;
+    day_span days[MAX_DAY_SPANS];
+    uint32_t ndays = window_days(ds, from, to, days);
     for (size_t i = 0; i < s->near_n; i++)
-        if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, from, to)) goto oom;
+        if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
     drain(ds, s, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:

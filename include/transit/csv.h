@@ -1,4 +1,3 @@
-/* >>> helper-1: your full task and the shared-tree rules are in /tmp/prompts/h1.txt — read it now before anything else. (The lead removes this line.) */
 /* csv.h — a streaming, header-driven CSV reader for GTFS files.
  *
  * Why it exists: GTFS feeds are CSV, and stop_times.txt alone runs to 150 MB.

@@ -1,4 +1,3 @@
-/* >>> helper-1: your full task and the shared-tree rules are in /tmp/prompts/h1.txt — read it now before anything else. (The lead removes this line.) */
 /* diag.h — the import's account of what it skipped and why.
  *
  * Why it exists: a bad row must never stop an import or vanish silently. Each

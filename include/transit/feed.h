@@ -1,4 +1,3 @@
-/* >>> helper-1: your full task and the shared-tree rules are in /tmp/prompts/h1.txt — read it now before anything else. (The lead removes this line.) */
 /* feed.h — where GTFS bytes come from: a .zip (flat, or with the files in one
  * subfolder) or a directory of .txt files.
  *

@@ -467,7 +467,7 @@ uint32_t dataset_stop_children(const dataset *ds, uint32_t stop, uint32_t *out, 
 {
     const tt_stop *s = &ds->stops[stop];
     uint32_t n = s->children_count < max ? s->children_count : max;
-    memcpy(out, ds->children + s->children_first, n * sizeof *out);
+    if (n) memcpy(out, ds->children + s->children_first, n * sizeof *out);
     if (total) *total = s->children_count;
     return n;
 }

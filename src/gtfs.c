@@ -165,6 +165,35 @@ int gtfs_parse_double(const char *s, size_t len, double *out)
     while (len && s[len - 1] == ' ') len--;
     if (len == 0 || len > 63)
         return -1;
+    /* Fast path for plain decimals ([-]digits[.digits], at most 15 digits):
+     * an integer mantissa below 2^53 divided by an exact power of ten is one
+     * correctly rounded IEEE division, the same double strtod returns. */
+    {
+        static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        size_t i = 0;
+        int neg = 0, ndig = 0, frac = -1;
+        uint64_t mant = 0;
+        if (s[0] == '-' || s[0] == '+') neg = s[i++] == '-';
+        for (; i < len; i++) {
+            char c = s[i];
+            if (is_digit(c)) {
+                mant = mant * 10 + (uint64_t)(c - '0');
+                ndig++;
+                if (frac >= 0) frac++;
+            } else if (c == '.' && frac < 0) {
+                frac = 0;
+            } else {
+                break;
+            }
+        }
+        if (i == len && ndig > 0 && ndig <= 15) {
+            double v = (double)mant;
+            if (frac > 0) v /= pow10[frac];
+            *out = neg ? -v : v;
+            return 0;
+        }
+    }
     char buf[64];
     memcpy(buf, s, len);
     buf[len] = 0;

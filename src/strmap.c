@@ -40,10 +40,7 @@ int strmap_init(strmap *m, uint32_t expected)
 void strmap_free(strmap *m)
 {
     free(m->slots);
-    free(m->key_off);
-    free(m->key_len);
-    free(m->value);
-    free(m->hash);
+    free(m->entries);
     free(m->arena);
     memset(m, 0, sizeof *m);
 }
@@ -54,9 +51,9 @@ uint32_t strmap_get(const strmap *m, const void *key, size_t len)
     for (uint32_t i = h & m->mask;; i = (i + 1) & m->mask) {
         uint32_t s = m->slots[i];
         if (!s) return UINT32_MAX;
-        uint32_t e = s - 1;
-        if (m->hash[e] == h && m->key_len[e] == len && memcmp(m->arena + m->key_off[e], key, len) == 0)
-            return m->value[e];
+        const strmap_entry *e = &m->entries[s - 1];
+        if (e->hash == h && e->key_len == len && memcmp(m->arena + e->key_off, key, len) == 0)
+            return e->value;
     }
 }
 
@@ -66,7 +63,7 @@ static int grow_slots(strmap *m)
     uint32_t *slots = calloc(size, sizeof *slots);
     if (!slots) return -1;
     for (uint32_t e = 0; e < m->count; e++) {
-        uint32_t i = m->hash[e] & (size - 1);
+        uint32_t i = m->entries[e].hash & (size - 1);
         while (slots[i]) i = (i + 1) & (size - 1);
         slots[i] = e + 1;
     }
@@ -79,18 +76,9 @@ static int grow_slots(strmap *m)
 static int grow_entries(strmap *m)
 {
     uint32_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *ko = realloc(m->key_off, cap * sizeof *ko);
-    if (!ko) return -1;
-    m->key_off = ko;
-    uint32_t *kl = realloc(m->key_len, cap * sizeof *kl);
-    if (!kl) return -1;
-    m->key_len = kl;
-    uint32_t *v = realloc(m->value, cap * sizeof *v);
-    if (!v) return -1;
-    m->value = v;
-    uint32_t *h = realloc(m->hash, cap * sizeof *h);
-    if (!h) return -1;
-    m->hash = h;
+    strmap_entry *e = realloc(m->entries, cap * sizeof *e);
+    if (!e) return -1;
+    m->entries = e;
     m->cap = cap;
     return 0;
 }
@@ -102,10 +90,10 @@ uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int 
     for (;; i = (i + 1) & m->mask) {
         uint32_t s = m->slots[i];
         if (!s) break;
-        uint32_t e = s - 1;
-        if (m->hash[e] == h && m->key_len[e] == len && memcmp(m->arena + m->key_off[e], key, len) == 0) {
+        const strmap_entry *e = &m->entries[s - 1];
+        if (e->hash == h && e->key_len == len && memcmp(m->arena + e->key_off, key, len) == 0) {
             *inserted = 0;
-            return e;
+            return s - 1;
         }
     }
     if (m->count == m->cap && grow_entries(m) != 0) return UINT32_MAX;
@@ -120,10 +108,7 @@ uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int 
     uint32_t e = m->count++;
     memcpy(m->arena + m->arena_len, key, len);
     m->arena[m->arena_len + len] = 0;
-    m->key_off[e] = m->arena_len;
-    m->key_len[e] = (uint32_t)len;
-    m->value[e] = value;
-    m->hash[e] = h;
+    m->entries[e] = (strmap_entry){m->arena_len, (uint32_t)len, h, value};
     m->arena_len += len + 1;
     m->slots[i] = e + 1;
     *inserted = 1;

@@ -11,15 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct strmap_entry {
+    uint64_t key_off;     /* into arena */
+    uint32_t key_len;
+    uint32_t hash;
+    uint32_t value;
+} strmap_entry;
+
 typedef struct strmap {
     uint32_t *slots;      /* entry index + 1, 0 = empty */
     uint32_t mask;
     uint32_t count;
-    /* entries */
-    uint64_t *key_off;    /* into arena */
-    uint32_t *key_len;
-    uint32_t *value;
-    uint32_t *hash;
+    strmap_entry *entries; /* one struct per key: a probe touches one line, not four */
     uint32_t cap;
     /* arena of key bytes, each key followed by a NUL */
     char *arena;
@@ -35,7 +38,8 @@ uint32_t strmap_get(const strmap *m, const void *key, size_t len);
  * *inserted; UINT32_MAX on allocation failure. */
 uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int *inserted);
 /* Entry i's key (NUL-terminated in the arena) and value. */
-static inline const char *strmap_key(const strmap *m, uint32_t i) { return m->arena + m->key_off[i]; }
-static inline uint32_t strmap_key_len(const strmap *m, uint32_t i) { return m->key_len[i]; }
+static inline const char *strmap_key(const strmap *m, uint32_t i) { return m->arena + m->entries[i].key_off; }
+static inline uint32_t strmap_key_len(const strmap *m, uint32_t i) { return m->entries[i].key_len; }
+static inline uint32_t strmap_value(const strmap *m, uint32_t i) { return m->entries[i].value; }
 
 #endif

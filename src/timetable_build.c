@@ -182,7 +182,7 @@ static uint32_t intern_profile(tt_out *o, strmap *profiles, const int32_t *prof,
         memcpy(o->profiles.v + o->profiles.n, prof, len * sizeof *prof);
         o->profiles.n += len;
     }
-    return profiles->value[e];
+    return strmap_value(profiles, e);
 }
 
 static int build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const uint32_t *route_rank,
@@ -321,7 +321,7 @@ static int build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, cons
                 ps->pad[0] = ps->pad[1] = 0;
             }
         }
-        trip->pattern = patterns.value[pe];
+        trip->pattern = strmap_value(&patterns, pe);
         /* profiles: offsets from the first departure */
         uint32_t start = s.dep[0];
         for (uint32_t k = 0; k < len; k++) s.prof[k] = (int32_t)(s.dep[k] - start);

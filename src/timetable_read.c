@@ -243,7 +243,7 @@ static uint32_t service_index(tt_builder *b, const char *s, size_t len)
         if (!p) return TT_NONE;
         *p = tb_intern(b, s, len);
     }
-    return b->service_ids.value[e];
+    return strmap_value(&b->service_ids, e);
 }
 
 static int calendar_row(void *ctx, const csv_field *f, uint64_t line)

@@ -82,6 +82,7 @@ def main():
     (build / "tmp").mkdir(parents=True, exist_ok=True)
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    env.setdefault("LSAN_OPTIONS", f"suppressions={ROOT / 'tests' / 'lsan.supp'}:print_suppressions=0")
     python = sys.executable
     totals = [0, 0, 0]
     parts = []

@@ -1,0 +1,904 @@
+/* api.c — the v1 endpoints: validate parameters, ask the engine, write JSON.
+ *
+ * Why it exists: the HTTP server and `transitd query` must answer alike, so
+ * the whole of an endpoint short of HTTP framing lives here. Every endpoint
+ * first checks its parameters (unknown, duplicate, missing, malformed or out
+ * of range → 400 naming the parameter), then looks up ids (unknown → 404),
+ * then streams the body. All working memory belongs to the api_thread and is
+ * reused, so a warm thread answers without allocating.
+ */
+#include "transit/api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transit/gtfs.h"
+
+#define CACHE_DEPARTURES 30
+#define CACHE_STATIC 86400
+#define STOP_LIMIT_DEFAULT 20
+#define DEPARTURE_LIMIT_DEFAULT 50
+#define RADIUS_DEFAULT 500
+#define WINDOW_MINUTES_DEFAULT 60
+#define COORD_DECIMALS 6
+
+struct api_thread {
+    query_scratch *scratch;
+    departure departures[QUERY_LIMIT_MAX];
+    nearby_stop nearby[QUERY_LIMIT_MAX];
+    stop_id_buf found_ids[QUERY_LIMIT_MAX];
+    trip_stop_time *stop_times;     /* grows to the longest trip seen */
+    uint32_t stop_times_cap;
+    uint32_t *indices;              /* children / routes of a stop; grows */
+    uint32_t indices_cap;
+    schedule_db *schedule;          /* for the dataset version below */
+    char schedule_version[64];
+};
+
+static bool grow_indices(api_thread *t, uint32_t need);
+static bool grow_stop_times(api_thread *t, uint32_t need);
+
+api_thread *api_thread_new(void)
+{
+    api_thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->scratch = query_scratch_new();
+    /* Start with room for typical stops and trips so the engine is never
+     * handed a NULL array, and most threads never grow them. */
+    if (!t->scratch || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
+        api_thread_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void api_thread_free(api_thread *t)
+{
+    if (!t)
+        return;
+    if (t->scratch)
+        query_scratch_free(t->scratch);
+    free(t->stop_times);
+    free(t->indices);
+    if (t->schedule)
+        schedule_close(t->schedule);
+    free(t);
+}
+
+/* ------------------------------------------------------------ problems */
+
+static int problem(api_problem *prob, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int problem(api_problem *prob, int status, const char *param, const char *fmt, ...)
+{
+    prob->status = status;
+    switch (status) {
+    case 400: prob->title = "Bad Request"; break;
+    case 404: prob->title = "Not Found"; break;
+    case 503: prob->title = "Service Unavailable"; break;
+    default: prob->title = "Internal Server Error"; break;
+    }
+    snprintf(prob->param, sizeof prob->param, "%s", param ? param : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prob->detail, sizeof prob->detail, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* Maps an engine error to a problem. */
+static int query_problem(api_problem *prob, int rc, const query_error *err)
+{
+    if (rc == QUERY_EINVAL)
+        return problem(prob, 400, err->param, "%s", err->message);
+    if (rc == QUERY_ENOTFOUND)
+        return problem(prob, 404, err->param, "%s", err->message);
+    return problem(prob, 503, "", "the query could not be answered: %s",
+                   err->message[0] ? err->message : "out of memory");
+}
+
+static int no_dataset(api_problem *prob)
+{
+    return problem(prob, 503, "", "no dataset is loaded");
+}
+
+void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
+{
+    json_object_begin(out);
+    json_kv_string(out, "type", "about:blank");
+    json_kv_string(out, "title", prob->title ? prob->title : "Error");
+    json_kv_int(out, "status", prob->status);
+    json_kv_string(out, "detail", prob->detail);
+    if (instance_path)
+        json_kv_string(out, "instance", instance_path);
+    json_object_end(out);
+}
+
+/* ------------------------------------------------------------ parameters */
+
+/* Rejects parameters the endpoint does not take, and repeated ones. */
+static int check_params(const api_request *req, const char *const *allowed, api_problem *prob)
+{
+    for (int i = 0; i < req->nparams; i++) {
+        const char *key = req->params[i].key ? req->params[i].key : "";
+        bool known = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                known = true;
+        if (!known)
+            return problem(prob, 400, key, "unknown parameter '%s'", key);
+        for (int j = 0; j < i; j++)
+            if (req->params[j].key && strcmp(req->params[j].key, key) == 0)
+                return problem(prob, 400, key, "duplicate parameter '%s'", key);
+    }
+    return 0;
+}
+
+static const char *param_value(const api_request *req, const char *name)
+{
+    for (int i = 0; i < req->nparams; i++)
+        if (req->params[i].key && strcmp(req->params[i].key, name) == 0)
+            return req->params[i].value ? req->params[i].value : "";
+    return NULL;
+}
+
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal "-?DIGITS[.DIGITS]" without libc (strtod follows the locale).
+ * Up to 15 significant digits the result is the correctly rounded double. */
+static bool parse_decimal(const char *s, double *out)
+{
+    const char *p = s;
+    bool negative = *p == '-';
+    if (negative)
+        p++;
+    uint64_t mantissa = 0;
+    int significant = 0, scale = 0, int_digits = 0, frac_digits = 0;
+    while (*p >= '0' && *p <= '9') {
+        if (significant < 18) {
+            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+            if (mantissa)
+                significant++;
+        } else {
+            scale--;   /* a dropped integer digit: multiply by 10 later */
+        }
+        p++;
+        int_digits++;
+    }
+    if (int_digits == 0 || int_digits > 308)
+        return false;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            if (significant < 18) {
+                mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+                if (mantissa)
+                    significant++;
+                scale++;
+            }
+            p++;
+            frac_digits++;
+        }
+        if (frac_digits == 0)
+            return false;
+    }
+    if (*p != '\0')
+        return false;
+    double v = (double)mantissa;
+    while (scale < 0) {
+        int step = -scale > 22 ? 22 : -scale;
+        v *= pow10_exact[step];
+        scale += step;
+    }
+    while (scale > 0) {
+        int step = scale > 22 ? 22 : scale;
+        v /= pow10_exact[step];
+        scale -= step;
+    }
+    *out = negative ? -v : v;
+    return true;
+}
+
+/* A decimal integer "-?DIGITS" of at most 9 digits. */
+static bool parse_small_int(const char *s, long *out)
+{
+    const char *p = s;
+    bool negative = *p == '-';
+    if (negative)
+        p++;
+    long v = 0;
+    int n = 0;
+    while (*p >= '0' && *p <= '9') {
+        if (++n > 9)
+            return false;
+        v = v * 10 + (*p - '0');
+        p++;
+    }
+    if (n == 0 || *p != '\0')
+        return false;
+    *out = negative ? -v : v;
+    return true;
+}
+
+static int missing(api_problem *prob, const char *name)
+{
+    return problem(prob, 400, name, "missing required parameter '%s'", name);
+}
+
+static int get_coordinate(const api_request *req, const char *name, double limit, double *out,
+                          api_problem *prob)
+{
+    const char *v = param_value(req, name);
+    if (!v)
+        return missing(prob, name);
+    if (!parse_decimal(v, out) || *out < -limit || *out > limit)
+        return problem(prob, 400, name, "%s must be between %d and %d", name, -(int)limit,
+                       (int)limit);
+    return 0;
+}
+
+static int get_int(const api_request *req, const char *name, long def, long min, long max,
+                   const char *what, long *out, api_problem *prob)
+{
+    const char *v = param_value(req, name);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!parse_small_int(v, out) || *out < min || *out > max)
+        return problem(prob, 400, name, "%s must be %s between %ld and %ld", name, what, min, max);
+    return 0;
+}
+
+static int get_radius(const api_request *req, long *out, api_problem *prob)
+{
+    return get_int(req, "radius", RADIUS_DEFAULT, QUERY_RADIUS_MIN, QUERY_RADIUS_MAX,
+                   "an integer number of metres", out, prob);
+}
+
+static int get_window(const api_request *req, long *out, api_problem *prob)
+{
+    return get_int(req, "window", WINDOW_MINUTES_DEFAULT, QUERY_WINDOW_MIN / 60,
+                   QUERY_WINDOW_MAX / 60, "an integer number of minutes", out, prob);
+}
+
+static int get_limit(const api_request *req, long def, long *out, api_problem *prob)
+{
+    return get_int(req, "limit", def, QUERY_LIMIT_MIN, QUERY_LIMIT_MAX, "an integer", out, prob);
+}
+
+/* The syntax of `time`, checked before the dataset is needed. */
+typedef struct time_param {
+    bool given, has_offset;
+    int64_t local;
+    int32_t offset;
+} time_param;
+
+static int get_time_syntax(const api_request *req, time_param *tp, api_problem *prob)
+{
+    const char *v = param_value(req, "time");
+    memset(tp, 0, sizeof *tp);
+    if (!v)
+        return 0;
+    tp->given = true;
+    if (api_parse_datetime(v, &tp->local, &tp->has_offset, &tp->offset) != 0)
+        return problem(prob, 400, "time",
+                       "time must be an RFC 3339 date-time such as 2026-11-21T18:15:00-05:00 "
+                       "or a local date-time in the feed timezone such as 2026-11-21T18:15");
+    return 0;
+}
+
+static int64_t resolve_time(const dataset *ds, const api_request *req, const time_param *tp)
+{
+    if (!tp->given)
+        return req->now;
+    if (tp->has_offset)
+        return tp->local - tp->offset;
+    return dataset_local_to_instant(ds, tp->local);
+}
+
+static int need_id(const api_request *req, const char *what, api_problem *prob)
+{
+    if (!req->id || !req->id[0])
+        return problem(prob, 400, what, "missing %s", what);
+    return 0;
+}
+
+/* ------------------------------------------------------------ the thread's stores */
+
+static int ensure_schedule(api_thread *t, const dataset *ds, api_problem *prob)
+{
+    const char *version = dataset_version(ds);
+    if (t->schedule && strcmp(t->schedule_version, version) == 0)
+        return 0;
+    if (t->schedule) {
+        schedule_close(t->schedule);
+        t->schedule = NULL;
+    }
+    char err[256] = "";
+    t->schedule = schedule_open(dataset_dir(ds), err, sizeof err);
+    if (!t->schedule)
+        return problem(prob, 503, "", "the schedule database cannot be opened: %s", err);
+    snprintf(t->schedule_version, sizeof t->schedule_version, "%s", version);
+    return 0;
+}
+
+static bool grow_indices(api_thread *t, uint32_t need)
+{
+    if (need <= t->indices_cap)
+        return true;
+    uint32_t cap = t->indices_cap ? t->indices_cap : 64;
+    while (cap < need)
+        cap *= 2;
+    uint32_t *p = realloc(t->indices, cap * sizeof *p);
+    if (!p)
+        return false;
+    t->indices = p;
+    t->indices_cap = cap;
+    return true;
+}
+
+static bool grow_stop_times(api_thread *t, uint32_t need)
+{
+    if (need <= t->stop_times_cap)
+        return true;
+    uint32_t cap = t->stop_times_cap ? t->stop_times_cap : 32;
+    while (cap < need)
+        cap *= 2;
+    trip_stop_time *p = realloc(t->stop_times, cap * sizeof *p);
+    if (!p)
+        return false;
+    t->stop_times = p;
+    t->stop_times_cap = cap;
+    return true;
+}
+
+/* ------------------------------------------------------------ writers */
+
+/* Optional text: null when the feed leaves it empty. */
+static void kv_optional(json_writer *w, const char *key, const char *s)
+{
+    json_key(w, key);
+    if (s && s[0])
+        json_string(w, s);
+    else
+        json_null(w);
+}
+
+/* Text the feed should carry: "" rather than null when it does not. */
+static void kv_text(json_writer *w, const char *key, const char *s)
+{
+    json_kv_string(w, key, s ? s : "");
+}
+
+static void kv_date(json_writer *w, const char *key, int32_t days)
+{
+    char date[11];
+    format_date(days, date);
+    json_kv_string(w, key, date);
+}
+
+static void kv_instant(json_writer *w, const char *key, int64_t instant, int32_t offset)
+{
+    char text[26];
+    api_format_instant(instant, offset, text);
+    json_kv_string(w, key, text);
+}
+
+static void kv_distance(json_writer *w, double metres)
+{
+    json_kv_int(w, "distance_m", (int64_t)(metres + 0.5));
+}
+
+/* id, name, lat, lon, [distance_m], location_type, parent_station */
+static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info *st,
+                              const double *distance_m)
+{
+    kv_text(w, "id", st->id);
+    kv_text(w, "name", st->name);
+    json_kv_double(w, "lat", st->lat, COORD_DECIMALS);
+    json_kv_double(w, "lon", st->lon, COORD_DECIMALS);
+    if (distance_m)
+        kv_distance(w, *distance_m);
+    json_kv_int(w, "location_type", st->location_type);
+    json_key(w, "parent_station");
+    if (st->parent != QUERY_NONE) {
+        stop_info parent;
+        dataset_stop(ds, st->parent, &parent);
+        json_string(w, parent.id);
+    } else {
+        json_null(w);
+    }
+}
+
+static void write_route(json_writer *w, const route_info *r)
+{
+    json_object_begin(w);
+    kv_text(w, "id", r->id);
+    kv_optional(w, "agency_id", r->agency_id);
+    kv_text(w, "short_name", r->short_name);
+    kv_text(w, "long_name", r->long_name);
+    json_kv_int(w, "type", r->type);
+    kv_optional(w, "color", r->color);
+    kv_optional(w, "text_color", r->text_color);
+    json_object_end(w);
+}
+
+/* The fields of a Departure, inside an object the caller opened. */
+static void write_departure_fields(json_writer *w, const dataset *ds, const departure *d,
+                                   stop_info *st)
+{
+    trip_info tr;
+    route_info rt;
+    dataset_stop(ds, d->stop, st);
+    dataset_trip(ds, d->trip, &tr);
+    dataset_route(ds, tr.route, &rt);
+    kv_text(w, "stop_id", st->id);
+    kv_text(w, "trip_id", tr.id);
+    kv_text(w, "route_id", rt.id);
+    kv_text(w, "route_short_name", rt.short_name);
+    kv_text(w, "route_long_name", rt.long_name);
+    json_kv_int(w, "route_type", rt.type);
+    kv_optional(w, "headsign", tr.headsign);
+    kv_date(w, "service_date", d->service_date);
+    kv_instant(w, "departure", d->instant, d->utc_offset);
+    json_kv_int(w, "departure_secs", d->secs);
+    json_kv_int(w, "stop_sequence", d->stop_sequence);
+}
+
+static int finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds)
+{
+    if (out->oom)
+        return problem(prob, 503, "", "out of memory while writing the response");
+    *cache_seconds = seconds;
+    return 200;
+}
+
+/* ------------------------------------------------------------ endpoints */
+
+int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                     api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"lat", "lon", "radius", "limit", NULL};
+    double lat, lon;
+    long radius, limit;
+    if (check_params(req, allowed, prob) || get_coordinate(req, "lat", 90, &lat, prob) ||
+        get_coordinate(req, "lon", 180, &lon, prob) || get_radius(req, &radius, prob) ||
+        get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    uint32_t count = 0;
+    bool truncated = false;
+    query_error err = {0};
+    int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, (uint32_t)limit, t->nearby,
+                          &count, &truncated, &err);
+    if (rc != QUERY_OK)
+        return query_problem(prob, rc, &err);
+    json_object_begin(out);
+    json_key(out, "stops");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < count; i++) {
+        stop_info st;
+        dataset_stop(ds, t->nearby[i].stop, &st);
+        json_object_begin(out);
+        write_stop_fields(out, ds, &st, &t->nearby[i].distance_m);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_kv_bool(out, "truncated", truncated);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                     api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"q", "limit", NULL};
+    long limit;
+    if (check_params(req, allowed, prob))
+        return prob->status;
+    const char *q = param_value(req, "q");
+    if (!q)
+        return missing(prob, "q");
+    const char *c = q;
+    while (*c == ' ' || *c == '\t')
+        c++;
+    if (!*c)
+        return problem(prob, 400, "q", "q must not be empty");
+    if (get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    if (ensure_schedule(t, ds, prob))
+        return prob->status;
+    bool truncated = false;
+    char err[256] = "";
+    int n = schedule_stop_search(t->schedule, q, (uint32_t)limit, t->found_ids, &truncated, err,
+                                 sizeof err);
+    if (n < 0)
+        return problem(prob, 503, "q", "the stop search failed: %s", err);
+    json_object_begin(out);
+    json_key(out, "stops");
+    json_array_begin(out);
+    for (int i = 0; i < n; i++) {
+        const char *id = t->found_ids[i].id;
+        uint32_t stop = dataset_find_stop(ds, id, strlen(id));
+        if (stop == QUERY_NONE)
+            continue;   /* both stores come from one import; cannot differ */
+        stop_info st;
+        dataset_stop(ds, stop, &st);
+        json_object_begin(out);
+        write_stop_fields(out, ds, &st, NULL);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_kv_bool(out, "truncated", truncated);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static int find_stop(const dataset *ds, const char *id, uint32_t *stop, api_problem *prob)
+{
+    *stop = dataset_find_stop(ds, id, strlen(id));
+    if (*stop == QUERY_NONE)
+        return problem(prob, 404, "stop_id", "stop '%s' not found", id);
+    return 0;
+}
+
+int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {NULL};
+    if (check_params(req, allowed, prob) || need_id(req, "stop_id", prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    uint32_t stop;
+    if (find_stop(ds, req->id, &stop, prob) || ensure_schedule(t, ds, prob))
+        return prob->status;
+    stop_info st;
+    dataset_stop(ds, stop, &st);
+    stop_extra extra;
+    memset(&extra, 0, sizeof extra);
+    if (schedule_stop_extra(t->schedule, st.id, &extra) != 0)
+        memset(&extra, 0, sizeof extra);
+
+    json_object_begin(out);
+    json_key(out, "stop");
+    json_object_begin(out);
+    write_stop_fields(out, ds, &st, NULL);
+    kv_optional(out, "code", extra.code);
+    kv_optional(out, "desc", extra.desc);
+    kv_optional(out, "platform_code", extra.platform_code);
+    json_kv_int(out, "wheelchair_boarding", extra.wheelchair_boarding);
+
+    uint32_t total = 0, n;
+    n = dataset_stop_children(ds, stop, t->indices, t->indices_cap, &total);
+    if (total > n) {
+        if (!grow_indices(t, total))
+            return problem(prob, 503, "", "out of memory listing the children of stop '%s'",
+                           req->id);
+        n = dataset_stop_children(ds, stop, t->indices, t->indices_cap, &total);
+    }
+    json_key(out, "children");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < n; i++) {
+        stop_info child;
+        dataset_stop(ds, t->indices[i], &child);
+        json_string(out, child.id);
+    }
+    json_array_end(out);
+
+    n = dataset_stop_routes(ds, stop, t->indices, t->indices_cap, &total);
+    if (total > n) {
+        if (!grow_indices(t, total))
+            return problem(prob, 503, "", "out of memory listing the routes of stop '%s'",
+                           req->id);
+        n = dataset_stop_routes(ds, stop, t->indices, t->indices_cap, &total);
+    }
+    json_key(out, "routes");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < n; i++) {
+        route_info r;
+        dataset_route(ds, t->indices[i], &r);
+        write_route(out, &r);
+    }
+    json_array_end(out);
+    json_object_end(out);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                        api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"time", "window", "limit", NULL};
+    long window, limit;
+    time_param tp;
+    if (check_params(req, allowed, prob) || need_id(req, "stop_id", prob) ||
+        get_time_syntax(req, &tp, prob) || get_window(req, &window, prob) ||
+        get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    uint32_t stop;
+    if (find_stop(ds, req->id, &stop, prob))
+        return prob->status;
+    int64_t from = resolve_time(ds, req, &tp);
+    uint32_t count = 0;
+    bool truncated = false;
+    query_error err = {0};
+    int rc = stop_departures(ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit,
+                             t->departures, &count, &truncated, &err);
+    if (rc != QUERY_OK)
+        return query_problem(prob, rc, &err);
+    stop_info st;
+    dataset_stop(ds, stop, &st);
+    json_object_begin(out);
+    json_key(out, "stop");
+    json_object_begin(out);
+    kv_text(out, "id", st.id);
+    kv_text(out, "name", st.name);
+    json_object_end(out);
+    json_key(out, "departures");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < count; i++) {
+        stop_info at;
+        json_object_begin(out);
+        write_departure_fields(out, ds, &t->departures[i], &at);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_kv_bool(out, "truncated", truncated);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
+}
+
+int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                   api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit",
+                                          NULL};
+    double lat, lon;
+    long radius, window, limit;
+    time_param tp;
+    if (check_params(req, allowed, prob) || get_coordinate(req, "lat", 90, &lat, prob) ||
+        get_coordinate(req, "lon", 180, &lon, prob) || get_radius(req, &radius, prob) ||
+        get_time_syntax(req, &tp, prob) || get_window(req, &window, prob) ||
+        get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    int64_t from = resolve_time(ds, req, &tp);
+    uint32_t count = 0;
+    bool truncated = false;
+    query_error err = {0};
+    int rc = nearby_departures(ds, t->scratch, lat, lon, (double)radius, from,
+                               (uint32_t)window * 60, (uint32_t)limit, t->departures, &count,
+                               &truncated, &err);
+    if (rc != QUERY_OK)
+        return query_problem(prob, rc, &err);
+    json_object_begin(out);
+    json_key(out, "departures");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < count; i++) {
+        stop_info at;
+        json_object_begin(out);
+        write_departure_fields(out, ds, &t->departures[i], &at);
+        kv_text(out, "stop_name", at.name);
+        kv_distance(out, t->departures[i].distance_m);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_kv_bool(out, "truncated", truncated);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
+}
+
+int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+               api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {NULL};
+    (void)t;
+    if (check_params(req, allowed, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    json_object_begin(out);
+    json_key(out, "routes");
+    json_array_begin(out);
+    uint32_t n = dataset_route_count(ds);
+    for (uint32_t i = 0; i < n; i++) {
+        route_info r;
+        dataset_route(ds, i, &r);
+        write_route(out, &r);
+    }
+    json_array_end(out);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {NULL};
+    (void)t;
+    if (check_params(req, allowed, prob) || need_id(req, "route_id", prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    uint32_t route = dataset_find_route(ds, req->id, strlen(req->id));
+    if (route == QUERY_NONE)
+        return problem(prob, 404, "route_id", "route '%s' not found", req->id);
+    route_info r;
+    dataset_route(ds, route, &r);
+    json_object_begin(out);
+    json_key(out, "route");
+    write_route(out, &r);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static void kv_secs(json_writer *w, const char *key, uint32_t secs)
+{
+    if (secs == GTFS_TIME_NONE)
+        json_kv_null(w, key);
+    else
+        json_kv_int(w, key, secs);
+}
+
+static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, int32_t date,
+                            uint32_t secs)
+{
+    if (secs == GTFS_TIME_NONE) {
+        json_kv_null(w, key);
+        return;
+    }
+    int64_t instant = dataset_instant(ds, date, secs);
+    kv_instant(w, key, instant, dataset_utc_offset(ds, instant));
+}
+
+int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"date", NULL};
+    if (check_params(req, allowed, prob) || need_id(req, "trip_id", prob))
+        return prob->status;
+    const char *date_text = param_value(req, "date");
+    int32_t date = 0;
+    if (date_text && parse_iso_date(date_text, strlen(date_text), &date) != 0)
+        return problem(prob, 400, "date", "date must be a calendar date YYYY-MM-DD");
+    if (!ds)
+        return no_dataset(prob);
+    uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
+    if (trip == QUERY_NONE)
+        return problem(prob, 404, "trip_id", "trip '%s' not found", req->id);
+    uint32_t count = 0;
+    query_error err = {0};
+    int rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
+    if (rc == QUERY_OK && count > t->stop_times_cap) {
+        if (!grow_stop_times(t, count))
+            return problem(prob, 503, "", "out of memory reading trip '%s'", req->id);
+        rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
+    }
+    if (rc != QUERY_OK)
+        return query_problem(prob, rc, &err);
+
+    trip_info tr;
+    route_info rt;
+    dataset_trip(ds, trip, &tr);
+    dataset_route(ds, tr.route, &rt);
+    json_object_begin(out);
+    json_key(out, "trip");
+    json_object_begin(out);
+    kv_text(out, "id", tr.id);
+    kv_text(out, "route_id", rt.id);
+    kv_text(out, "service_id", tr.service_id);
+    kv_optional(out, "headsign", tr.headsign);
+    json_key(out, "direction_id");
+    if (tr.direction_id == 0 || tr.direction_id == 1)
+        json_int(out, tr.direction_id);
+    else
+        json_null(out);
+    kv_optional(out, "shape_id", tr.shape_id);
+    if (date_text)
+        json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
+    json_key(out, "stop_times");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < count; i++) {
+        const trip_stop_time *s = &t->stop_times[i];
+        stop_info st;
+        dataset_stop(ds, s->stop, &st);
+        json_object_begin(out);
+        kv_text(out, "stop_id", st.id);
+        json_kv_int(out, "stop_sequence", s->stop_sequence);
+        kv_secs(out, "arrival_secs", s->arrival_secs);
+        kv_secs(out, "departure_secs", s->departure_secs);
+        if (date_text) {
+            kv_secs_instant(out, ds, "arrival", date, s->arrival_secs);
+            kv_secs_instant(out, ds, "departure", date, s->departure_secs);
+        }
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_object_end(out);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                 api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {NULL};
+    (void)t;
+    if (check_params(req, allowed, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    json_object_begin(out);
+    json_key(out, "agencies");
+    json_array_begin(out);
+    uint32_t n = dataset_agency_count(ds);
+    for (uint32_t i = 0; i < n; i++) {
+        agency_info a;
+        dataset_agency(ds, i, &a);
+        json_object_begin(out);
+        kv_optional(out, "id", a.id);
+        kv_text(out, "name", a.name);
+        kv_text(out, "url", a.url);
+        kv_text(out, "timezone", a.timezone);
+        kv_optional(out, "lang", a.lang);
+        kv_optional(out, "phone", a.phone);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {NULL};
+    if (check_params(req, allowed, prob))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    if (ensure_schedule(t, ds, prob))
+        return prob->status;
+    feed_meta meta;
+    memset(&meta, 0, sizeof meta);
+    if (schedule_feed_meta(t->schedule, &meta) != 0)
+        memset(&meta, 0, sizeof meta);
+    dataset_counts counts;
+    dataset_get_counts(ds, &counts);
+    char imported[21];
+    api_format_utc(counts.imported_at, imported);
+
+    json_object_begin(out);
+    json_key(out, "feed");
+    json_object_begin(out);
+    kv_text(out, "version", dataset_version(ds));
+    kv_optional(out, "publisher_name", meta.publisher_name);
+    kv_date(out, "start_date", counts.first_date);
+    kv_date(out, "end_date", counts.last_date);
+    kv_text(out, "timezone", dataset_timezone(ds));
+    json_kv_string(out, "imported_at", imported);
+    json_key(out, "counts");
+    json_object_begin(out);
+    json_kv_int(out, "stops", counts.stops);
+    json_kv_int(out, "routes", counts.routes);
+    json_kv_int(out, "trips", counts.trips);
+    json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
+    json_object_end(out);
+    json_object_end(out);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}

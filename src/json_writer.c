@@ -1,0 +1,337 @@
+/* json_writer.c — the streaming JSON writer behind every response body.
+ *
+ * Why it exists: see json_writer.h. Bytes are appended to one buffer that
+ * grows geometrically and is kept across json_reset(), so a warm writer never
+ * allocates. Commas are decided per nesting level; strings are escaped per
+ * RFC 8259 with invalid UTF-8 replaced by U+FFFD; numbers never come out as
+ * NaN/Infinity and never depend on the process locale.
+ */
+#include "transit/json_writer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSON_INITIAL_CAPACITY 4096
+
+void json_init(json_writer *w)
+{
+    memset(w, 0, sizeof *w);
+}
+
+void json_free(json_writer *w)
+{
+    free(w->buf);
+    memset(w, 0, sizeof *w);
+}
+
+void json_reset(json_writer *w)
+{
+    w->len = 0;
+    w->depth = 0;
+    w->need_comma[0] = false;
+    w->after_key = false;
+    w->oom = false;
+    if (w->buf)
+        w->buf[0] = '\0';
+}
+
+/* Makes room for `extra` more bytes plus a terminating NUL. */
+static bool reserve(json_writer *w, size_t extra)
+{
+    if (w->oom)
+        return false;
+    size_t need = w->len + extra + 1;
+    if (need <= w->cap)
+        return true;
+    size_t cap = w->cap ? w->cap : JSON_INITIAL_CAPACITY;
+    while (cap < need)
+        cap *= 2;
+    char *grown = realloc(w->buf, cap);
+    if (!grown) {
+        w->oom = true;
+        return false;
+    }
+    w->buf = grown;
+    w->cap = cap;
+    return true;
+}
+
+static void append(json_writer *w, const char *s, size_t n)
+{
+    if (!reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+static void append_char(json_writer *w, char c)
+{
+    if (!reserve(w, 1))
+        return;
+    w->buf[w->len++] = c;
+    w->buf[w->len] = '\0';
+}
+
+/* Called before every value: a comma unless it is the first item of its
+ * container or the value of a key just written. */
+static void before_value(json_writer *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->need_comma[w->depth])
+        append_char(w, ',');
+    w->need_comma[w->depth] = true;
+}
+
+static void open_container(json_writer *w, char c)
+{
+    before_value(w);
+    if (w->depth + 1 >= JSON_MAX_DEPTH) {
+        /* Deeper than any response needs: refuse rather than corrupt state. */
+        w->oom = true;
+        return;
+    }
+    append_char(w, c);
+    w->depth++;
+    w->need_comma[w->depth] = false;
+}
+
+static void close_container(json_writer *w, char c)
+{
+    if (w->depth > 0)
+        w->depth--;
+    w->after_key = false;
+    append_char(w, c);
+}
+
+void json_object_begin(json_writer *w) { open_container(w, '{'); }
+void json_object_end(json_writer *w) { close_container(w, '}'); }
+void json_array_begin(json_writer *w) { open_container(w, '['); }
+void json_array_end(json_writer *w) { close_container(w, ']'); }
+
+void json_key(json_writer *w, const char *key)
+{
+    if (w->need_comma[w->depth])
+        append_char(w, ',');
+    w->need_comma[w->depth] = true;
+    size_t n = strlen(key);
+    if (reserve(w, n + 3)) {
+        char *p = w->buf + w->len;
+        *p++ = '"';
+        memcpy(p, key, n);
+        p += n;
+        *p++ = '"';
+        *p++ = ':';
+        w->len += n + 3;
+        w->buf[w->len] = '\0';
+    }
+    w->after_key = true;
+}
+
+/* Length of the valid UTF-8 sequence starting at s[0] (1..4), or 0 when it
+ * is invalid; *bad_len is then the length of its maximal ill-formed prefix
+ * (at least 1), which is replaced by one U+FFFD. Ranges per Unicode table 3-7. */
+static size_t utf8_sequence(const unsigned char *s, size_t avail, size_t *bad_len)
+{
+    unsigned char b0 = s[0];
+    size_t need;
+    unsigned char lo = 0x80, hi = 0xBF;   /* range of the second byte */
+    if (b0 < 0x80)
+        return 1;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        need = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        need = 3;
+        if (b0 == 0xE0)
+            lo = 0xA0;
+        else if (b0 == 0xED)
+            hi = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        need = 4;
+        if (b0 == 0xF0)
+            lo = 0x90;
+        else if (b0 == 0xF4)
+            hi = 0x8F;
+    } else {
+        *bad_len = 1;
+        return 0;
+    }
+    for (size_t i = 1; i < need; i++) {
+        unsigned char lo_i = i == 1 ? lo : 0x80, hi_i = i == 1 ? hi : 0xBF;
+        if (i >= avail || s[i] < lo_i || s[i] > hi_i) {
+            *bad_len = i;
+            return 0;
+        }
+    }
+    return need;
+}
+
+void json_string_n(json_writer *w, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    before_value(w);
+    /* Worst case: every byte becomes a 6-byte escape. */
+    if (!reserve(w, len * 6 + 2))
+        return;
+    char *p = w->buf + w->len;
+    const unsigned char *u = (const unsigned char *)s;
+    *p++ = '"';
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = u[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *p++ = (char)c;
+            i++;
+        } else if (c == '"' || c == '\\') {
+            *p++ = '\\';
+            *p++ = (char)c;
+            i++;
+        } else if (c < 0x20) {
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[c >> 4];
+            p[5] = hex[c & 15];
+            p += 6;
+            i++;
+        } else {
+            size_t bad = 0;
+            size_t n = utf8_sequence(u + i, len - i, &bad);
+            if (n) {
+                memcpy(p, u + i, n);
+                p += n;
+                i += n;
+            } else {
+                memcpy(p, "\xEF\xBF\xBD", 3);   /* U+FFFD, 3 bytes <= bad*6 */
+                p += 3;
+                i += bad;
+            }
+        }
+    }
+    *p++ = '"';
+    w->len = (size_t)(p - w->buf);
+    w->buf[w->len] = '\0';
+}
+
+void json_string(json_writer *w, const char *s)
+{
+    if (!s) {
+        json_null(w);
+        return;
+    }
+    json_string_n(w, s, strlen(s));
+}
+
+void json_int(json_writer *w, int64_t v)
+{
+    char tmp[24];
+    char *end = tmp + sizeof tmp, *p = end;
+    /* Work on the magnitude as unsigned so INT64_MIN is safe. */
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        *--p = '-';
+    before_value(w);
+    append(w, p, (size_t)(end - p));
+}
+
+void json_double(json_writer *w, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        json_null(w);
+        return;
+    }
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 17)
+        decimals = 17;
+    /* DBL_MAX in fixed notation is 309 digits; 17 decimals and a sign fit. */
+    char tmp[352];
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    if (n <= 0 || (size_t)n >= sizeof tmp) {
+        json_null(w);
+        return;
+    }
+    /* Whatever the locale made of the decimal separator (possibly several
+     * bytes), it is the first run of bytes that are neither digits nor '-'. */
+    size_t len = (size_t)n, i = 0;
+    while (i < len && (tmp[i] == '-' || (tmp[i] >= '0' && tmp[i] <= '9')))
+        i++;
+    if (i < len) {
+        size_t j = i;
+        while (j < len && !(tmp[j] >= '0' && tmp[j] <= '9'))
+            j++;
+        tmp[i] = '.';
+        memmove(tmp + i + 1, tmp + j, len - j);
+        len = i + 1 + (len - j);
+        /* trim trailing zeros, then a bare '.' */
+        while (len > i + 1 && tmp[len - 1] == '0')
+            len--;
+        if (len == i + 1)
+            len = i;
+    }
+    /* "-0" and "-0.0..." become "0": JSON readers would keep the sign. */
+    if (len == 2 && tmp[0] == '-' && tmp[1] == '0') {
+        tmp[0] = '0';
+        len = 1;
+    }
+    before_value(w);
+    append(w, tmp, len);
+}
+
+void json_bool(json_writer *w, bool v)
+{
+    before_value(w);
+    if (v)
+        append(w, "true", 4);
+    else
+        append(w, "false", 5);
+}
+
+void json_null(json_writer *w)
+{
+    before_value(w);
+    append(w, "null", 4);
+}
+
+void json_raw(json_writer *w, const char *s, size_t len)
+{
+    before_value(w);
+    append(w, s, len);
+}
+
+void json_kv_string(json_writer *w, const char *key, const char *s)
+{
+    json_key(w, key);
+    json_string(w, s);
+}
+
+void json_kv_int(json_writer *w, const char *key, int64_t v)
+{
+    json_key(w, key);
+    json_int(w, v);
+}
+
+void json_kv_double(json_writer *w, const char *key, double v, int decimals)
+{
+    json_key(w, key);
+    json_double(w, v, decimals);
+}
+
+void json_kv_bool(json_writer *w, const char *key, bool v)
+{
+    json_key(w, key);
+    json_bool(w, v);
+}
+
+void json_kv_null(json_writer *w, const char *key)
+{
+    json_key(w, key);
+    json_null(w);
+}

@@ -1,0 +1,277 @@
+/* test_json_writer.c — the JSON writer's promises: RFC 8259 escaping, UTF-8
+ * repair, commas and nesting, locale-proof numbers, and a buffer that is
+ * reused rather than reallocated.
+ */
+#include "test_support.h"
+
+#include <locale.h>
+#include <math.h>
+
+#include "transit/json_writer.h"
+
+static void assert_output(json_writer *w, const char *expected)
+{
+    assert_false(w->oom);
+    assert_int_equal(w->len, strlen(expected));
+    assert_string_equal(w->buf, expected);
+}
+
+static void write_string(const char *s, size_t len, const char *expected)
+{
+    json_writer w;
+    json_init(&w);
+    json_string_n(&w, s, len);
+    assert_output(&w, expected);
+    json_free(&w);
+}
+
+static void test_escapes_quote_backslash_and_controls(void **state)
+{
+    (void)state;
+    write_string("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
+    write_string("\n\t\r\b\f", 5, "\"\\u000a\\u0009\\u000d\\u0008\\u000c\"");
+    write_string("\x01\x1f", 2, "\"\\u0001\\u001f\"");
+    write_string("x\0y", 3, "\"x\\u0000y\"");
+    write_string("/\x7f", 2, "\"/\x7f\"");   /* '/' and DEL need no escape */
+    write_string("", 0, "\"\"");
+}
+
+static void test_valid_utf8_passes_through(void **state)
+{
+    (void)state;
+    const char *s = "Gbaka d'Adjam\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x8c";  /* é € 🚌 */
+    write_string(s, strlen(s), "\"Gbaka d'Adjam\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x8c\"");
+    /* the largest code point, U+10FFFF */
+    write_string("\xf4\x8f\xbf\xbf", 4, "\"\xf4\x8f\xbf\xbf\"");
+}
+
+#define FFFD "\xef\xbf\xbd"
+
+static void test_invalid_utf8_is_replaced(void **state)
+{
+    (void)state;
+    write_string("a\xff" "b", 3, "\"a" FFFD "b\"");                 /* never valid */
+    write_string("\x80", 1, "\"" FFFD "\"");                        /* lone continuation */
+    write_string("\xc3", 1, "\"" FFFD "\"");                        /* truncated at end */
+    write_string("\xc3" "A", 2, "\"" FFFD "A\"");                   /* truncated mid-string */
+    write_string("\xc0\xaf", 2, "\"" FFFD FFFD "\"");               /* overlong '/' */
+    write_string("\xed\xa0\x80", 3, "\"" FFFD FFFD FFFD "\"");      /* surrogate D800 */
+    write_string("\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\""); /* > U+10FFFF */
+    write_string("\xe2\x82" "x", 3, "\"" FFFD "x\"");               /* maximal subpart: 1 FFFD */
+    write_string("\xf0\x9f\x9a", 3, "\"" FFFD "\"");
+}
+
+static void test_null_string_writes_null(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_string(&w, NULL);
+    assert_output(&w, "null");
+    json_free(&w);
+}
+
+static void test_commas_and_nesting(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_object_begin(&w);
+    json_kv_string(&w, "a", "x");
+    json_key(&w, "list");
+    json_array_begin(&w);
+    json_int(&w, 1);
+    json_object_begin(&w);
+    json_object_end(&w);
+    json_array_begin(&w);
+    json_array_end(&w);
+    json_null(&w);
+    json_array_end(&w);
+    json_key(&w, "o");
+    json_object_begin(&w);
+    json_kv_bool(&w, "t", true);
+    json_kv_bool(&w, "f", false);
+    json_kv_null(&w, "n");
+    json_kv_int(&w, "i", -7);
+    json_kv_double(&w, "d", 1.5, 3);
+    json_object_end(&w);
+    json_key(&w, "raw");
+    json_raw(&w, "[1,2]", 5);
+    json_object_end(&w);
+    assert_output(&w, "{\"a\":\"x\",\"list\":[1,{},[],null],\"o\":{\"t\":true,\"f\":false,"
+                      "\"n\":null,\"i\":-7,\"d\":1.5},\"raw\":[1,2]}");
+    assert_int_equal(w.depth, 0);
+    json_free(&w);
+}
+
+static void test_top_level_array_of_strings(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_array_begin(&w);
+    json_string(&w, "a");
+    json_string(&w, NULL);
+    json_string(&w, "b");
+    json_array_end(&w);
+    assert_output(&w, "[\"a\",null,\"b\"]");
+    json_free(&w);
+}
+
+static void test_integers(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_array_begin(&w);
+    json_int(&w, 0);
+    json_int(&w, INT64_MAX);
+    json_int(&w, INT64_MIN);
+    json_int(&w, 86400);
+    json_array_end(&w);
+    assert_output(&w, "[0,9223372036854775807,-9223372036854775808,86400]");
+    json_free(&w);
+}
+
+static void expect_double(double v, int decimals, const char *expected)
+{
+    json_writer w;
+    json_init(&w);
+    json_double(&w, v, decimals);
+    assert_output(&w, expected);
+    json_free(&w);
+}
+
+static void test_doubles(void **state)
+{
+    (void)state;
+    expect_double(-16.920876, 6, "-16.920876");
+    expect_double(145.779259, 6, "145.779259");
+    expect_double(40.7, 6, "40.7");
+    expect_double(12.0, 6, "12");
+    expect_double(0.0, 6, "0");
+    expect_double(-0.0, 6, "0");
+    expect_double(-0.0000001, 6, "0");           /* rounds to zero: no "-0" */
+    expect_double(-0.5, 6, "-0.5");
+    expect_double(1.23456789, 6, "1.234568");    /* rounded, not truncated */
+    expect_double(2.5, 0, "2");                  /* round-half-even of printf */
+    expect_double(100.0, 0, "100");
+    expect_double(1e20, 2, "100000000000000000000");
+    expect_double(NAN, 6, "null");
+    expect_double(INFINITY, 6, "null");
+    expect_double(-INFINITY, 6, "null");
+    expect_double(1.5, -3, "2");                 /* negative decimals mean 0 */
+}
+
+/* Puts LC_NUMERIC in a locale whose decimal separator is a comma: an
+ * installed one, else one compiled with localedef into a scratch LOCPATH.
+ * Returns false when neither is possible on this machine. */
+static bool enter_comma_locale(void)
+{
+    char probe[16];
+    const char *installed[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE"};
+    for (size_t i = 0; i < sizeof installed / sizeof *installed; i++) {
+        if (setlocale(LC_NUMERIC, installed[i])) {
+            snprintf(probe, sizeof probe, "%.1f", 1.5);
+            if (strcmp(probe, "1,5") == 0)
+                return true;
+        }
+    }
+    char dir[512], cmd[1200];
+    test_tmpdir(dir, sizeof dir, "json-locale");
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", dir);
+    if (system(cmd) != 0)
+        return false;
+    setenv("LOCPATH", dir, 1);
+    bool ok = setlocale(LC_NUMERIC, "de_DE.UTF-8") != NULL;
+    if (ok) {
+        snprintf(probe, sizeof probe, "%.1f", 1.5);
+        ok = strcmp(probe, "1,5") == 0;
+    }
+    return ok;
+}
+
+static void test_doubles_ignore_a_comma_locale(void **state)
+{
+    (void)state;
+    if (!enter_comma_locale()) {
+        fprintf(stderr, "SKIP: no comma-decimal locale and localedef cannot build one\n");
+        setlocale(LC_NUMERIC, "C");
+        skip();
+    }
+    expect_double(-16.920876, 6, "-16.920876");
+    expect_double(3.25, 6, "3.25");
+    expect_double(1234567.5, 1, "1234567.5");   /* no thousands grouping either */
+    setlocale(LC_NUMERIC, "C");
+}
+
+static void test_buffer_is_reused_after_reset(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    for (int i = 0; i < 2000; i++)
+        json_string(&w, "0123456789");
+    assert_true(w.len > 20000);
+    char *buf = w.buf;
+    size_t cap = w.cap;
+    for (int round = 0; round < 5; round++) {
+        json_reset(&w);
+        assert_int_equal(w.len, 0);
+        assert_string_equal(w.buf, "");
+        json_object_begin(&w);
+        json_kv_int(&w, "round", round);
+        json_object_end(&w);
+        assert_ptr_equal(w.buf, buf);
+        assert_int_equal(w.cap, cap);
+    }
+    assert_output(&w, "{\"round\":4}");
+    json_free(&w);
+    assert_null(w.buf);
+}
+
+static void test_reset_clears_comma_state(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_array_begin(&w);
+    json_int(&w, 1);
+    /* abandoned mid-array, as after an error */
+    json_reset(&w);
+    json_int(&w, 2);
+    assert_output(&w, "2");
+    json_free(&w);
+}
+
+static void test_too_deep_nesting_is_flagged(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    for (int i = 0; i < JSON_MAX_DEPTH + 2; i++)
+        json_array_begin(&w);
+    assert_true(w.oom);
+    json_reset(&w);
+    assert_false(w.oom);
+    json_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escapes_quote_backslash_and_controls),
+        cmocka_unit_test(test_valid_utf8_passes_through),
+        cmocka_unit_test(test_invalid_utf8_is_replaced),
+        cmocka_unit_test(test_null_string_writes_null),
+        cmocka_unit_test(test_commas_and_nesting),
+        cmocka_unit_test(test_top_level_array_of_strings),
+        cmocka_unit_test(test_integers),
+        cmocka_unit_test(test_doubles),
+        cmocka_unit_test(test_doubles_ignore_a_comma_locale),
+        cmocka_unit_test(test_buffer_is_reused_after_reset),
+        cmocka_unit_test(test_reset_clears_comma_state),
+        cmocka_unit_test(test_too_deep_nesting_is_flagged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

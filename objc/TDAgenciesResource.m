@@ -1,0 +1,18 @@
+/* TDAgenciesResource.m — GET /v1/agencies: the feed's agencies.
+ *
+ * Why it exists: one resource class per route (see TDRoutes.m); the answer
+ * itself is api_agencies() in src/api.c, shared with `transitd query`.
+ */
+#import "TDResource.h"
+
+@interface TDAgenciesResource : TDApiResource
+@end
+
+@implementation TDAgenciesResource
+
+- (api_endpoint_fn)endpoint
+{
+    return api_agencies;
+}
+
+@end

@@ -1,0 +1,89 @@
+/* TDRequest.h — one HTTP request as the resources see it, reused per thread.
+ *
+ * Why it exists: the server must not build an object graph per request (no
+ * NSString, no NSDictionary on the hot path). Each server thread owns one
+ * TDRequest and refills it for every request it answers: the path, id and
+ * parameters are C strings pointing into libmicrohttpd's connection memory or
+ * the request's own buffers; the JSON body goes into the request's reusable
+ * json_writer; the per-thread api context, gzip stream and log buffer live
+ * here too. A resource reads the request fields and fills the response
+ * fields; the server turns them into HTTP.
+ */
+#import <Foundation/Foundation.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "transit/api.h"
+#include "transit/gzip_body.h"
+
+struct MHD_Connection;
+@class TDServer;
+
+/* The HTTP verbs that become messages (TD_VERB_OTHER: anything else). */
+typedef enum td_verb {
+    TD_GET, TD_HEAD, TD_POST, TD_PUT, TD_PATCH, TD_DELETE, TD_OPTIONS, TD_VERB_OTHER,
+    TD_VERB_COUNT
+} td_verb;
+
+#define TD_MAX_PARAMS 32
+#define TD_MAX_TARGET 8192      /* request-target bytes before 414 */
+#define TD_MAX_PATH TD_MAX_TARGET /* decoded path bytes (ids included) */
+
+@interface TDRequest : NSObject {
+@public
+    /* ---- the request (valid during one call of a verb message) */
+    TDServer *server;
+    struct MHD_Connection *connection;
+    td_verb verb;
+    const char *method;               /* as received, e.g. "GET" */
+    const char *target;               /* raw request-target, e.g. "/v1/stops?q=x" */
+    const char *path;                 /* percent-decoded path, no query */
+    const char *resourceId;           /* percent-decoded {id} segment, or NULL */
+    api_param params[TD_MAX_PARAMS];  /* query parameters, decoded by MHD */
+    int nparams;
+    const char *body;                 /* request body (POST/PUT/PATCH), may be NULL */
+    size_t bodyLength;
+    dataset *dataset;                 /* retained for this request, or NULL */
+    int64_t now;                      /* Unix seconds, truncated to the minute */
+    api_thread *apiThread;            /* this thread's api context */
+
+    /* ---- the response (filled by the resource) */
+    int status;
+    json_writer *out;                 /* the JSON body, when responseBody is NULL */
+    const char *responseBody;         /* or these bytes ... */
+    size_t responseLength;
+    bool responsePersistent;          /* ... which outlive the response (no copy) */
+    struct MHD_Response *sharedResponse; /* or a prebuilt response (owned by the resource) */
+    const char *contentType;          /* NULL: application/json; charset=utf-8 */
+    int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
+    api_problem problem;              /* when status >= 400 */
+
+    /* ---- per-thread storage, reused across requests */
+    json_writer jsonOut;
+    gzip_body *gzip;
+    char pathBuffer[TD_MAX_PATH + 1];
+    char idBuffer[TD_MAX_PATH + 1];
+    char *text;                       /* a growable text buffer (e.g. /metrics) */
+    size_t textCap;
+    char logLine[1024];
+    int64_t logSecond;                /* the second logPrefix was formatted for */
+    char logPrefix[24];               /* "2026-01-02T03:04:05" */
+}
+
+- (instancetype)initWithServer:(TDServer *)aServer;
+@end
+
+/* Empties the response fields for the next request (a function, not a
+ * message: it runs on every request). */
+void td_request_reset_response(TDRequest *req);
+
+/* Sets a problem response: status, title from the status, detail formatted. */
+void td_request_problem(TDRequest *req, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Runs one api.h endpoint with the request's parameters, id, dataset and
+ * clock, and takes its status, body or problem and cache lifetime. */
+void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint);
+/* Makes sure req->text has room for `need` bytes; false when out of memory. */
+bool td_request_reserve_text(TDRequest *req, size_t need);
+/* The reason phrase for a status ("Not Found"). */
+const char *td_status_title(int status);

@@ -1,0 +1,127 @@
+/* TDRequest.m — the per-thread request object: its buffers and the two
+ * helpers resources use to answer (problems and api.h endpoints).
+ *
+ * Why it exists: see TDRequest.h.
+ */
+#import "TDRequest.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+@implementation TDRequest
+
+- (instancetype)initWithServer:(TDServer *)aServer
+{
+    if ((self = [super init]) == nil)
+        return nil;
+    server = aServer;
+    json_init(&jsonOut);
+    out = &jsonOut;
+    apiThread = api_thread_new();
+    gzip = gzip_body_new(5);
+    if (!apiThread || !gzip) {
+        [self release];
+        return nil;
+    }
+    logSecond = -1;
+    return self;
+}
+
+- (void)dealloc
+{
+    json_free(&jsonOut);
+    api_thread_free(apiThread);
+    gzip_body_free(gzip);
+    free(text);
+    [super dealloc];
+}
+
+@end
+
+void td_request_reset_response(TDRequest *req)
+{
+    req->status = 200;
+    json_reset(&req->jsonOut);
+    req->out = &req->jsonOut;
+    req->responseBody = NULL;
+    req->responseLength = 0;
+    req->responsePersistent = false;
+    req->sharedResponse = NULL;
+    req->contentType = NULL;
+    req->cacheSeconds = -1;
+    req->problem.status = 0;
+    req->problem.title = NULL;
+    req->problem.detail[0] = '\0';
+    req->problem.param[0] = '\0';
+}
+
+const char *td_status_title(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return status >= 500 ? "Server Error" : "Client Error";
+    }
+}
+
+void td_request_problem(TDRequest *req, int status, const char *param, const char *fmt, ...)
+{
+    req->status = status;
+    req->problem.status = status;
+    req->problem.title = td_status_title(status);
+    snprintf(req->problem.param, sizeof req->problem.param, "%s", param ? param : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(req->problem.detail, sizeof req->problem.detail, fmt, ap);
+    va_end(ap);
+}
+
+void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
+{
+    api_request ar = {
+        .params = req->params,
+        .nparams = req->nparams,
+        .id = req->resourceId,
+        .now = req->now,
+    };
+    int cache = -1;
+    int status = endpoint(req->apiThread, req->dataset, &ar, req->out, &req->problem, &cache);
+    req->status = status;
+    if (status >= 400) {
+        if (!req->problem.title)
+            req->problem.title = td_status_title(status);
+        req->problem.status = status;
+        return;
+    }
+    if (req->out->oom) {
+        td_request_problem(req, 500, NULL, "out of memory while writing the response");
+        return;
+    }
+    req->cacheSeconds = cache;
+}
+
+bool td_request_reserve_text(TDRequest *req, size_t need)
+{
+    if (need <= req->textCap)
+        return true;
+    size_t cap = req->textCap ? req->textCap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *grown = realloc(req->text, cap);
+    if (!grown)
+        return false;
+    req->text = grown;
+    req->textCap = cap;
+    return true;
+}

@@ -1,0 +1,18 @@
+/* TDRoutesResource.m — GET /v1/routes: all routes.
+ *
+ * Why it exists: one resource class per route (see TDRoutes.m); the answer
+ * itself is api_routes() in src/api.c, shared with `transitd query`.
+ */
+#import "TDResource.h"
+
+@interface TDRoutesResource : TDApiResource
+@end
+
+@implementation TDRoutesResource
+
+- (api_endpoint_fn)endpoint
+{
+    return api_routes;
+}
+
+@end

@@ -1,0 +1,99 @@
+/* TDServer.h — the Objective-C object every HTTP request is handed to.
+ *
+ * Why it exists: the C access handler (http_daemon.m) knows libmicrohttpd;
+ * the server knows the application. It owns the route table (path pattern →
+ * resource instance, with each class's verb IMPs cached at start-up), the
+ * dataset being served (swapped atomically on reload), the metrics and the
+ * OpenAPI document, and it turns what a resource answered into an HTTP
+ * response: problem+json for errors, ETag/304, gzip, Cache-Control, Allow.
+ */
+#import <Foundation/Foundation.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "transit/metrics.h"
+#include "transit/query.h"
+#import "TDRequest.h"
+
+@class TDResource;
+
+typedef struct td_config {
+    const char *data_dir;
+    const char *bind;            /* numeric IPv4/IPv6 address or host name */
+    const char *openapi_path;    /* NULL: look beside the binary */
+    int port;                    /* 0: any free port (reported at start-up) */
+    int threads;
+    unsigned max_connections;
+    unsigned timeout_s;
+    size_t max_body;
+    bool quiet;
+    bool wait_for_data;
+} td_config;
+
+/* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
+typedef struct td_conn {
+    bool started;                /* the handler has been called for this request */
+    bool target_too_long;
+    bool body_too_large;
+    uint64_t started_us;         /* monotonic, when the request line arrived */
+    size_t target_len;
+    char *body;                  /* request body, up to max_body; reused */
+    size_t body_len, body_cap;
+    char target[TD_MAX_TARGET + 1];
+} td_conn;
+
+/* A route pattern compiled at start-up: literal segments and {id}. */
+#define TD_MAX_SEGMENTS 8
+typedef struct td_route {
+    const char *pattern;         /* "/v1/stops/{id}/departures" (also the metrics label) */
+    int nsegments;
+    const char *segments[TD_MAX_SEGMENTS];  /* literal text, or NULL for {id} */
+    size_t segment_len[TD_MAX_SEGMENTS];
+    TDResource *resource;
+    IMP verb_imp[TD_VERB_COUNT];
+    bool needs_dataset, depends_on_clock;
+    char allow[64];              /* "GET, HEAD, OPTIONS" */
+} td_route;
+
+/* The route table (TDRoutes.m): one line per endpoint. */
+typedef struct td_route_spec {
+    const char *pattern;
+    const char *class_name;
+} td_route_spec;
+extern const td_route_spec td_route_table[];
+extern const int td_route_table_count;
+
+#define TD_MAX_ROUTES 32
+
+@interface TDServer : NSObject {
+@public
+    td_config config;
+    td_route routes[TD_MAX_ROUTES];
+    const char *routeLabels[TD_MAX_ROUTES];
+    int nroutes;
+    metrics *counters;
+    char *openapiDocument;       /* NULL when not found */
+    size_t openapiLength;
+    char openapiSource[1024];    /* where it was read, or where we looked */
+    int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
+    dataset *currentDataset;
+    int draining;                /* shutting down: answer with Connection: close (__atomic) */
+}
+
+/* Builds the routes (fails with a message when a class is missing). */
+- (instancetype)initWithConfig:(const td_config *)cfg error:(char *)err length:(size_t)errlen;
+/* Answers one request: routing, verb dispatch, HTTP framing, log, metrics.
+ * Returns an MHD_Result. */
+- (int)answer:(TDRequest *)req connectionState:(td_conn *)conn;
+@end
+
+/* The dataset being served, retained for the caller (release it), or NULL. */
+dataset *td_server_acquire_dataset(TDServer *server);
+/* Installs a dataset (taking over the caller's reference); the previous one is
+ * released, and unmapped when its last in-flight request releases it. */
+void td_server_install_dataset(TDServer *server, dataset *ds);
+/* Re-opens config.data_dir; on success swaps it in. Logs either way. */
+bool td_server_reload(TDServer *server);
+/* Reads the OpenAPI document (config.openapi_path or beside the binary). */
+void td_server_load_openapi(TDServer *server);

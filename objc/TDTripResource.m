@@ -1,0 +1,18 @@
+/* TDTripResource.m — GET /v1/trips/{id}: one trip with its stop times.
+ *
+ * Why it exists: one resource class per route (see TDRoutes.m); the answer
+ * itself is api_trip() in src/api.c, shared with `transitd query`.
+ */
+#import "TDResource.h"
+
+@interface TDTripResource : TDApiResource
+@end
+
+@implementation TDTripResource
+
+- (api_endpoint_fn)endpoint
+{
+    return api_trip;
+}
+
+@end

@@ -1,0 +1,365 @@
+/* http_daemon.m — libmicrohttpd glue: the listening socket, the daemon and
+ * its callbacks, per-connection state and the per-thread TDRequest.
+ *
+ * Why it exists: see http_daemon.h. Counters shared between threads use the
+ * __atomic builtins (clang and gcc alike): on GNUstep the Objective-C compile
+ * sees gcc's <stdatomic.h>, whose macros clang rejects on _Atomic objects.
+ *
+ * Request flow through MHD 0.9.75:
+ *  - the URI-log callback sees the raw request-target first (before MHD
+ *    percent-decodes it in place) and copies it into the connection state,
+ *    which becomes the request's *con_cls;
+ *  - the access handler's first call only looks at Content-Length (a body
+ *    over --max-body is refused at once with 413); it returns without a
+ *    response, because a response queued on the first call makes MHD 0.9.75
+ *    close the connection (no keep-alive);
+ *  - body chunks are kept up to the cap; the final call (no more upload
+ *    data) hands the request to the TDServer through a cached IMP.
+ */
+#import "http_daemon.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*answer_fn)(id, SEL, TDRequest *, td_conn *);
+
+struct td_daemon {
+    struct MHD_Daemon *mhd;
+    TDServer *server;
+    answer_fn answer;
+    SEL answer_sel;
+    size_t max_body;
+    int listen_fd;
+    int port;
+    char address[64];
+    int in_flight;               /* requests whose request line has arrived (__atomic) */
+};
+
+/* ------------------------------------------------------------ per thread */
+
+static pthread_key_t request_key;
+static pthread_once_t request_key_once = PTHREAD_ONCE_INIT;
+static __thread TDRequest *thread_request;
+
+static void release_thread_request(void *request)
+{
+    [(TDRequest *)request release];
+}
+
+static void make_request_key(void)
+{
+    pthread_key_create(&request_key, release_thread_request);
+}
+
+static TDRequest *current_request(td_daemon *d)
+{
+    TDRequest *req = thread_request;
+    if (req)
+        return req;
+    req = [[TDRequest alloc] initWithServer:d->server];
+    if (!req)
+        return nil;
+    thread_request = req;
+    pthread_setspecific(request_key, req);   /* released when the thread exits */
+    return req;
+}
+
+static uint64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static td_verb verb_of(const char *m)
+{
+    switch (m[0]) {
+    case 'G': if (strcmp(m, "GET") == 0) return TD_GET; break;
+    case 'H': if (strcmp(m, "HEAD") == 0) return TD_HEAD; break;
+    case 'P':
+        if (strcmp(m, "POST") == 0) return TD_POST;
+        if (strcmp(m, "PUT") == 0) return TD_PUT;
+        if (strcmp(m, "PATCH") == 0) return TD_PATCH;
+        break;
+    case 'D': if (strcmp(m, "DELETE") == 0) return TD_DELETE; break;
+    case 'O': if (strcmp(m, "OPTIONS") == 0) return TD_OPTIONS; break;
+    default: break;
+    }
+    return TD_VERB_OTHER;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    (void)connection;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        td_conn *conn = malloc(sizeof *conn);
+        if (conn) {
+            conn->started = conn->target_too_long = conn->body_too_large = false;
+            conn->body = NULL;
+            conn->body_len = conn->body_cap = 0;
+            conn->target_len = 0;
+            conn->target[0] = '\0';
+        }
+        *socket_context = conn;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        td_conn *conn = *socket_context;
+        if (conn) {
+            free(conn->body);
+            free(conn);
+        }
+        *socket_context = NULL;
+    }
+}
+
+/* Called with the raw request-target before MHD decodes it; the return value
+ * becomes *con_cls for this request. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *connection)
+{
+    td_daemon *d = cls;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    td_conn *conn = info ? (td_conn *)info->socket_context : NULL;
+    if (!conn)
+        return NULL;
+    __atomic_fetch_add(&d->in_flight, 1, __ATOMIC_RELAXED);
+    conn->started_us = monotonic_us();
+    conn->started = false;
+    conn->body_too_large = false;
+    conn->body_len = 0;
+    size_t len = strlen(uri);
+    conn->target_too_long = len > TD_MAX_TARGET;
+    if (conn->target_too_long)
+        len = 200;   /* enough for the access log */
+    memcpy(conn->target, uri, len);
+    conn->target[len] = '\0';
+    conn->target_len = len;
+    return conn;
+}
+
+static void on_request_done(void *cls, struct MHD_Connection *connection, void **con_cls,
+                            enum MHD_RequestTerminationCode toe)
+{
+    (void)connection;
+    (void)toe;
+    td_daemon *d = cls;
+    if (*con_cls)
+        __atomic_fetch_sub(&d->in_flight, 1, __ATOMIC_RELAXED);
+    *con_cls = NULL;
+}
+
+static enum MHD_Result hand_to_server(td_daemon *d, struct MHD_Connection *connection,
+                                      const char *method, td_conn *conn)
+{
+    TDRequest *req = current_request(d);
+    if (!req)
+        return MHD_NO;
+    req->connection = connection;
+    req->method = method;
+    req->verb = verb_of(method);
+    return d->answer(d->server, d->answer_sel, req, conn) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+static bool content_length_over(const char *value, size_t cap)
+{
+    unsigned long long n = 0;
+    for (const char *p = value; *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (unsigned long long)(*p - '0');
+        if (n > cap)
+            return true;
+    }
+    return false;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)url;
+    (void)version;
+    td_daemon *d = cls;
+    td_conn *conn = *con_cls;
+    if (!conn)
+        return MHD_NO;
+    if (!conn->started) {
+        conn->started = true;
+        const char *cl = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && content_length_over(cl, d->max_body)) {
+            /* answered now, before the body: MHD then closes the connection */
+            conn->body_too_large = true;
+            return hand_to_server(d, connection, method, conn);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (conn->body_too_large)
+            return MHD_YES;
+        if (conn->body_len + n > d->max_body) {
+            conn->body_too_large = true;   /* chunked body over the cap: 413 at the end */
+            return MHD_YES;
+        }
+        if (conn->body_len + n + 1 > conn->body_cap) {
+            size_t cap = conn->body_cap ? conn->body_cap : 1024;
+            while (cap < conn->body_len + n + 1)
+                cap *= 2;
+            char *grown = realloc(conn->body, cap);
+            if (!grown)
+                return MHD_NO;
+            conn->body = grown;
+            conn->body_cap = cap;
+        }
+        memcpy(conn->body + conn->body_len, upload_data, n);
+        conn->body_len += n;
+        conn->body[conn->body_len] = '\0';
+        return MHD_YES;
+    }
+    return hand_to_server(d, connection, method, conn);
+}
+
+/* ------------------------------------------------------------ socket */
+
+static int open_listener(td_daemon *d, const char *bind_addr, int port, char *err, size_t errlen)
+{
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", port);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int rc = getaddrinfo(bind_addr, port_text, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve --bind address '%s': %s", bind_addr,
+                 gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, saved = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0)
+            break;
+        saved = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot listen on %s port %d: %s", bind_addr, port,
+                 strerror(saved));
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            d->port = ntohs(a->sin6_port);
+            inet_ntop(AF_INET6, &a->sin6_addr, d->address, sizeof d->address);
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            d->port = ntohs(a->sin_port);
+            inet_ntop(AF_INET, &a->sin_addr, d->address, sizeof d->address);
+        }
+    }
+    return fd;
+}
+
+/* The platform seam: epoll with opportunistic I/O where there is epoll. */
+static unsigned daemon_flags(void)
+{
+#if defined(__linux__)
+    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+#else
+    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+#endif
+}
+
+td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
+{
+    pthread_once(&request_key_once, make_request_key);
+    const td_config *cfg = &server->config;
+    td_daemon *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    d->server = server;
+    d->answer_sel = @selector(answer:connectionState:);
+    d->answer = (answer_fn)[server methodForSelector:d->answer_sel];
+    d->max_body = cfg->max_body;
+    d->listen_fd = open_listener(d, cfg->bind, cfg->port, err, errlen);
+    if (d->listen_fd < 0) {
+        free(d);
+        return NULL;
+    }
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_LISTEN_SOCKET, d->listen_fd, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, d},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, d},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, d},
+        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+         cfg->threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    d->mhd = MHD_start_daemon(daemon_flags(), 0, NULL, NULL, on_request, d, MHD_OPTION_ARRAY,
+                              options, MHD_OPTION_END);
+    if (!d->mhd) {
+        snprintf(err, errlen, "libmicrohttpd could not start on %s port %d", d->address, d->port);
+        close(d->listen_fd);
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+int td_daemon_port(const td_daemon *d)
+{
+    return d->port;
+}
+
+const char *td_daemon_address(const td_daemon *d)
+{
+    return d->address;
+}
+
+void td_daemon_stop(td_daemon *d, unsigned max_wait_ms)
+{
+    MHD_socket fd = MHD_quiesce_daemon(d->mhd);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);   /* new connections are refused from here on */
+    uint64_t deadline = monotonic_us() + (uint64_t)max_wait_ms * 1000u;
+    while (__atomic_load_n(&d->in_flight, __ATOMIC_RELAXED) > 0 && monotonic_us() < deadline) {
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    MHD_stop_daemon(d->mhd);
+    free(d);
+}

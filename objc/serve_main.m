@@ -1,0 +1,285 @@
+/* serve_main.m — `transitd serve`: options, start-up, signals, shutdown.
+ *
+ * Why it exists: the lifecycle of the HTTP server. Start-up fails fast
+ * (exit 1, one clear line) when the dataset is missing or damaged or the
+ * port cannot be bound. Signals only write a byte to a self-pipe; the main
+ * thread reads it and does the work: SIGHUP re-opens the data directory and
+ * swaps the dataset in (requests in flight finish on the old mapping, which
+ * goes away with its last reference; a failed reload keeps the old one);
+ * SIGTERM/SIGINT stop accepting, let requests already received finish, and
+ * exit 0 within 5 seconds.
+ */
+#import <Foundation/Foundation.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "transit/cli.h"
+#import "TDServer.h"
+#import "http_daemon.h"
+
+#define DRAIN_MS 4000
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+/* LeakSanitizer: the GNU Objective-C runtime allocates its class, method and
+ * selector tables once and keeps them until exit (frames inside libobjc.so);
+ * they are not leaks of ours. */
+const char *__lsan_default_suppressions(void);
+__attribute__((used)) const char *__lsan_default_suppressions(void)
+{
+    return "leak:libobjc.so\n";
+}
+#endif
+#endif
+
+static int signal_pipe[2] = {-1, -1};
+
+static void on_signal(int signo)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)signo;
+    ssize_t w = write(signal_pipe[1], &b, 1);
+    (void)w;
+    errno = saved;
+}
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: transitd serve [--data DIR] [--port N] [--bind ADDR] [--threads N] [options]\n"
+          "\n"
+          "Serves the active dataset of the data directory over HTTP (the v1 JSON API,\n"
+          "/healthz, /readyz, /metrics, /openapi.json).\n"
+          "\n"
+          "options:\n"
+          "  --data DIR            data directory (default: $TRANSITD_DATA, else ./data)\n"
+          "  --port N              TCP port, 0 for any free one (default: $TRANSITD_PORT, else 8080)\n"
+          "  --bind ADDR           address to listen on (default: $TRANSITD_BIND, else 127.0.0.1)\n"
+          "  --threads N           server threads (default: online cores)\n"
+          "  --max-connections N   concurrent connections (default 1024)\n"
+          "  --timeout S           idle seconds before a connection is closed (default 30)\n"
+          "  --max-body BYTES      largest request body accepted, else 413 (default 65536)\n"
+          "  --openapi FILE        the OpenAPI document to serve (default: $TRANSITD_OPENAPI,\n"
+          "                        else docs/openapi.json beside the binary or in .)\n"
+          "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
+          "                        SIGHUP finds one\n"
+          "  --quiet               no access log\n"
+          "  --help                this help\n"
+          "\n"
+          "Access log (stderr, one line per request):\n"
+          "  TIME METHOD TARGET STATUS BODY_BYTES MICROSECONDS\n"
+          "Signals: SIGHUP reloads the data directory's active version; SIGTERM or SIGINT\n"
+          "stop gracefully.\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("transitd serve: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    print_usage(stderr);
+    return CLI_USAGE_ERROR;
+}
+
+static bool parse_number(const char *text, long long min, long long max, long long *out)
+{
+    if (!text || !*text)
+        return false;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int run_server(td_config *cfg)
+{
+    char err[1024];
+    dataset *ds = dataset_open(cfg->data_dir, err, sizeof err);
+    if (!ds && !cfg->wait_for_data) {
+        fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
+        return CLI_RUNTIME_ERROR;
+    }
+    if (!ds)
+        fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for SIGHUP\n", err);
+
+    TDServer *server = nil;
+    @autoreleasepool {
+        server = [[TDServer alloc] initWithConfig:cfg error:err length:sizeof err];
+    }
+    if (!server) {
+        fprintf(stderr, "transitd serve: %s\n", err);
+        if (ds)
+            dataset_release(ds);
+        return CLI_RUNTIME_ERROR;
+    }
+    td_server_load_openapi(server);
+    if (ds)
+        td_server_install_dataset(server, ds);
+
+    if (pipe(signal_pipe) != 0) {
+        fprintf(stderr, "transitd serve: pipe: %s\n", strerror(errno));
+        [server release];
+        return CLI_RUNTIME_ERROR;
+    }
+    for (int i = 0; i < 2; i++)
+        fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
+    fcntl(signal_pipe[1], F_SETFL, fcntl(signal_pipe[1], F_GETFL) | O_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+
+    /* The server threads inherit a mask without the signals we handle, so
+     * only this thread runs on_signal. */
+    sigset_t handled, previous;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGHUP);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &handled, &previous);
+    td_daemon *daemon = td_daemon_start(server, err, sizeof err);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (!daemon) {
+        fprintf(stderr, "transitd serve: %s\n", err);
+        [server release];
+        return CLI_RUNTIME_ERROR;
+    }
+    dataset *shown = td_server_acquire_dataset(server);
+    const char *addr = td_daemon_address(daemon);
+    bool v6 = strchr(addr, ':') != NULL;
+    fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s\n",
+            v6 ? "[" : "", addr, v6 ? "]" : "", td_daemon_port(daemon), cfg->threads,
+            shown ? dataset_version(shown) : "(none)");
+    if (shown)
+        dataset_release(shown);
+
+    int exit_code = CLI_OK;
+    for (;;) {
+        struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
+        int n = poll(&pfd, 1, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, "transitd serve: poll: %s\n", strerror(errno));
+            exit_code = CLI_RUNTIME_ERROR;
+            break;
+        }
+        unsigned char signo = 0;
+        if (read(signal_pipe[0], &signo, 1) != 1)
+            continue;
+        if (signo == SIGHUP) {
+            td_server_reload(server);
+            continue;
+        }
+        fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM");
+        break;
+    }
+    __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
+    td_daemon_stop(daemon, DRAIN_MS);
+    [server release];
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    close(signal_pipe[0]);
+    close(signal_pipe[1]);
+    signal_pipe[0] = signal_pipe[1] = -1;
+    fprintf(stderr, "transitd serve: stopped\n");
+    return exit_code;
+}
+
+int serve_main(int argc, char **argv)
+{
+    td_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.data_dir = cli_default_data_dir();
+    cfg.bind = getenv("TRANSITD_BIND") && *getenv("TRANSITD_BIND") ? getenv("TRANSITD_BIND")
+                                                                  : "127.0.0.1";
+    cfg.openapi_path = getenv("TRANSITD_OPENAPI") && *getenv("TRANSITD_OPENAPI")
+                           ? getenv("TRANSITD_OPENAPI")
+                           : NULL;
+    cfg.port = 8080;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
+    cfg.max_connections = 1024;
+    cfg.timeout_s = 30;
+    cfg.max_body = 64 * 1024;
+    long long v;
+    const char *env_port = getenv("TRANSITD_PORT");
+    if (env_port && *env_port) {
+        if (!parse_number(env_port, 0, 65535, &v))
+            return usage_error("TRANSITD_PORT must be a port number 0..65535, got '%s'", env_port);
+        cfg.port = (int)v;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            print_usage(stdout);
+            return CLI_OK;
+        } else if (strcmp(opt, "--quiet") == 0) {
+            cfg.quiet = true;
+        } else if (strcmp(opt, "--wait-for-data") == 0) {
+            cfg.wait_for_data = true;
+        } else if (strcmp(opt, "--data") == 0 || strcmp(opt, "--bind") == 0 ||
+                   strcmp(opt, "--openapi") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            if (opt[2] == 'd')
+                cfg.data_dir = arg;
+            else if (opt[2] == 'b')
+                cfg.bind = arg;
+            else
+                cfg.openapi_path = arg;
+            i++;
+        } else if (strcmp(opt, "--port") == 0) {
+            if (!parse_number(arg, 0, 65535, &v))
+                return usage_error("--port must be a port number 0..65535, got '%s'",
+                                   arg ? arg : "");
+            cfg.port = (int)v;
+            i++;
+        } else if (strcmp(opt, "--threads") == 0) {
+            if (!parse_number(arg, 1, 1024, &v))
+                return usage_error("--threads must be 1..1024, got '%s'", arg ? arg : "");
+            cfg.threads = (int)v;
+            i++;
+        } else if (strcmp(opt, "--max-connections") == 0) {
+            if (!parse_number(arg, 1, 1000000, &v))
+                return usage_error("--max-connections must be 1..1000000, got '%s'",
+                                   arg ? arg : "");
+            cfg.max_connections = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--timeout") == 0) {
+            if (!parse_number(arg, 1, 86400, &v))
+                return usage_error("--timeout must be 1..86400 seconds, got '%s'", arg ? arg : "");
+            cfg.timeout_s = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--max-body") == 0) {
+            if (!parse_number(arg, 0, 1LL << 30, &v))
+                return usage_error("--max-body must be 0..1073741824 bytes, got '%s'",
+                                   arg ? arg : "");
+            cfg.max_body = (size_t)v;
+            i++;
+        } else {
+            return usage_error("unknown option '%s'", opt);
+        }
+    }
+    return run_server(&cfg);
+}

@@ -1,0 +1,79 @@
+/* test_gzip_body.c — gzip_body round-trips through zlib's inflate, reuses its
+ * stream across bodies, and reads Accept-Encoding the way RFC 9110 says. */
+#include "test_support.h"
+
+#include <zlib.h>
+#include "transit/gzip_body.h"
+
+/* Inflates a gzip member (windowBits 15+16 accepts only gzip). */
+static size_t gunzip(const unsigned char *in, size_t len, char *out, size_t cap)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (Bytef *)out;
+    zs.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t n = cap - zs.avail_out;
+    inflateEnd(&zs);
+    return n;
+}
+
+static void test_round_trip_and_reuse(void **state)
+{
+    (void)state;
+    gzip_body *g = gzip_body_new(5);
+    assert_non_null(g);
+    static char body[200000], back[200000];
+    for (size_t i = 0; i < sizeof body; i++)
+        body[i] = "{\"stop_id\":\"abc\",\"name\":\"Central\"}"[i % 34];
+    for (int round = 0; round < 3; round++) {
+        size_t len = round == 1 ? 10 : sizeof body - (size_t)round * 1000;
+        const unsigned char *z;
+        size_t zlen;
+        assert_int_equal(gzip_body_compress(g, body, len, &z, &zlen), 0);
+        assert_true(z[0] == 0x1f && z[1] == 0x8b);   /* gzip magic */
+        if (len > 1000)
+            assert_true(zlen < len / 4);
+        assert_int_equal(gunzip(z, zlen, back, sizeof back), len);
+        assert_memory_equal(back, body, len);
+    }
+    const unsigned char *z;
+    size_t zlen;
+    assert_int_equal(gzip_body_compress(g, "", 0, &z, &zlen), 0);
+    assert_int_equal(gunzip(z, zlen, back, sizeof back), 0);
+    gzip_body_free(g);
+    gzip_body_free(NULL);
+}
+
+static void test_accept_encoding(void **state)
+{
+    (void)state;
+    assert_true(gzip_accepted("gzip"));
+    assert_true(gzip_accepted("gzip, deflate, br"));
+    assert_true(gzip_accepted("br;q=1.0, GZIP;q=0.5"));
+    assert_true(gzip_accepted("x-gzip"));
+    assert_true(gzip_accepted("*"));
+    assert_true(gzip_accepted("deflate, *;q=0.1"));
+    assert_false(gzip_accepted(NULL));
+    assert_false(gzip_accepted(""));
+    assert_false(gzip_accepted("identity"));
+    assert_false(gzip_accepted("deflate, br"));
+    assert_false(gzip_accepted("gzip;q=0"));
+    assert_false(gzip_accepted("gzip; q=0.000"));
+    assert_false(gzip_accepted("*, gzip;q=0"));
+    assert_false(gzip_accepted("*;q=0"));
+    assert_false(gzip_accepted("gzipx, xgzip"));
+    assert_true(gzip_accepted("identity;q=0, gzip;q=0.001"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_and_reuse),
+        cmocka_unit_test(test_accept_encoding),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

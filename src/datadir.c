@@ -1,0 +1,615 @@
+/* datadir.c — versions, atomic activation and pruning of a data directory.
+ *
+ * Why it exists: the importer's crash-safety rests on three POSIX facts used
+ * here and nowhere else: rename() of a directory is atomic, rename() of a
+ * symlink over another is atomic, and nothing is durable until it and its
+ * directory are fsynced. See datadir.h for the layout.
+ */
+#define _GNU_SOURCE /* renameat2 (RENAME_EXCHANGE) on Linux */
+#include "transit/datadir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP_PREFIX ".tmp-"
+#define OLD_PREFIX ".old-"
+#define LINK_PREFIX ".current-"
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *a, int e)
+{
+    if (!err || errlen == 0)
+        return;
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, a);
+    if (e)
+        snprintf(err, errlen, "%s: %s", msg, strerror(e));
+    else
+        snprintf(err, errlen, "%s", msg);
+}
+
+bool datadir_is_version_name(const char *name)
+{
+    size_t i = 0;
+    for (; name[i]; i++) {
+        char c = name[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    }
+    return i == DATADIR_VERSION_LEN;
+}
+
+static int path_join(char *out, size_t outlen, const char *a, const char *b)
+{
+    int n = snprintf(out, outlen, "%s/%s", a, b);
+    return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+int datadir_version_path(const char *data_dir, const char *version, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "%s/versions/%s", data_dir, version);
+    return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+int datadir_tmp_path(const char *data_dir, const char *version, pid_t pid, char *out,
+                     size_t outlen)
+{
+    int n = snprintf(out, outlen, "%s/versions/" TMP_PREFIX "%s-%ld", data_dir, version,
+                     (long)pid);
+    return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+static int mkdir_if_absent(const char *path, char *err, size_t errlen)
+{
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    set_err(err, errlen, "cannot create directory %s", path, e == EEXIST ? ENOTDIR : e);
+    return -1;
+}
+
+static int fsync_path(const char *path, bool directory, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | (directory ? O_DIRECTORY : 0) | O_CLOEXEC);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot open %s to fsync it", path, errno);
+        return -1;
+    }
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (rc != 0) {
+        set_err(err, errlen, "fsync %s failed", path, e);
+        return -1;
+    }
+    return 0;
+}
+
+int datadir_prepare(const char *data_dir, char *err, size_t errlen)
+{
+    char versions[4096];
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    /* mkdir -p: create missing parents of the data directory too */
+    char partial[4096];
+    snprintf(partial, sizeof partial, "%s", data_dir);
+    for (char *p = partial + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(partial, 0755) != 0 && errno != EEXIST) {
+            set_err(err, errlen, "cannot create directory %s", partial, errno);
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir_if_absent(data_dir, err, errlen) != 0)
+        return -1;
+    return mkdir_if_absent(versions, err, errlen);
+}
+
+int datadir_lock(const char *data_dir, bool wait, int *fd_out, char *err, size_t errlen)
+{
+    char path[4096];
+    if (path_join(path, sizeof path, data_dir, ".import.lock") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot open lock file %s", path, errno);
+        return -1;
+    }
+    for (;;) {
+        if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return 1;
+        set_err(err, errlen, "cannot lock %s", path, e);
+        return -1;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+void datadir_unlock(int fd)
+{
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
+int datadir_current(const char *data_dir, char version[DATADIR_VERSION_LEN + 1])
+{
+    char path[4096], target[4096];
+    if (path_join(path, sizeof path, data_dir, "current") != 0)
+        return -1;
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0)
+        return -1;
+    target[n] = '\0';
+    while (n > 1 && target[n - 1] == '/')
+        target[--n] = '\0';
+    const char *base = strrchr(target, '/');
+    if (!base)
+        return -1;
+    size_t dirlen = (size_t)(base - target);
+    const char *parent = target;
+    for (const char *p = target; p < base; p++)
+        if (*p == '/')
+            parent = p + 1;
+    if ((size_t)(base - parent) != strlen("versions") || strncmp(parent, "versions", 8) != 0 ||
+        dirlen < 8)
+        return -1;
+    base++;
+    if (!datadir_is_version_name(base))
+        return -1;
+    memcpy(version, base, DATADIR_VERSION_LEN + 1);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- marker */
+
+int datadir_read_marker(const char *version_dir, datadir_marker *m)
+{
+    char path[4096];
+    if (path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0)
+        return -1;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    memset(m, 0, sizeof *m);
+    char line[256];
+    int have_magic = 0, have_version = 0, have_sequence = 0;
+    while (fgets(line, sizeof line, f)) {
+        char key[32], value[128];
+        if (sscanf(line, "%31s %127s", key, value) != 2)
+            continue;
+        if (strcmp(key, "transitd-version-dir") == 0)
+            have_magic = 1;
+        else if (strcmp(key, "version") == 0 && datadir_is_version_name(value)) {
+            memcpy(m->version, value, DATADIR_VERSION_LEN + 1);
+            have_version = 1;
+        } else if (strcmp(key, "sequence") == 0) {
+            char *end;
+            m->sequence = strtoull(value, &end, 10);
+            have_sequence = (*end == '\0');
+        } else if (strcmp(key, "imported_at") == 0)
+            m->imported_at = strtoll(value, NULL, 10);
+        else if (strcmp(key, "builder") == 0)
+            snprintf(m->builder, sizeof m->builder, "%s", value);
+    }
+    fclose(f);
+    return (have_magic && have_version && have_sequence) ? 0 : -1;
+}
+
+int datadir_write_marker(const char *version_dir, const datadir_marker *m, char *err,
+                         size_t errlen)
+{
+    char tmp[4096], path[4096];
+    if (path_join(tmp, sizeof tmp, version_dir, DATADIR_MARKER ".tmp") != 0 ||
+        path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0) {
+        set_err(err, errlen, "path too long: %s", version_dir, 0);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot create %s", tmp, errno);
+        return -1;
+    }
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "transitd-version-dir 1\nversion %s\nsequence %llu\nimported_at %lld\n"
+                     "builder %s\n",
+                     m->version, (unsigned long long)m->sequence, (long long)m->imported_at,
+                     m->builder[0] ? m->builder : "unknown");
+    ssize_t w = write(fd, text, (size_t)n);
+    int e = errno;
+    if (w != n || fsync(fd) != 0) {
+        if (w == n)
+            e = errno;
+        close(fd);
+        unlink(tmp);
+        set_err(err, errlen, "cannot write %s", tmp, w >= 0 && w != n ? EIO : e);
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        unlink(tmp);
+        set_err(err, errlen, "cannot rename marker into %s", path, e);
+        return -1;
+    }
+    return fsync_path(version_dir, true, err, errlen);
+}
+
+uint64_t datadir_next_sequence(const char *data_dir)
+{
+    char versions[4096], dir[4096];
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0)
+        return 1;
+    DIR *d = opendir(versions);
+    if (!d)
+        return 1;
+    uint64_t max = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!datadir_is_version_name(e->d_name))
+            continue;
+        datadir_marker m;
+        if (path_join(dir, sizeof dir, versions, e->d_name) == 0 &&
+            datadir_read_marker(dir, &m) == 0 && m.sequence > max)
+            max = m.sequence;
+    }
+    closedir(d);
+    return max + 1;
+}
+
+/* ---------------------------------------------------------------- files */
+
+int datadir_sync_dir(const char *dir, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        set_err(err, errlen, "cannot open directory %s", dir, errno);
+        return -1;
+    }
+    int dfd = dirfd(d);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        struct stat st;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        int fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) != 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            set_err(err, errlen, "cannot fsync %s", path, errno);
+            rc = -1;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(d);
+    if (rc != 0)
+        return rc;
+    return fsync_path(dir, true, err, errlen);
+}
+
+static int remove_at(int parent_fd, const char *name)
+{
+    if (unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (errno != EISDIR && errno != EPERM)
+        return -1;
+    int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (remove_at(fd, e->d_name) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    if (unlinkat(parent_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+        rc = -1;
+    return rc;
+}
+
+int datadir_remove_tree(const char *path)
+{
+    return remove_at(AT_FDCWD, path);
+}
+
+uint64_t datadir_dir_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return total;
+}
+
+/* ---------------------------------------------------------------- install, activate */
+
+/* Swaps two paths atomically where the platform can; -1 with errno else. */
+static int exchange_paths(const char *a, const char *b)
+{
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#elif defined(__APPLE__) && defined(RENAME_SWAP)
+    return renamex_np(a, b, RENAME_SWAP);
+#else
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int datadir_install(const char *data_dir, const char *tmp_dir, const char *version, char *err,
+                    size_t errlen)
+{
+    char versions[4096], target[4096];
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0 ||
+        datadir_version_path(data_dir, version, target, sizeof target) != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    struct stat st;
+    if (lstat(target, &st) != 0) {
+        if (rename(tmp_dir, target) != 0) {
+            set_err(err, errlen, "cannot rename the new version into %s", target, errno);
+            return -1;
+        }
+    } else if (exchange_paths(tmp_dir, target) == 0) {
+        /* tmp_dir now holds the replaced directory */
+        if (fsync_path(versions, true, err, errlen) != 0)
+            return -1;
+        datadir_remove_tree(tmp_dir);
+    } else {
+        /* No atomic exchange here: move the old one aside first. */
+        char aside[4096];
+        int n = snprintf(aside, sizeof aside, "%s/" OLD_PREFIX "%s-%ld", versions, version,
+                         (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof aside || rename(target, aside) != 0) {
+            set_err(err, errlen, "cannot move the old %s aside", target, errno);
+            return -1;
+        }
+        if (rename(tmp_dir, target) != 0) {
+            int e = errno;
+            rename(aside, target);
+            set_err(err, errlen, "cannot rename the new version into %s", target, e);
+            return -1;
+        }
+        if (fsync_path(versions, true, err, errlen) != 0)
+            return -1;
+        datadir_remove_tree(aside);
+    }
+    return fsync_path(versions, true, err, errlen);
+}
+
+int datadir_activate(const char *data_dir, const char *version, char *err, size_t errlen)
+{
+    char link[4096], current[4096], target[64];
+    int n = snprintf(link, sizeof link, "%s/" LINK_PREFIX "%ld", data_dir, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof link ||
+        path_join(current, sizeof current, data_dir, "current") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    if (!datadir_is_version_name(version)) {
+        set_err(err, errlen, "not a version name: %s", version, 0);
+        return -1;
+    }
+    snprintf(target, sizeof target, "versions/%s", version);
+    if (unlink(link) != 0 && errno != ENOENT) {
+        set_err(err, errlen, "cannot remove %s", link, errno);
+        return -1;
+    }
+    if (symlink(target, link) != 0) {
+        set_err(err, errlen, "cannot create symlink %s", link, errno);
+        return -1;
+    }
+    if (rename(link, current) != 0) {
+        int e = errno;
+        unlink(link);
+        if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
+            set_err(err, errlen,
+                    "%s is a directory, not the symlink transitd manages; move it away", current,
+                    0);
+        else
+            set_err(err, errlen, "cannot switch %s", current, e);
+        return -1;
+    }
+    return fsync_path(data_dir, true, err, errlen);
+}
+
+/* ---------------------------------------------------------------- pruning */
+
+/* The pid at the end of ".tmp-<v>-<pid>", ".old-<v>-<pid>", ".current-<pid>". */
+static pid_t trailing_pid(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (!dash || !dash[1])
+        return 0;
+    char *end;
+    long pid = strtol(dash + 1, &end, 10);
+    if (*end != '\0' || pid <= 0)
+        return 0;
+    return (pid_t)pid;
+}
+
+static bool process_alive(pid_t pid)
+{
+    if (pid <= 0)
+        return false;
+    if (pid == getpid())
+        return true;
+    return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static bool is_stale_leftover(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0)
+        return false;
+    pid_t pid = trailing_pid(name);
+    return pid > 0 && !process_alive(pid);
+}
+
+typedef struct version_entry {
+    char name[DATADIR_VERSION_LEN + 1];
+    uint64_t sequence;
+} version_entry;
+
+static int by_sequence_desc(const void *a, const void *b)
+{
+    const version_entry *x = a, *y = b;
+    if (x->sequence != y->sequence)
+        return x->sequence > y->sequence ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t errlen)
+{
+    char versions[4096], path[4096];
+    int count = 0;
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    DIR *d = opendir(versions);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (is_stale_leftover(e->d_name, TMP_PREFIX) ||
+                is_stale_leftover(e->d_name, OLD_PREFIX)) {
+                if (path_join(path, sizeof path, versions, e->d_name) == 0 &&
+                    datadir_remove_tree(path) == 0)
+                    count++;
+            }
+        }
+        closedir(d);
+    }
+    d = opendir(data_dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (is_stale_leftover(e->d_name, LINK_PREFIX) &&
+                path_join(path, sizeof path, data_dir, e->d_name) == 0 && unlink(path) == 0)
+                count++;
+        }
+        closedir(d);
+    }
+    if (removed)
+        *removed = count;
+    return 0;
+}
+
+int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, char *err,
+                  size_t errlen)
+{
+    datadir_prune_result r = {0, 0};
+    char versions[4096], path[4096];
+    char active[DATADIR_VERSION_LEN + 1] = "";
+    if (keep < 1)
+        keep = 1;
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        return -1;
+    }
+    bool have_active = datadir_current(data_dir, active) == 0;
+
+    if (datadir_remove_stale(data_dir, &r.leftovers_removed, err, errlen) != 0)
+        return -1;
+
+    DIR *d = opendir(versions);
+    if (!d) {
+        set_err(err, errlen, "cannot open directory %s", versions, errno);
+        return -1;
+    }
+    version_entry *list = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!datadir_is_version_name(e->d_name))
+            continue;
+        if (have_active && strcmp(e->d_name, active) == 0)
+            continue;
+        if (path_join(path, sizeof path, versions, e->d_name) != 0)
+            continue;
+        datadir_marker m;
+        if (datadir_read_marker(path, &m) != 0) {
+            if (datadir_remove_tree(path) == 0)
+                r.leftovers_removed++;
+            continue;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            version_entry *grown = realloc(list, ncap * sizeof *list);
+            if (!grown) {
+                set_err(err, errlen, "out of memory listing %s", versions, 0);
+                rc = -1;
+                break;
+            }
+            list = grown;
+            cap = ncap;
+        }
+        memcpy(list[n].name, e->d_name, DATADIR_VERSION_LEN + 1);
+        list[n].sequence = m.sequence;
+        n++;
+    }
+    closedir(d);
+    if (rc == 0) {
+        if (n > 1)
+            qsort(list, n, sizeof *list, by_sequence_desc);
+        size_t others_kept = (size_t)(keep - (have_active ? 1 : 0));
+        for (size_t i = others_kept; i < n; i++) {
+            if (path_join(path, sizeof path, versions, list[i].name) == 0 &&
+                datadir_remove_tree(path) == 0)
+                r.versions_removed++;
+        }
+        if (fsync_path(versions, true, err, errlen) != 0)
+            rc = -1;
+    }
+    free(list);
+    if (res)
+        *res = r;
+    return rc;
+}

@@ -1,0 +1,480 @@
+/* import.c — the import pipeline: hash, build concurrently, verify, activate.
+ *
+ * Why it exists: it is the only code that decides when a new dataset becomes
+ * visible. The writers (timetable.h, stores.h) produce files; this module
+ * puts them in a temporary directory, runs them on two threads (the timetable
+ * on the calling thread, schedule.sqlite then shapes.sqlite on a second one,
+ * each with its own diag, merged at the end), checks the result by opening it as the server
+ * would, and hands it to datadir.h for the atomic switch. Nothing outside the
+ * temporary directory is modified before the new version is complete.
+ */
+#include "transit/import.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transit/feed.h"
+#include "transit/version.h"
+
+static const char *const PHASE_NAMES[IMPORT_PHASE_COUNT] = {
+    [IMPORT_PHASE_HASH] = "hash",         [IMPORT_PHASE_TIMETABLE] = "timetable",
+    [IMPORT_PHASE_SCHEDULE] = "schedule", [IMPORT_PHASE_SHAPES] = "shapes",
+    [IMPORT_PHASE_LIVE] = "live",         [IMPORT_PHASE_VERIFY] = "verify",
+    [IMPORT_PHASE_ACTIVATE] = "activate", [IMPORT_PHASE_PRUNE] = "prune",
+};
+
+static const char *const FILE_NAMES[IMPORT_FILE_COUNT] = {
+    [IMPORT_FILE_AGENCY] = "agency.txt",
+    [IMPORT_FILE_STOPS] = "stops.txt",
+    [IMPORT_FILE_ROUTES] = "routes.txt",
+    [IMPORT_FILE_TRIPS] = "trips.txt",
+    [IMPORT_FILE_STOP_TIMES] = "stop_times.txt",
+    [IMPORT_FILE_CALENDAR] = "calendar.txt",
+    [IMPORT_FILE_CALENDAR_DATES] = "calendar_dates.txt",
+    [IMPORT_FILE_FREQUENCIES] = "frequencies.txt",
+    [IMPORT_FILE_TRANSFERS] = "transfers.txt",
+    [IMPORT_FILE_FEED_INFO] = "feed_info.txt",
+    [IMPORT_FILE_SHAPES] = "shapes.txt",
+};
+
+const char *import_phase_name(import_phase p)
+{
+    return (p >= 0 && p < IMPORT_PHASE_COUNT) ? PHASE_NAMES[p] : "?";
+}
+
+const char *import_file_name(import_file f)
+{
+    return (f >= 0 && f < IMPORT_FILE_COUNT) ? FILE_NAMES[f] : "?";
+}
+
+uint64_t import_file_rows(const import_result *r, import_file f)
+{
+    const timetable_stats *t = &r->timetable;
+    const store_stats *s = &r->schedule;
+    bool tt = r->phase_done[IMPORT_PHASE_TIMETABLE];
+    switch (f) {
+    case IMPORT_FILE_AGENCY: return tt ? t->agency : s->agency;
+    case IMPORT_FILE_STOPS: return tt ? t->stops : s->stops;
+    case IMPORT_FILE_ROUTES: return tt ? t->routes : s->routes;
+    case IMPORT_FILE_TRIPS: return tt ? t->trips : s->trips;
+    case IMPORT_FILE_STOP_TIMES: return t->stop_times;
+    case IMPORT_FILE_CALENDAR: return tt ? t->calendar : s->calendar;
+    case IMPORT_FILE_CALENDAR_DATES: return tt ? t->calendar_dates : s->calendar_dates;
+    case IMPORT_FILE_FREQUENCIES: return tt ? t->frequencies : s->frequencies;
+    case IMPORT_FILE_TRANSFERS: return s->transfers;
+    case IMPORT_FILE_FEED_INFO: return s->feed_info;
+    case IMPORT_FILE_SHAPES: return r->shapes.shapes;
+    default: return 0;
+    }
+}
+
+void import_result_init(import_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < IMPORT_FILE_COUNT; i++)
+        r->file_bytes[i] = -1;
+    diag_init(&r->diag);
+}
+
+void import_result_destroy(import_result *r)
+{
+    diag_destroy(&r->diag);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t file_bytes(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* One run's shared state: the phase callback is called from two threads. */
+typedef struct run {
+    const import_options *o;
+    import_result *r;
+    pthread_mutex_t report_lock;
+} run;
+
+static void phase_done(run *ru, import_phase p, double seconds)
+{
+    pthread_mutex_lock(&ru->report_lock);
+    ru->r->phase_seconds[p] = seconds;
+    ru->r->phase_done[p] = true;
+    if (ru->o->on_phase)
+        ru->o->on_phase(ru->o->ctx, p, ru->r);
+    pthread_mutex_unlock(&ru->report_lock);
+}
+
+/* ---------------------------------------------------------------- the store thread */
+
+typedef struct store_job {
+    run *ru;
+    const feed_t *feed;
+    diag *schedule_diag, *shapes_diag;
+    char dir[4096];
+    int rc;
+    char err[512];
+} store_job;
+
+static void *store_thread(void *arg)
+{
+    store_job *j = arg;
+    char path[4200];
+    double t = now_seconds();
+    snprintf(path, sizeof path, "%s/schedule.sqlite", j->dir);
+    j->rc = schedule_store_write(j->feed, path, j->schedule_diag, &j->ru->r->schedule, j->err,
+                                 sizeof j->err);
+    if (j->rc != 0)
+        return NULL;
+    phase_done(j->ru, IMPORT_PHASE_SCHEDULE, now_seconds() - t);
+    t = now_seconds();
+    snprintf(path, sizeof path, "%s/shapes.sqlite", j->dir);
+    j->rc = shapes_store_write(j->feed, path, j->shapes_diag, &j->ru->r->shapes, j->err,
+                               sizeof j->err);
+    if (j->rc == 0)
+        phase_done(j->ru, IMPORT_PHASE_SHAPES, now_seconds() - t);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+/* The files a feed cannot do without; calendar.txt or calendar_dates.txt
+ * must be there as well. An empty (0-byte) required file has no header. */
+static int check_required_files(const feed_t *feed, char *err, size_t errlen)
+{
+    static const char *const required[] = {"agency.txt", "stops.txt", "routes.txt", "trips.txt",
+                                           "stop_times.txt"};
+    for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
+        if (!feed_has(feed, required[i])) {
+            snprintf(err, errlen, "%s: required file %s is missing from the feed",
+                     feed_path(feed), required[i]);
+            return -1;
+        }
+        if (feed_size(feed, required[i]) == 0) {
+            snprintf(err, errlen, "%s: required file %s is empty (0 bytes; it needs a header row)",
+                     feed_path(feed), required[i]);
+            return -1;
+        }
+    }
+    if (!feed_has(feed, "calendar.txt") && !feed_has(feed, "calendar_dates.txt")) {
+        snprintf(err, errlen,
+                 "%s: the feed has neither calendar.txt nor calendar_dates.txt (one is required)",
+                 feed_path(feed));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether versions/<v> is complete, written by this build, and opens as a
+ * dataset. Fills counts when it does. */
+static bool version_usable(const char *data_dir, const char *version, dataset_counts *counts)
+{
+    char dir[4096], derr[256];
+    if (datadir_version_path(data_dir, version, dir, sizeof dir) != 0)
+        return false;
+    datadir_marker m;
+    if (datadir_read_marker(dir, &m) != 0 || strcmp(m.version, version) != 0 ||
+        strcmp(m.builder, TRANSITD_VERSION) != 0)
+        return false;
+    dataset *ds = dataset_open(dir, derr, sizeof derr);
+    if (!ds)
+        return false;
+    dataset_get_counts(ds, counts);
+    dataset_close(ds);
+    return true;
+}
+
+static void fill_store_sizes(import_result *r, const char *data_dir)
+{
+    char dir[4096];
+    if (datadir_version_path(data_dir, r->version, dir, sizeof dir) != 0)
+        return;
+    r->timetable_bytes = file_bytes(dir, "timetable.bin");
+    r->schedule_bytes = file_bytes(dir, "schedule.sqlite");
+    r->shapes_bytes = file_bytes(dir, "shapes.sqlite");
+    r->live_bytes = file_bytes(data_dir, "live.sqlite");
+}
+
+/* Activation and pruning, shared by a fresh build and a re-activation. */
+static int activate_and_prune(run *ru, char *err, size_t errlen)
+{
+    const import_options *o = ru->o;
+    import_result *r = ru->r;
+    double t = now_seconds();
+    if (datadir_activate(o->data_dir, r->version, err, errlen) != 0)
+        return -1;
+    r->activated = true;
+    phase_done(ru, IMPORT_PHASE_ACTIVATE, now_seconds() - t);
+
+    t = now_seconds();
+    char perr[512];
+    int keep = o->keep_versions > 0 ? o->keep_versions : DATADIR_KEEP_VERSIONS;
+    if (datadir_prune(o->data_dir, keep, &r->pruned, perr, sizeof perr) != 0) {
+        /* The new version is active; a failed cleanup is reported, not fatal. */
+        diag_add(&r->diag, DIAG_IGNORED_FILE, "versions", 0, "pruning failed: %s", perr);
+    }
+    phase_done(ru, IMPORT_PHASE_PRUNE, now_seconds() - t);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the pipeline */
+
+/* The timetable and schedule writers read the same files (stops, routes,
+ * trips, calendars...) and would both report a bad row there, so each writer
+ * gets its own diag and they are merged: per kind the larger of the two
+ * counts (shapes.txt is read by the shapes writer alone, so its counts add),
+ * and the examples of all three without repeating a "file:line:". */
+static bool has_example_at(const diag *d, const char *example)
+{
+    const char *colon = strchr(example, ':');
+    if (!colon || !(colon = strchr(colon + 1, ':')))
+        return false;
+    size_t prefix = (size_t)(colon - example) + 1;
+    for (int i = 0; i < d->nexamples; i++)
+        if (strncmp(d->examples[i], example, prefix) == 0)
+            return true;
+    return false;
+}
+
+static void merge_diags(diag *out, const diag *timetable, const diag *schedule, const diag *shapes)
+{
+    for (int k = 0; k < DIAG_KIND_COUNT; k++) {
+        uint64_t shared = timetable->count[k] > schedule->count[k] ? timetable->count[k]
+                                                                    : schedule->count[k];
+        out->count[k] += shared + shapes->count[k];
+    }
+    const diag *sources[] = {timetable, schedule, shapes};
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < sources[s]->nexamples && out->nexamples < DIAG_EXAMPLES; i++) {
+            if (has_example_at(out, sources[s]->examples[i]))
+                continue;
+            memcpy(out->examples[out->nexamples++], sources[s]->examples[i],
+                   sizeof out->examples[0]);
+        }
+}
+
+static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
+{
+    const import_options *o = ru->o;
+    import_result *r = ru->r;
+    char tmp[4096];
+    if (datadir_tmp_path(o->data_dir, r->version, getpid(), tmp, sizeof tmp) != 0) {
+        snprintf(err, errlen, "data directory path too long: %s", o->data_dir);
+        return -1;
+    }
+    datadir_remove_tree(tmp);
+    if (mkdir(tmp, 0755) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+
+    diag timetable_diag, schedule_diag, shapes_diag;
+    diag_init(&timetable_diag);
+    diag_init(&schedule_diag);
+    diag_init(&shapes_diag);
+    store_job job;
+    memset(&job, 0, sizeof job);
+    job.ru = ru;
+    job.feed = feed;
+    job.schedule_diag = &schedule_diag;
+    job.shapes_diag = &shapes_diag;
+    snprintf(job.dir, sizeof job.dir, "%s", tmp);
+    pthread_t thread;
+    bool threaded = pthread_create(&thread, NULL, store_thread, &job) == 0;
+    if (!threaded)
+        store_thread(&job); /* no second thread available: run them in turn */
+
+    char tt_err[512] = "", path[4200];
+    snprintf(path, sizeof path, "%s/timetable.bin", tmp);
+    double t = now_seconds();
+    int tt_rc = timetable_build(feed, path, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
+    if (tt_rc == 0)
+        phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
+    if (threaded)
+        pthread_join(thread, NULL);
+    merge_diags(&r->diag, &timetable_diag, &schedule_diag, &shapes_diag);
+    diag_destroy(&timetable_diag);
+    diag_destroy(&schedule_diag);
+    diag_destroy(&shapes_diag);
+
+    if (tt_rc != 0 || job.rc != 0) {
+        /* Both may fail for one cause (a missing column makes the timetable
+         * find no usable rows): report both, the timetable's first. */
+        const char *tt_msg = tt_err[0] ? tt_err : "timetable build failed";
+        const char *st_msg = job.err[0] ? job.err : "store write failed";
+        if (tt_rc != 0 && job.rc != 0 && strcmp(tt_msg, st_msg) != 0)
+            snprintf(err, errlen, "%s; %s", tt_msg, st_msg);
+        else
+            snprintf(err, errlen, "%s", tt_rc != 0 ? tt_msg : st_msg);
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+
+    t = now_seconds();
+    if (live_store_ensure(o->data_dir, err, errlen) != 0) {
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+    phase_done(ru, IMPORT_PHASE_LIVE, now_seconds() - t);
+
+    t = now_seconds();
+    char derr[256];
+    if (datadir_sync_dir(tmp, err, errlen) != 0) {
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+    dataset *ds = dataset_open(tmp, derr, sizeof derr);
+    if (!ds) {
+        snprintf(err, errlen, "the written timetable.bin does not open: %s", derr);
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+    dataset_get_counts(ds, &r->counts);
+    r->have_counts = true;
+    dataset_close(ds);
+    schedule_db *db = schedule_open(tmp, derr, sizeof derr);
+    if (!db) {
+        snprintf(err, errlen, "the written schedule.sqlite does not open: %s", derr);
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+    schedule_close(db);
+    phase_done(ru, IMPORT_PHASE_VERIFY, now_seconds() - t);
+
+    t = now_seconds();
+    datadir_marker m;
+    memset(&m, 0, sizeof m);
+    memcpy(m.version, r->version, sizeof m.version);
+    m.sequence = datadir_next_sequence(o->data_dir);
+    m.imported_at = (int64_t)time(NULL);
+    snprintf(m.builder, sizeof m.builder, "%s", TRANSITD_VERSION);
+    if (datadir_write_marker(tmp, &m, err, errlen) != 0 ||
+        datadir_install(o->data_dir, tmp, r->version, err, errlen) != 0) {
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+    double install_seconds = now_seconds() - t;
+    if (activate_and_prune(ru, err, errlen) != 0)
+        return -1;
+    r->phase_seconds[IMPORT_PHASE_ACTIVATE] += install_seconds;
+    return 0;
+}
+
+/* An already built version: bump its import counter and activate it. */
+static int reactivate_version(run *ru, char *err, size_t errlen)
+{
+    const import_options *o = ru->o;
+    import_result *r = ru->r;
+    char dir[4096];
+    datadir_marker m;
+    if (datadir_version_path(o->data_dir, r->version, dir, sizeof dir) != 0 ||
+        datadir_read_marker(dir, &m) != 0) {
+        snprintf(err, errlen, "version %s vanished while reactivating it", r->version);
+        return -1;
+    }
+    double t = now_seconds();
+    if (live_store_ensure(o->data_dir, err, errlen) != 0)
+        return -1;
+    phase_done(ru, IMPORT_PHASE_LIVE, now_seconds() - t);
+    m.sequence = datadir_next_sequence(o->data_dir);
+    if (datadir_write_marker(dir, &m, err, errlen) != 0)
+        return -1;
+    return activate_and_prune(ru, err, errlen);
+}
+
+static int check_current_is_ours(const char *data_dir, char *err, size_t errlen)
+{
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/current", data_dir);
+    if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "%s exists and is not the symlink transitd manages; move it away",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+int import_run(const import_options *o, import_result *r, char *err, size_t errlen)
+{
+    double t_start = now_seconds();
+    run ru = {.o = o, .r = r};
+    pthread_mutex_init(&ru.report_lock, NULL);
+    int rc = -1, lock_fd = -1;
+    feed_t *feed = NULL;
+
+    if (datadir_prepare(o->data_dir, err, errlen) != 0 ||
+        check_current_is_ours(o->data_dir, err, errlen) != 0)
+        goto done;
+    int lr = datadir_lock(o->data_dir, false, &lock_fd, err, errlen);
+    if (lr == 1) {
+        char lock_path[4096];
+        snprintf(lock_path, sizeof lock_path, "%s/.import.lock", o->data_dir);
+        if (!o->wait_for_lock) {
+            snprintf(err, errlen, "another import is running on %s (it holds %s)", o->data_dir,
+                     lock_path);
+            goto done;
+        }
+        if (o->on_lock_wait)
+            o->on_lock_wait(o->ctx, lock_path);
+        lr = datadir_lock(o->data_dir, true, &lock_fd, err, errlen);
+    }
+    if (lr != 0)
+        goto done;
+    /* Leftovers of killed imports go first: they may hold a lot of disk. */
+    datadir_remove_stale(o->data_dir, NULL, NULL, 0);
+
+    double t = now_seconds();
+    feed = feed_open(o->feed_path, err, errlen);
+    if (!feed)
+        goto done;
+    char sha[65];
+    if (feed_sha256(feed, sha, err, errlen) != 0)
+        goto done;
+    memcpy(r->version, sha, DATADIR_VERSION_LEN);
+    r->version[DATADIR_VERSION_LEN] = '\0';
+    for (int i = 0; i < IMPORT_FILE_COUNT; i++)
+        r->file_bytes[i] = feed_has(feed, FILE_NAMES[i]) ? feed_size(feed, FILE_NAMES[i]) : -1;
+    if (datadir_current(o->data_dir, r->previous) != 0)
+        r->previous[0] = '\0';
+    phase_done(&ru, IMPORT_PHASE_HASH, now_seconds() - t);
+
+    bool active = strcmp(r->previous, r->version) == 0;
+    if (!o->force && version_usable(o->data_dir, r->version, &r->counts)) {
+        r->have_counts = true;
+        if (active) {
+            r->noop = true;
+            rc = 0;
+        } else {
+            r->reused = true;
+            rc = reactivate_version(&ru, err, errlen);
+        }
+    } else {
+        if (check_required_files(feed, err, errlen) == 0)
+            rc = build_version(&ru, feed, err, errlen);
+    }
+    if (rc == 0)
+        fill_store_sizes(r, o->data_dir);
+
+done:
+    if (feed)
+        feed_close(feed);
+    if (lock_fd >= 0)
+        datadir_unlock(lock_fd);
+    pthread_mutex_destroy(&ru.report_lock);
+    r->seconds = now_seconds() - t_start;
+    return rc;
+}

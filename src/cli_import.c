@@ -121,6 +121,24 @@ static void print_rate(FILE *out, uint64_t bytes, double seconds)
 
 #define COUNT_OF(a) (sizeof(a) / sizeof *(a))
 
+/* The live line while the timetable reads a file: name, a bar, rows, MB/s.
+ * Redrawn in place with \r; the finished state stays on its own line. */
+static void on_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t rows, double seconds,
+                        bool finished)
+{
+    (void)ctx;
+    enum { BAR = 24 };
+    char bar[BAR + 1], a[32];
+    unsigned filled = total ? (unsigned)(done >= total ? BAR : done * BAR / total) : (finished ? BAR : 0);
+    for (unsigned i = 0; i < BAR; i++) bar[i] = i < filled ? '#' : '.';
+    bar[BAR] = 0;
+    double rate = seconds > 0 ? (double)done / 1e6 / seconds : 0;
+    fprintf(stderr, "\r\033[K%-20s [%s] %3u%%  %12s rows  %7.1f MB  %6.0f MB/s%s", file, bar,
+            total ? (unsigned)(done >= total ? 100 : done * 100 / total) : 100, thousands(rows, a, sizeof a),
+            (double)done / 1e6, rate, finished ? "\n" : "");
+    fflush(stderr);
+}
+
 /* The per-phase progress lines (stderr, on a terminal, without --quiet). */
 static void on_phase(void *ctx, import_phase p, const import_result *r)
 {
@@ -425,6 +443,7 @@ int cli_import_main(int argc, char **argv)
         .force = force,
         .wait_for_lock = true,
         .on_phase = progress ? on_phase : NULL,
+        .on_progress = progress ? on_progress : NULL,
         .on_lock_wait = on_lock_wait,
         .ctx = &ctx,
     };

@@ -300,7 +300,8 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
     char tt_err[512] = "", path[4200];
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
     double t = now_seconds();
-    int tt_rc = timetable_build(feed, path, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
+    timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx};
+    int tt_rc = timetable_build(feed, path, &tt_opt, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
     if (tt_rc == 0)
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
     if (threaded)

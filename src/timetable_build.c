@@ -978,10 +978,13 @@ out:
     return rc;
 }
 
-int timetable_build(const feed_t *feed, const char *path, diag *d, timetable_stats *st, char *err, size_t errlen)
+int timetable_build(const feed_t *feed, const char *path, const timetable_options *opt, diag *d, timetable_stats *st,
+                    char *err, size_t errlen)
 {
+    static const timetable_options no_options;
     tt_builder b;
     memset(&b, 0, sizeof b);
+    b.opt = opt ? opt : &no_options;
     memset(st, 0, sizeof *st);
     b.feed = feed;
     b.diag = d;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "transit/csv.h"
 #include "transit/gtfs.h"
@@ -45,23 +46,80 @@ uint32_t tb_intern(tt_builder *b, const char *s, size_t len)
     return off;
 }
 
-#define F(i) (f[i].ptr), (f[i].len)
-#define EMPTY(i) (f[i].len == 0)
-
 static int oom(tt_builder *b)
 {
     snprintf(b->err, b->errlen, "out of memory while reading the feed");
     return -1;
 }
 
-/* Streams `file` with `keys`; checks required keys (the first nreq). */
-static int read_file(tt_builder *b, const char *file, const char *const *keys, int nkeys, int nreq,
+#define F(i) (f[i].ptr), (f[i].len)
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define PROGRESS_EVERY (8u << 20)
+
+typedef struct csv_stream {
+    tt_builder *b;
+    const char *file;
+    csv_parser *parser;
+    uint64_t done, total, next_report;
+    double started;
+} csv_stream;
+
+static int stream_chunk(void *ctx, const char *buf, size_t len)
+{
+    csv_stream *cs = ctx;
+    int rc = csv_feed(cs->parser, buf, len);
+    if (rc != 0) return rc;
+    cs->done += len;
+    if (cs->b->opt->progress && cs->done >= cs->next_report) {
+        cs->next_report = cs->done + PROGRESS_EVERY;
+        cs->b->opt->progress(cs->b->opt->progress_ctx, cs->file, cs->done, cs->total, csv_rows(cs->parser),
+                             monotonic_seconds() - cs->started, false);
+    }
+    return 0;
+}
+
+/* Streams a member through a csv_parser, reporting progress. Returns 0, or
+ * non-zero with *cerr filled (or b->err for I/O errors). */
+static int stream_csv(tt_builder *b, const char *file, const char *const *keys, int nkeys, csv_row_fn fn, void *ctx,
+                      int *has, csv_error *cerr)
+{
+    csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds()};
+    if (!cs.parser) return oom(b);
+    int64_t total = feed_size(b->feed, file);
+    cs.total = total > 0 ? (uint64_t)total : 0;
+    char ioerr[256] = "";
+    int rc = feed_stream(b->feed, file, stream_chunk, &cs, ioerr, sizeof ioerr);
+    if (rc == 0) rc = csv_finish(cs.parser);
+    if (rc != 0) {
+        if (ioerr[0]) snprintf(b->err, b->errlen, "%s", ioerr);
+        else *cerr = *csv_last_error(cs.parser);
+    }
+    for (int i = 0; i < nkeys; i++) has[i] = csv_header_seen(cs.parser) && csv_has_column(cs.parser, i);
+    if (rc == 0 && b->opt->progress)
+        b->opt->progress(b->opt->progress_ctx, file, cs.done, cs.total, csv_rows(cs.parser),
+                         monotonic_seconds() - cs.started, true);
+    csv_close(cs.parser);
+    return rc;
+}
+#define EMPTY(i) (f[i].len == 0)
+
+
+/* Streams `file` with `keys`; checks the required keys (bit i of `required`
+ * for keys[i]). */
+static int read_file(tt_builder *b, const char *file, const char *const *keys, int nkeys, uint32_t required,
                      csv_row_fn fn, uint64_t *rows)
 {
     int has[CSV_MAX_KEYS] = {0};
     csv_error cerr;
     memset(&cerr, 0, sizeof cerr);
-    int rc = feed_parse_csv(b->feed, file, keys, nkeys, fn, b, has, &cerr);
+    int rc = stream_csv(b, file, keys, nkeys, fn, b, has, &cerr);
     if (rc != 0) {
         if (b->err[0] == 0) {
             if (cerr.line)
@@ -73,8 +131,8 @@ static int read_file(tt_builder *b, const char *file, const char *const *keys, i
         return -1;
     }
     /* An empty file has no header: every required column is missing. */
-    for (int i = 0; i < nreq; i++) {
-        if (!has[i]) {
+    for (int i = 0; i < nkeys; i++) {
+        if ((required >> i & 1) && !has[i]) {
             snprintf(b->err, b->errlen, "%s: missing required column '%s'", file, keys[i]);
             return -1;
         }
@@ -537,7 +595,7 @@ int tb_read_feed(tt_builder *b)
     b->strings[0] = 0;
     b->strings_len = 1;
 
-    if (read_file(b, "agency.txt", AGENCY_KEYS, 6, 3, agency_row, &b->stats->agency)) return -1;
+    if (read_file(b, "agency.txt", AGENCY_KEYS, 6, 0x7, agency_row, &b->stats->agency)) return -1;
     if (b->agencies.n == 0) {
         snprintf(b->err, b->errlen, "agency.txt: no agency rows");
         return -1;
@@ -552,22 +610,22 @@ int tb_read_feed(tt_builder *b)
         return -1;
     }
     snprintf(b->stats->timezone, sizeof b->stats->timezone, "%s", tb_str(b, b->tz_name));
-    if (read_file(b, "stops.txt", STOP_KEYS, 6, 1, stop_row, &b->stats->stops)) return -1;
+    if (read_file(b, "stops.txt", STOP_KEYS, 6, 0xD, /* stop_id, stop_lat, stop_lon */ stop_row, &b->stats->stops)) return -1;
     resolve_parents(b);
-    if (read_file(b, "routes.txt", ROUTE_KEYS, 7, 2, route_row, &b->stats->routes)) return -1;
+    if (read_file(b, "routes.txt", ROUTE_KEYS, 7, 0x3, route_row, &b->stats->routes)) return -1;
     if (feed_has(b->feed, "calendar.txt") &&
-        read_file(b, "calendar.txt", CAL_KEYS, 10, 10, calendar_row, &b->stats->calendar))
+        read_file(b, "calendar.txt", CAL_KEYS, 10, 0x3FF, calendar_row, &b->stats->calendar))
         return -1;
     if (feed_has(b->feed, "calendar_dates.txt") &&
-        read_file(b, "calendar_dates.txt", CALDATE_KEYS, 3, 3, calendar_date_row, &b->stats->calendar_dates))
+        read_file(b, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &b->stats->calendar_dates))
         return -1;
     if (b->services.n == 0) {
         snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
         return -1;
     }
-    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 3, trip_row, &b->stats->trips)) return -1;
+    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 0x7, trip_row, &b->stats->trips)) return -1;
     if (feed_has(b->feed, "frequencies.txt") &&
-        read_file(b, "frequencies.txt", FREQ_KEYS, 4, 4, frequency_row, &b->stats->frequencies))
+        read_file(b, "frequencies.txt", FREQ_KEYS, 4, 0xF, frequency_row, &b->stats->frequencies))
         return -1;
 
     /* stop_times: size the array from the member size (about 40 bytes a row) */
@@ -580,7 +638,7 @@ int tb_read_feed(tt_builder *b)
     int has[CSV_MAX_KEYS] = {0};
     csv_error cerr;
     memset(&cerr, 0, sizeof cerr);
-    int rc = feed_parse_csv(b->feed, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, has, &cerr);
+    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, has, &cerr);
     if (rc != 0) {
         if (b->err[0] == 0)
             snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,

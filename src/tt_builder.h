@@ -67,6 +67,7 @@ typedef struct tt_builder {
     const feed_t *feed;
     diag *diag;
     timetable_stats *stats;
+    const timetable_options *opt;   /* never NULL */
     char *err;
     size_t errlen;
 

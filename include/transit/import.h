@@ -61,6 +61,9 @@ typedef struct import_options {
     bool wait_for_lock;      /* wait for a concurrent import instead of failing */
     int keep_versions;       /* 0: DATADIR_KEEP_VERSIONS */
     import_phase_fn on_phase;
+    /* Live progress of the files the timetable reads (may be NULL); called on
+     * the importing thread. */
+    timetable_progress_fn on_progress;
     /* Called once before blocking on another import's lock (may be NULL). */
     void (*on_lock_wait)(void *ctx, const char *lock_path);
     void *ctx;

@@ -12,6 +12,7 @@
 #ifndef TRANSIT_TIMETABLE_H
 #define TRANSIT_TIMETABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "transit/diag.h"
@@ -28,12 +29,22 @@ typedef struct timetable_stats {
     char timezone[64];
 } timetable_stats;
 
+/* Live progress while a file is read: called on the building thread every
+ * few MB and once when the file is done (finished = true). */
+typedef void (*timetable_progress_fn)(void *ctx, const char *file, uint64_t bytes_done, uint64_t bytes_total,
+                                      uint64_t rows, double seconds, bool finished);
+
+typedef struct timetable_options {
+    timetable_progress_fn progress;   /* may be NULL */
+    void *progress_ctx;
+} timetable_options;
+
 /* Reads agency, stops, routes, trips, stop_times, calendar, calendar_dates and
  * frequencies from the feed and writes `path` (fsynced). Bad rows are counted
  * in `d` and skipped. Returns 0, or -1 with a message in err for a fatal
  * problem: a missing required file or column, an invalid timezone, a feed with
  * no usable trips, an I/O error. */
-int timetable_build(const feed_t *feed, const char *path, diag *d, timetable_stats *st,
-                    char *err, size_t errlen);
+int timetable_build(const feed_t *feed, const char *path, const timetable_options *opt, diag *d,
+                    timetable_stats *st, char *err, size_t errlen);
 
 #endif

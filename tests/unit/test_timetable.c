@@ -113,7 +113,7 @@ static int setup(void **state)
     diag_init(&d);
     timetable_stats st;
     snprintf(path, sizeof path, "%s/timetable.bin", g_dir);
-    int rc = timetable_build(f, path, &d, &st, err, sizeof err);
+    int rc = timetable_build(f, path, NULL, &d, &st, err, sizeof err);
     feed_close(f);
     if (rc != 0) fail_msg("timetable_build: %s", err);
     /* the malformed time "8:6:00" and the unknown trip GHOST are counted, not fatal */
@@ -529,13 +529,18 @@ static void test_missing_required(void **state)
     diag_init(&d);
     timetable_stats st;
     snprintf(path, sizeof path, "%s/timetable.bin", dir);
-    assert_int_equal(timetable_build(f, path, &d, &st, err, sizeof err), -1);
+    assert_int_equal(timetable_build(f, path, NULL, &d, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "stop_times.txt: missing required column 'stop_id'"));
     assert_int_not_equal(access(path, F_OK), 0);
+    /* stop_lat is required for stops */
+    write_feed(dir);
+    write_file(dir, "stops.txt", "stop_id,stop_name,stop_lon\nA,Alpha,-74.0\n");
+    assert_int_equal(timetable_build(f, path, NULL, &d, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, "stops.txt: missing required column 'stop_lat'"));
     /* an unknown timezone is fatal and named */
     write_feed(dir);
     write_file(dir, "agency.txt", "agency_name,agency_url,agency_timezone\nX,http://x,Mars/Olympus\n");
-    assert_int_equal(timetable_build(f, path, &d, &st, err, sizeof err), -1);
+    assert_int_equal(timetable_build(f, path, NULL, &d, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "Mars/Olympus"));
     diag_destroy(&d);
     feed_close(f);

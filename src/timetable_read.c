@@ -467,12 +467,22 @@ static int frequency_row(void *ctx, const csv_field *f, uint64_t line)
 static const char *const ST_KEYS[] = {"trip_id", "stop_id", "stop_sequence", "arrival_time", "departure_time",
                                       "pickup_type", "drop_off_type", "shape_dist_traveled"};
 
+#define STOP_CACHE_POSITIONS 256
+#define STOP_CACHE_ID 48
+
 typedef struct st_ctx {
     tt_builder *b;
     size_t last_trip_len;
     uint32_t last_trip_idx;
     char last_trip_buf[256];
     bool dist_known;
+    /* The stop at each position of the previous trip: consecutive trips of a
+     * pattern repeat it, so most rows resolve their stop with one memcmp. */
+    uint32_t pos;
+    struct {
+        uint32_t len, stop;
+        char id[STOP_CACHE_ID];
+    } stop_cache[STOP_CACHE_POSITIONS];
 } st_ctx;
 
 static inline int parse_small_enum(const csv_field *fl, uint8_t *out)
@@ -496,7 +506,9 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
     uint32_t trip;
     if (f[0].len == c->last_trip_len && c->last_trip_len && memcmp(f[0].ptr, c->last_trip_buf, f[0].len) == 0) {
         trip = c->last_trip_idx;
+        c->pos++;
     } else {
+        c->pos = 0;
         trip = strmap_get(&b->trip_ids, F(0));
         if (trip == UINT32_MAX) {
             diag_add(b->diag, DIAG_UNKNOWN_TRIP, "stop_times.txt", line, "unknown trip_id '%.*s'", (int)f[0].len,
@@ -511,10 +523,22 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
             c->last_trip_len = 0;
         }
     }
-    uint32_t stop = strmap_get(&b->stop_ids, F(1));
-    if (stop == UINT32_MAX) {
-        diag_add(b->diag, DIAG_UNKNOWN_STOP, "stop_times.txt", line, "unknown stop_id '%.*s'", (int)f[1].len, f[1].ptr);
-        return 0;
+    uint32_t stop;
+    if (c->pos < STOP_CACHE_POSITIONS && c->stop_cache[c->pos].len == f[1].len && f[1].len &&
+        memcmp(c->stop_cache[c->pos].id, f[1].ptr, f[1].len) == 0) {
+        stop = c->stop_cache[c->pos].stop;
+    } else {
+        stop = strmap_get(&b->stop_ids, F(1));
+        if (stop == UINT32_MAX) {
+            diag_add(b->diag, DIAG_UNKNOWN_STOP, "stop_times.txt", line, "unknown stop_id '%.*s'", (int)f[1].len,
+                     f[1].ptr);
+            return 0;
+        }
+        if (c->pos < STOP_CACHE_POSITIONS && f[1].len <= STOP_CACHE_ID) {
+            c->stop_cache[c->pos].len = f[1].len;
+            c->stop_cache[c->pos].stop = stop;
+            memcpy(c->stop_cache[c->pos].id, f[1].ptr, f[1].len);
+        }
     }
     int64_t seq;
     if (gtfs_parse_int(F(2), &seq) != 0 || seq < 0 || seq > UINT32_MAX) {

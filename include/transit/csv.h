@@ -101,9 +101,11 @@ uint64_t csv_bytes(const csv_parser *p);
  * own part index; within one part rows arrive in file order, and parts are
  * numbered in file order. ctxs[i] is the context for part i (ctxs has room for
  * nthreads). Split points are exact for any input the streaming parser
- * accepts: the quotes are walked with the parser's own rules (a doubled quote,
- * a literal quote inside an unquoted field), which for RFC 4180 input is the
- * quote parity. Line numbers are the same as streaming would give.
+ * accepts: quote parity, counted per part in parallel, is used where every
+ * quote it takes for an opening one starts a field (always so for RFC 4180
+ * input); a part holding a literal quote inside an unquoted field has its
+ * quotes walked with the parser's own rules instead. Line numbers are the
+ * same as streaming would give.
  * A part is at least 256 KiB, so a small buffer is parsed as one part on the
  * calling thread.
  * Returns the number of parts used (>= 1), a negative CSV_ERR_*, or a row_fn's

@@ -1,0 +1,574 @@
+/* feed.c — GTFS bytes from a .zip or a directory (see feed.h).
+ *
+ * feed_open lists the members once (name, size, where they are) into one
+ * allocation; after that the feed_t is read-only, and every read opens its own
+ * zip handle or file descriptor, so threads can share a feed. Directory
+ * members are mapped, so streaming them copies nothing; zip members are
+ * inflated by libzip into one 1 MiB buffer per stream.
+ */
+#include "transit/feed.h"
+#include "transit/sha256.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#define FEED_CHUNK (1u << 20)
+
+typedef struct member {
+    const char *name;   /* basename, e.g. "stops.txt" */
+    const char *where;  /* the zip entry name, or the file's path */
+    int64_t size;
+} member;
+
+struct feed {
+    const char *path;
+    bool is_zip;
+    int n;
+    member *m;            /* sorted by name */
+    const char **names;   /* m[i].name, for feed_members */
+    /* the strings live in the same allocation, after these arrays */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ listing */
+
+/* Members while listing: names and places in a growing string pool, by offset. */
+typedef struct listing {
+    struct { size_t name, where; int64_t size; } *m;
+    int n, cap;
+    char *pool;
+    size_t used, pool_cap;
+} listing;
+
+static size_t pool_add(listing *l, const char *s, size_t len)
+{
+    if (l->used + len + 1 > l->pool_cap) {
+        size_t cap = l->pool_cap ? l->pool_cap * 2 : 4096;
+        while (cap < l->used + len + 1)
+            cap *= 2;
+        char *p = realloc(l->pool, cap);
+        if (!p)
+            return SIZE_MAX;
+        l->pool = p;
+        l->pool_cap = cap;
+    }
+    size_t at = l->used;
+    memcpy(l->pool + at, s, len);
+    l->pool[at + len] = 0;
+    l->used += len + 1;
+    return at;
+}
+
+static bool listing_add(listing *l, const char *name, size_t name_len, const char *where, int64_t size)
+{
+    for (int i = 0; i < l->n; i++)   /* a name twice: the first one counts */
+        if (strlen(l->pool + l->m[i].name) == name_len && memcmp(l->pool + l->m[i].name, name, name_len) == 0)
+            return true;
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 16;
+        void *m = realloc(l->m, sizeof *l->m * (size_t)cap);
+        if (!m)
+            return false;
+        l->m = m;
+        l->cap = cap;
+    }
+    size_t a = pool_add(l, name, name_len);
+    size_t b = a == SIZE_MAX ? SIZE_MAX : pool_add(l, where, strlen(where));
+    if (b == SIZE_MAX)
+        return false;
+    l->m[l->n].name = a;
+    l->m[l->n].where = b;
+    l->m[l->n].size = size;
+    l->n++;
+    return true;
+}
+
+static void listing_free(listing *l)
+{
+    free(l->m);
+    free(l->pool);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const member *)a)->name, ((const member *)b)->name);
+}
+
+/* Packs a listing into one allocation: struct feed, members sorted by name,
+ * the names array, the strings. */
+static feed_t *feed_pack(const char *path, bool is_zip, listing *l)
+{
+    size_t plen = strlen(path) + 1;
+    size_t size = sizeof(feed_t) + sizeof(member) * (size_t)l->n + sizeof(char *) * (size_t)(l->n + 1) +
+                  l->used + plen;
+    char *block = malloc(size);
+    if (!block)
+        return NULL;
+    feed_t *f = (feed_t *)block;
+    f->is_zip = is_zip;
+    f->n = l->n;
+    f->m = (member *)(block + sizeof(feed_t));
+    f->names = (const char **)(f->m + l->n);
+    char *strings = (char *)(f->names + l->n + 1);
+    if (l->used)
+        memcpy(strings, l->pool, l->used);
+    memcpy(strings + l->used, path, plen);
+    f->path = strings + l->used;
+    for (int i = 0; i < l->n; i++) {
+        f->m[i].name = strings + l->m[i].name;
+        f->m[i].where = strings + l->m[i].where;
+        f->m[i].size = l->m[i].size;
+    }
+    qsort(f->m, (size_t)f->n, sizeof *f->m, by_name);
+    for (int i = 0; i < l->n; i++)
+        f->names[i] = f->m[i].name;
+    f->names[l->n] = NULL;
+    return f;
+}
+
+static bool ends_with_txt(const char *s, size_t len)
+{
+    return len > 4 && memcmp(s + len - 4, ".txt", 4) == 0;
+}
+
+static void zip_err_text(int code, char *out, size_t outlen)
+{
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, code);
+    snprintf(out, outlen, "%s", zip_error_strerror(&ze));
+    zip_error_fini(&ze);
+}
+
+static zip_t *open_zip(const char *path, char *err, size_t errlen)
+{
+    int code = 0;
+    zip_t *z = zip_open(path, ZIP_RDONLY, &code);
+    if (!z) {
+        char why[128];
+        zip_err_text(code, why, sizeof why);
+        if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ)
+            set_err(err, errlen, "%s: cannot open (%s)", path, why);
+        else
+            set_err(err, errlen, "%s: not a valid zip archive (%s)", path, why);
+    }
+    return z;
+}
+
+/* The .txt entries at the root of the zip, or else those of its single
+ * folder. Mac archivers' "__MACOSX/" and "._name" entries are skipped. */
+static int list_zip(const char *path, listing *l, char *err, size_t errlen)
+{
+    zip_t *z = open_zip(path, err, errlen);
+    if (!z)
+        return -1;
+    zip_int64_t n = zip_get_num_entries(z, 0);
+    const char *folder = NULL;   /* "name/" of the first folder holding a .txt (an entry name's prefix) */
+    size_t folder_len = 0;
+    bool root = false, several = false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (zip_int64_t i = 0; i < n; i++) {
+            const char *name = zip_get_name(z, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+            if (!name || strncmp(name, "__MACOSX/", 9) == 0)
+                continue;
+            const char *slash = strchr(name, '/');
+            const char *base = slash ? slash + 1 : name;
+            size_t blen = strlen(base), dir_len = (size_t)(base - name);
+            if (!ends_with_txt(base, blen) || strchr(base, '/') || base[0] == '.')
+                continue;
+            bool in_folder = folder && dir_len == folder_len && memcmp(name, folder, folder_len) == 0;
+            if (pass == 0) {   /* where are the members? */
+                if (!slash)
+                    root = true;
+                else if (!folder) {
+                    folder = name;
+                    folder_len = dir_len;
+                } else if (!in_folder)
+                    several = true;
+                continue;
+            }
+            if (root ? slash != NULL : !in_folder)
+                continue;
+            zip_stat_t st;
+            if (zip_stat_index(z, (zip_uint64_t)i, ZIP_FL_ENC_RAW, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
+                set_err(err, errlen, "%s: cannot read the entry %s (%s)", path, name, zip_strerror(z));
+                zip_discard(z);
+                return -1;
+            }
+            if (!listing_add(l, base, blen, name, (int64_t)st.size)) {
+                set_err(err, errlen, "%s: out of memory", path);
+                zip_discard(z);
+                return -1;
+            }
+        }
+        if (pass == 0 && !root && several) {
+            set_err(err, errlen, "%s: the .txt files are in several folders; expected them at the top or in one folder",
+                    path);
+            zip_discard(z);
+            return -1;
+        }
+    }
+    zip_discard(z);
+    return 0;
+}
+
+static int list_dir(const char *path, listing *l, char *err, size_t errlen)
+{
+    DIR *d = opendir(path);
+    if (!d) {
+        set_err(err, errlen, "%s: cannot open directory (%s)", path, strerror(errno));
+        return -1;
+    }
+    char full[4096];
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (!ends_with_txt(e->d_name, len) || e->d_name[0] == '.')
+            continue;
+        snprintf(full, sizeof full, "%s/%s", path, e->d_name);
+        struct stat st;
+        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (!listing_add(l, e->d_name, len, full, (int64_t)st.st_size)) {
+            set_err(err, errlen, "%s: out of memory", path);
+            rc = -1;
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+feed_t *feed_open(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        set_err(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    listing l = { 0 };
+    bool is_zip = !S_ISDIR(st.st_mode);
+    int rc = is_zip ? list_zip(path, &l, err, errlen) : list_dir(path, &l, err, errlen);
+    feed_t *f = NULL;
+    if (rc == 0) {
+        f = feed_pack(path, is_zip, &l);
+        if (!f)
+            set_err(err, errlen, "%s: out of memory", path);
+    }
+    listing_free(&l);
+    return f;
+}
+
+void feed_close(feed_t *f) { free(f); }
+
+const char *feed_path(const feed_t *f) { return f->path; }
+
+static const member *find(const feed_t *f, const char *name)
+{
+    int lo = 0, hi = f->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        int c = strcmp(f->m[mid].name, name);
+        if (c == 0)
+            return &f->m[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+int feed_has(const feed_t *f, const char *name) { return find(f, name) != NULL; }
+
+int64_t feed_size(const feed_t *f, const char *name)
+{
+    const member *m = find(f, name);
+    return m ? m->size : -1;
+}
+
+const char *const *feed_members(const feed_t *f, int *n)
+{
+    *n = f->n;
+    return f->names;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* A directory member, mapped read-only. An empty file maps to nothing. */
+static int map_file(const char *path, const char *name, const char **data, size_t *len, char *err,
+                    size_t errlen)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        set_err(err, errlen, "%s: cannot open (%s)", name, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        set_err(err, errlen, "%s: cannot stat (%s)", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *len = (size_t)st.st_size;
+    *data = NULL;
+    if (*len) {
+        void *p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            set_err(err, errlen, "%s: cannot map (%s)", name, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        *data = p;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Opens a zip member for reading: its own archive handle. */
+static zip_file_t *open_member(const feed_t *f, const member *m, zip_t **zo, char *err, size_t errlen)
+{
+    char why[256];
+    zip_t *z = open_zip(f->path, why, sizeof why);
+    if (!z) {
+        set_err(err, errlen, "%s: %s", m->name, why);
+        return NULL;
+    }
+    zip_file_t *zf = zip_fopen(z, m->where, ZIP_FL_ENC_RAW);
+    if (!zf) {
+        set_err(err, errlen, "%s: cannot open in %s (%s)", m->name, f->path, zip_strerror(z));
+        zip_discard(z);
+        return NULL;
+    }
+    *zo = z;
+    return zf;
+}
+
+static void close_member(zip_t *z, zip_file_t *zf)
+{
+    zip_fclose(zf);
+    zip_discard(z);
+}
+
+int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, char *err, size_t errlen)
+{
+    const member *m = find(f, name);
+    if (!m) {
+        set_err(err, errlen, "%s: not in the feed %s", name, f->path);
+        return -1;
+    }
+    if (!f->is_zip) {
+        const char *data;
+        size_t len;
+        if (map_file(m->where, name, &data, &len, err, errlen) != 0)
+            return -1;
+        if (len)
+            madvise((void *)data, len, MADV_SEQUENTIAL);
+        int rc = 0;
+        for (size_t at = 0; at < len && !rc; at += FEED_CHUNK)
+            rc = fn(ctx, data + at, len - at < FEED_CHUNK ? len - at : FEED_CHUNK);
+        if (len)
+            munmap((void *)data, len);
+        return rc;
+    }
+    char *buf = malloc(FEED_CHUNK);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory", name);
+        return -1;
+    }
+    zip_t *z;
+    zip_file_t *zf = open_member(f, m, &z, err, errlen);
+    if (!zf) {
+        free(buf);
+        return -1;
+    }
+    int rc = 0;
+    for (;;) {
+        zip_int64_t got = zip_fread(zf, buf, FEED_CHUNK);
+        if (got < 0) {
+            set_err(err, errlen, "%s: cannot read from %s (%s)", name, f->path, zip_file_strerror(zf));
+            rc = -1;
+            break;
+        }
+        if (got == 0)
+            break;
+        rc = fn(ctx, buf, (size_t)got);
+        if (rc)
+            break;
+    }
+    close_member(z, zf);
+    free(buf);
+    return rc;
+}
+
+int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const member *m = find(f, name);
+    if (!m) {
+        set_err(err, errlen, "%s: not in the feed %s", name, f->path);
+        return -1;
+    }
+    if (!f->is_zip) {
+        if (map_file(m->where, name, &out->data, &out->len, err, errlen) != 0)
+            return -1;
+        out->mapped = out->data != NULL;
+        return 0;
+    }
+    size_t size = (size_t)m->size;
+    char *buf = malloc(size + 1);   /* +1: a NUL after the bytes, for convenience */
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory (%zu bytes)", name, size);
+        return -1;
+    }
+    zip_t *z;
+    zip_file_t *zf = open_member(f, m, &z, err, errlen);
+    if (!zf) {
+        free(buf);
+        return -1;
+    }
+    size_t have = 0;
+    int rc = 0;
+    for (;;) {
+        /* read past the known size: the CRC is checked when the end is seen */
+        char extra;
+        zip_int64_t got = have < size ? zip_fread(zf, buf + have, size - have) : zip_fread(zf, &extra, 1);
+        if (got < 0) {
+            set_err(err, errlen, "%s: cannot read from %s (%s)", name, f->path, zip_file_strerror(zf));
+            rc = -1;
+            break;
+        }
+        if (got == 0)
+            break;
+        if (have == size) {
+            set_err(err, errlen, "%s: longer than its recorded size in %s", name, f->path);
+            rc = -1;
+            break;
+        }
+        have += (size_t)got;
+    }
+    close_member(z, zf);
+    if (!rc && have != size) {
+        set_err(err, errlen, "%s: %zu of %zu bytes could be read from %s", name, have, size, f->path);
+        rc = -1;
+    }
+    if (rc) {
+        free(buf);
+        return -1;
+    }
+    buf[size] = 0;
+    out->data = buf;
+    out->len = size;
+    out->mapped = 0;
+    return 0;
+}
+
+void feed_buffer_free(feed_buffer *b)
+{
+    if (b->mapped)
+        munmap((void *)b->data, b->len);
+    else
+        free((void *)b->data);
+    memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------ sha256 */
+
+static int hash_chunk(void *ctx, const char *buf, size_t len)
+{
+    sha256_update(ctx, buf, len);
+    return 0;
+}
+
+int feed_sha256(const feed_t *f, char out[65], char *err, size_t errlen)
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    if (f->is_zip) {
+        const char *data;
+        size_t len;
+        if (map_file(f->path, f->path, &data, &len, err, errlen) != 0)
+            return -1;
+        sha256_update(&c, data, len);
+        if (len)
+            munmap((void *)data, len);
+    } else {
+        for (int i = 0; i < f->n; i++) {   /* sorted by name */
+            sha256_update(&c, f->m[i].name, strlen(f->m[i].name) + 1);
+            if (feed_stream(f, f->m[i].name, hash_chunk, &c, err, errlen) != 0)
+                return -1;
+        }
+    }
+    uint8_t digest[32];
+    sha256_final(&c, digest);
+    sha256_hex(digest, out);
+    return 0;
+}
+
+/* ------------------------------------------------------------ csv */
+
+typedef struct csv_pipe {
+    csv_parser *p;
+    int csv_rc;
+} csv_pipe;
+
+static int pipe_chunk(void *ctx, const char *buf, size_t len)
+{
+    csv_pipe *cp = ctx;
+    cp->csv_rc = csv_feed(cp->p, buf, len);
+    return cp->csv_rc;
+}
+
+int feed_parse_csv(const feed_t *f, const char *name, const char *const *keys, int nkeys, csv_row_fn row_fn,
+                   void *ctx, int *has_column, csv_error *err)
+{
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", name);
+    csv_pipe cp = { .p = csv_open(name, keys, nkeys, row_fn, ctx) };
+    if (!cp.p) {
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return CSV_ERR_NOMEM;
+    }
+    char why[sizeof err->message];
+    why[0] = 0;
+    int rc = feed_stream(f, name, pipe_chunk, &cp, why, sizeof why);
+    if (rc == 0)
+        rc = cp.csv_rc = csv_finish(cp.p);
+    if (rc != 0) {
+        if (cp.csv_rc != 0) {
+            *err = *csv_last_error(cp.p);
+            rc = cp.csv_rc;
+        } else {
+            /* feed_stream's messages start with the member's name: keep the rest */
+            size_t nl = strlen(name);
+            const char *msg = strncmp(why, name, nl) == 0 && strncmp(why + nl, ": ", 2) == 0 ? why + nl + 2 : why;
+            snprintf(err->message, sizeof err->message, "%s", msg);
+            rc = CSV_ERR_IO;
+        }
+    }
+    if (has_column)
+        for (int k = 0; k < nkeys; k++)
+            has_column[k] = csv_has_column(cp.p, k);
+    csv_close(cp.p);
+    return rc;
+}

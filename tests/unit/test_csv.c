@@ -1,0 +1,674 @@
+/* test_csv.c — the streaming CSV reader and its parallel form.
+ *
+ * Most tests compare a transcript: every delivered row written out as
+ * "line|field|field...\n" (with "<absent>" and a leading '"' for quoted
+ * fields). The same input must give the same transcript however it is cut
+ * into chunks, and csv_parse_parallel must give it too.
+ */
+#include "test_support.h"
+
+#include "transit/csv.h"
+
+/* ------------------------------------------------------------ transcripts */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        assert_non_null(b->p);
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+typedef struct rec {
+    sbuf out;
+    int nkeys;
+    int stop_after;   /* stop (return -100) after this many rows; 0 = never */
+    int rows;
+} rec;
+
+static int record_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    rec *r = ctx;
+    char num[32];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)line);
+    sb_puts(&r->out, num);
+    for (int k = 0; k < r->nkeys; k++) {
+        sb_puts(&r->out, "|");
+        assert_non_null(f[k].ptr);
+        if (f[k].flags & CSV_FIELD_ABSENT) {
+            assert_int_equal(f[k].len, 0);
+            sb_puts(&r->out, "<absent>");
+        } else {
+            if (f[k].flags & CSV_FIELD_QUOTED)
+                sb_puts(&r->out, "\"");
+            sb_put(&r->out, f[k].ptr, f[k].len);
+        }
+    }
+    sb_puts(&r->out, "\n");
+    r->rows++;
+    if (r->stop_after && r->rows == r->stop_after)
+        return -100;
+    return 0;
+}
+
+/* Parses `in` cut into chunks of `chunk` bytes (0: one chunk). Returns the
+ * transcript (caller frees) and the result code in *rc_out. */
+static char *parse_chunked(const char *in, size_t len, const char *const *keys, int nkeys,
+                           size_t chunk, int *rc_out, csv_error *err)
+{
+    rec r = { .nkeys = nkeys };
+    sb_puts(&r.out, "");
+    csv_parser *p = csv_open("t.txt", keys, nkeys, record_row, &r);
+    assert_non_null(p);
+    int rc = 0;
+    if (chunk == 0)
+        chunk = len ? len : 1;
+    for (size_t at = 0; at < len && !rc; at += chunk) {
+        /* a private copy per chunk, freed at once: views must not outlive it */
+        size_t n = len - at < chunk ? len - at : chunk;
+        char *c = malloc(n);
+        memcpy(c, in + at, n);
+        rc = csv_feed(p, c, n);
+        free(c);
+    }
+    if (!rc)
+        rc = csv_finish(p);
+    if (err)
+        *err = *csv_last_error(p);
+    csv_close(p);
+    *rc_out = rc;
+    return r.out.p;
+}
+
+static char *parse_ok(const char *in, const char *const *keys, int nkeys)
+{
+    int rc;
+    char *t = parse_chunked(in, strlen(in), keys, nkeys, 0, &rc, NULL);
+    assert_int_equal(rc, 0);
+    return t;
+}
+
+static void expect(const char *in, const char *const *keys, int nkeys, const char *want)
+{
+    char *t = parse_ok(in, keys, nkeys);
+    assert_string_equal(t, want);
+    /* and the same for every small chunk size */
+    for (size_t chunk = 1; chunk <= 9; chunk++) {
+        int rc;
+        char *u = parse_chunked(in, strlen(in), keys, nkeys, chunk, &rc, NULL);
+        assert_int_equal(rc, 0);
+        assert_string_equal(u, want);
+        free(u);
+    }
+    free(t);
+}
+
+/* ------------------------------------------------------------ syntax */
+
+static const char *const K2[] = { "stop_id", "stop_name" };
+
+static void test_header_order_and_absent(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "b", "missing", "a" };
+    expect("a,b,c\n1,2,3\n4,5,6\n", keys, 3, "2|2|<absent>|1\n3|5|<absent>|4\n");
+
+    rec r = { .nkeys = 3 };
+    csv_parser *p = csv_open("t.txt", keys, 3, record_row, &r);
+    assert_false(csv_header_seen(p));
+    assert_int_equal(csv_feed(p, "c,a\n", 4), 0);
+    assert_true(csv_header_seen(p));
+    assert_false(csv_has_column(p, 0));
+    assert_false(csv_has_column(p, 1));
+    assert_true(csv_has_column(p, 2));
+    assert_false(csv_has_column(p, 3));
+    assert_int_equal(csv_finish(p), 0);
+    assert_int_equal(csv_rows(p), 0);
+    assert_int_equal(csv_bytes(p), 4);
+    csv_close(p);
+    free(r.out.p);
+}
+
+static void test_quotes(void **state)
+{
+    (void)state;
+    expect("stop_id,stop_name\n"
+           "1,\"Main St, North\"\n"
+           "2,\"say \"\"hi\"\"\"\n"
+           "\"3\",\"\"\n"
+           "4,\"two\nlines\"\n"
+           "5,\"\"\"\"\n"
+           "6,x\n",
+           K2, 2,
+           "2|1|\"Main St, North\n"
+           "3|2|\"say \"hi\"\n"
+           "4|\"3|\"\n"
+           "5|4|\"two\nlines\n"
+           "7|5|\"\"\n"
+           "8|6|x\n");
+    /* several doubled-quote fields in one record keep their own bytes */
+    const char *const keys[] = { "a", "b", "c" };
+    expect("a,b,c\n\"x\"\"1\",\"y\"\"2\",\"z\"\"3\"\n", keys, 3,
+           "2|\"x\"1|\"y\"2|\"z\"3\n");
+}
+
+static void test_line_ends(void **state)
+{
+    (void)state;
+    expect("stop_id,stop_name\r\n1,a\r\n2,b\r\n", K2, 2, "2|1|a\n3|2|b\n");
+    expect("stop_id,stop_name\r1,a\r2,b\r", K2, 2, "2|1|a\n3|2|b\n");
+    expect("stop_id,stop_name\n1,a\r\n2,b\r3,c\n4,d", K2, 2, "2|1|a\n3|2|b\n4|3|c\n5|4|d\n");
+    /* blank lines are skipped but counted */
+    expect("\n\nstop_id,stop_name\n\n1,a\r\n\r\n  \n2,b\n\n", K2, 2, "5|1|a\n8|2|b\n");
+    /* CRLF inside quotes is one physical line */
+    expect("stop_id,stop_name\r\n1,\"x\r\ny\r\nz\"\r\n2,b\r\n", K2, 2, "2|1|\"x\r\ny\r\nz\n5|2|b\n");
+    /* a lone CR inside quotes too */
+    expect("stop_id,stop_name\n1,\"x\ry\"\n2,b\n", K2, 2, "2|1|\"x\ry\n4|2|b\n");
+}
+
+static void test_bom(void **state)
+{
+    (void)state;
+    expect("\xEF\xBB\xBFstop_id,stop_name\n1,a\n", K2, 2, "2|1|a\n");
+    expect("\xEF\xBB\xBF\"stop_id\",stop_name\n1,a\n", K2, 2, "2|1|a\n");
+    /* a BOM-like prefix that is not a BOM stays data (here in a header name) */
+    const char *const keys[] = { "\xEF\xBBx" };
+    expect("\xEF\xBBx\n1\n", keys, 1, "2|1\n");
+}
+
+static void test_trim(void **state)
+{
+    (void)state;
+    expect("  stop_id , stop_name\t\n 1 ,\t a b \n  \" q \" , 2\n", K2, 2,
+           "2|1|a b\n3|\" q |2\n");
+}
+
+static void test_short_and_long_rows(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "a", "c" };
+    expect("a,b,c\n1\n1,2,3,4,5\n,,\n", keys, 2, "2|1|\n3|1|3\n4||\n");
+}
+
+static void test_duplicate_header(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "a" };
+    expect("a,a\n1,2\n", keys, 1, "2|1\n");
+}
+
+static void test_literal_quote_in_unquoted_field(void **state)
+{
+    (void)state;
+    expect("stop_id,stop_name\n1,12\" pipe\n2,a\"b\"c\n", K2, 2, "2|1|12\" pipe\n3|2|a\"b\"c\n");
+}
+
+static void test_empty_and_header_only(void **state)
+{
+    (void)state;
+    char *t = parse_ok("", K2, 2);
+    assert_string_equal(t, "");
+    free(t);
+    rec r = { .nkeys = 2 };
+    csv_parser *p = csv_open("t.txt", K2, 2, record_row, &r);
+    assert_int_equal(csv_finish(p), 0);
+    assert_false(csv_header_seen(p));
+    assert_false(csv_has_column(p, 0));
+    csv_close(p);
+
+    p = csv_open("t.txt", K2, 2, record_row, &r);
+    assert_int_equal(csv_feed(p, "stop_id", 7), 0);
+    assert_false(csv_header_seen(p));
+    assert_int_equal(csv_finish(p), 0);
+    assert_true(csv_header_seen(p));
+    assert_true(csv_has_column(p, 0));
+    assert_false(csv_has_column(p, 1));
+    csv_close(p);
+    free(r.out.p);
+}
+
+static void expect_error(const char *in, const char *const *keys, int nkeys, int code,
+                         uint64_t line, uint32_t column, const char *msg_part)
+{
+    for (size_t chunk = 0; chunk <= 5; chunk++) {
+        int rc;
+        csv_error err;
+        char *t = parse_chunked(in, strlen(in), keys, nkeys, chunk, &rc, &err);
+        free(t);
+        assert_int_equal(rc, code);
+        assert_string_equal(err.file, "t.txt");
+        assert_int_equal(err.line, line);
+        assert_int_equal(err.column, column);
+        if (!strstr(err.message, msg_part))
+            fail_msg("message '%s' lacks '%s'", err.message, msg_part);
+    }
+}
+
+static void test_syntax_errors(void **state)
+{
+    (void)state;
+    expect_error("stop_id,stop_name\n1,a\n2,\"open\n3,c\n", K2, 2, CSV_ERR_SYNTAX, 3, 2,
+                 "unterminated");
+    expect_error("stop_id,stop_name\n1,a\n\"2\"x,b\n", K2, 2, CSV_ERR_SYNTAX, 3, 1,
+                 "after a closing quote");
+    /* the error's line is where its record starts, even a multi-line one */
+    expect_error("stop_id,stop_name\n0,z\n1,\"a\nb\"c\n", K2, 2, CSV_ERR_SYNTAX, 3, 2, "'c'");
+}
+
+static void test_utf8(void **state)
+{
+    (void)state;
+    /* valid multi-byte text passes */
+    expect("stop_id,stop_name\n1,Gare Saint-J\xC3\xA9r\xC3\xB4me \xE2\x80\x94 \xF0\x9F\x9A\x8C\n", K2,
+           2, "2|1|Gare Saint-J\xC3\xA9r\xC3\xB4me \xE2\x80\x94 \xF0\x9F\x9A\x8C\n");
+    /* invalid bytes in a column nobody asked for are not looked at */
+    const char *const keys[] = { "stop_id" };
+    expect("stop_id,stop_name\n1,caf\xE9\n", keys, 1, "2|1\n");
+    /* but in a key field they are an error naming line and column */
+    expect_error("x,stop_name,stop_id\n1,ok,2\n1,caf\xE9,2\n", K2, 2, CSV_ERR_UTF8, 3, 2,
+                 "stop_name");
+    expect_error("stop_id,stop_name\n1,\"a\"\"\xC0\x80\"\n", K2, 2, CSV_ERR_UTF8, 2, 2, "UTF-8");
+    /* overlong, surrogate, truncated, beyond U+10FFFF */
+    const char *bad[] = { "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80", "\xE2\x82", "\xF4\x90\x80\x80",
+                          "\xFF" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char in[64];
+        snprintf(in, sizeof in, "stop_id,stop_name\n1,a%sb\n", bad[i]);
+        expect_error(in, K2, 2, CSV_ERR_UTF8, 2, 2, "stop_name");
+    }
+}
+
+static void test_callback_stop(void **state)
+{
+    (void)state;
+    rec r = { .nkeys = 2, .stop_after = 2 };
+    csv_parser *p = csv_open("t.txt", K2, 2, record_row, &r);
+    const char *in = "stop_id,stop_name\n1,a\n2,b\n3,c\n";
+    assert_int_equal(csv_feed(p, in, strlen(in)), -100);
+    assert_int_equal(csv_feed(p, "4,d\n", 4), -100);   /* sticky */
+    assert_int_equal(csv_finish(p), -100);
+    assert_int_equal(csv_rows(p), 2);
+    assert_int_equal(csv_last_error(p)->line, 3);
+    assert_non_null(strstr(csv_last_error(p)->message, "callback"));
+    csv_close(p);
+    assert_string_equal(r.out.p, "2|1|a\n3|2|b\n");
+    free(r.out.p);
+}
+
+/* A record straddling chunks is delivered once, whole, with the right line. */
+static void test_long_record_across_chunks(void **state)
+{
+    (void)state;
+    size_t n = 100000;
+    char *big = malloc(n + 64);
+    strcpy(big, "stop_id,stop_name\n1,\"");
+    size_t at = strlen(big);
+    for (size_t i = 0; i < n - 100; i++)
+        big[at++] = (i % 1000 == 999) ? '\n' : (char)('a' + i % 26);
+    strcpy(big + at, "\"\n2,b\n");
+    int rc;
+    char *whole = parse_chunked(big, strlen(big), K2, 2, 0, &rc, NULL);
+    assert_int_equal(rc, 0);
+    char *cut = parse_chunked(big, strlen(big), K2, 2, 4093, &rc, NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(whole, cut);
+    char want[32];
+    snprintf(want, sizeof want, "\n%zu|2|b\n", 3 + (n - 100) / 1000);
+    assert_non_null(strstr(whole, want));
+    free(whole);
+    free(cut);
+    free(big);
+}
+
+/* A small input with every feature, cut in two at every byte position. */
+static void test_every_split_position(void **state)
+{
+    (void)state;
+    const char in[] = "\xEF\xBB\xBF trip_id ,\"stop_name\",x\r\n"
+                      "\r\n"
+                      "T1, \"a, \"\"b\"\"\" ,1\r\n"
+                      "T2,\"two\r\nlines\",\"x\"\"\"\r"
+                      "T3,  plain  ,12\" pipe\n"
+                      "\"T4\",\"\",\n"
+                      "T5,caf\xC3\xA9\n"
+                      "T6,\"\"\"\"\r\n"
+                      "T7,last";
+    const char *const keys[] = { "stop_name", "trip_id" };
+    size_t len = sizeof in - 1;
+    int rc;
+    char *want = parse_chunked(in, len, keys, 2, 0, &rc, NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(want, "3|\"a, \"b\"|T1\n"
+                              "4|\"two\r\nlines|T2\n"
+                              "6|plain|T3\n"
+                              "7|\"|\"T4\n"
+                              "8|caf\xC3\xA9|T5\n"
+                              "9|\"\"|T6\n"
+                              "10|last|T7\n");
+    for (size_t k = 0; k <= len; k++) {
+        rec r = { .nkeys = 2 };
+        sb_puts(&r.out, "");
+        csv_parser *p = csv_open("t.txt", keys, 2, record_row, &r);
+        char *a = malloc(k + 1), *b = malloc(len - k + 1);
+        memcpy(a, in, k);
+        memcpy(b, in + k, len - k);
+        assert_int_equal(csv_feed(p, a, k), 0);
+        memset(a, '#', k);   /* the parser must not keep pointers into a chunk */
+        assert_int_equal(csv_feed(p, b, len - k), 0);
+        assert_int_equal(csv_finish(p), 0);
+        if (strcmp(r.out.p, want) != 0)
+            fail_msg("split at %zu gives:\n%s", k, r.out.p);
+        assert_int_equal(csv_bytes(p), len);
+        assert_int_equal(csv_rows(p), 7);
+        csv_close(p);
+        free(a);
+        free(b);
+        free(r.out.p);
+    }
+    free(want);
+}
+
+/* ------------------------------------------------------------ a tricky corpus */
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+/* Writes ~`target` bytes of valid CSV with every feature: quotes, doubled
+ * quotes, separators and line breaks in quotes, literal quotes in unquoted
+ * fields, blank lines, CRLF/LF/CR, blanks around fields, short rows,
+ * non-ASCII text. */
+static char *tricky_corpus(size_t target, size_t *len_out)
+{
+    sbuf b = { 0 };
+    sb_puts(&b, "\xEF\xBB\xBFtrip_id, stop_name ,\"arrival_time\",extra,stop_sequence\r\n");
+    static const char *const ends[] = { "\n", "\r\n", "\r" };
+    static const char *const names[] = {
+        "Main St", "\"Main St, North\"", "\"say \"\"hi\"\"\"", "\"two\nlines\"", "12\" pipe",
+        "  padded  ", "\"\"", "", "Gare J\xC3\xA9r\xC3\xB4me", "\"cr\r\nlf\"", "\"\"\"\"",
+        "\" \"\" , \"\" \"", "a\"b", "\"x\ry\"",
+    };
+    unsigned n = 0;
+    while (b.len < target) {
+        char row[256];
+        unsigned r = rnd();
+        const char *end = ends[r % 3];
+        if (r % 97 == 0) {
+            sb_puts(&b, end);   /* a blank line */
+            continue;
+        }
+        const char *name = names[(r >> 4) % (sizeof names / sizeof *names)];
+        char id[32];
+        snprintf(id, sizeof id, (r & 0x200) ? "%s\"T%u\"" : "%sT%u", (r & 0x100) ? " " : "", n);
+        if (r % 53 == 0)
+            snprintf(row, sizeof row, "%s,%s%s", id, name, end);   /* a short row */
+        else
+            snprintf(row, sizeof row, "%s,%s,%02u:%02u:00,\"e,%u\",%u%s", id, name, (r >> 10) % 30,
+                     (r >> 15) % 60, r % 7, n % 50, end);
+        sb_puts(&b, row);
+        n++;
+    }
+    *len_out = b.len;
+    return b.p;
+}
+
+static const char *const KT[] = { "stop_sequence", "trip_id", "stop_name", "arrival_time",
+                                  "not_there" };
+
+static void test_chunking_invariance(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = tricky_corpus(40000, &len);
+    int rc;
+    char *whole = parse_chunked(in, len, KT, 5, 0, &rc, NULL);
+    assert_int_equal(rc, 0);
+    assert_true(strlen(whole) > 20000);
+    assert_non_null(strstr(whole, "|\"say \"hi\"|"));
+    for (size_t chunk = 1; chunk < 70; chunk += (chunk < 10 ? 1 : 7)) {
+        char *t = parse_chunked(in, len, KT, 5, chunk, &rc, NULL);
+        assert_int_equal(rc, 0);
+        if (strcmp(t, whole) != 0)
+            fail_msg("chunk size %zu gives another transcript", chunk);
+        free(t);
+    }
+    free(whole);
+    free(in);
+}
+
+/* ------------------------------------------------------------ parallel */
+
+typedef struct part_rec {
+    rec r;
+    uint64_t last_line;
+    int out_of_order;
+} part_rec;
+
+static int part_row(void *ctx, const csv_field *f, uint64_t line)
+{
+    part_rec *pr = ctx;
+    if (line <= pr->last_line)
+        pr->out_of_order = 1;
+    pr->last_line = line;
+    return record_row(&pr->r, f, line);
+}
+
+static char *parse_parallel(const char *in, size_t len, const char *const *keys, int nkeys,
+                            int nthreads, int *rc_out, csv_error *err, int *has)
+{
+    part_rec parts[16];
+    void *ctxs[16];
+    memset(parts, 0, sizeof parts);
+    for (int i = 0; i < 16; i++) {
+        parts[i].r.nkeys = nkeys;
+        sb_puts(&parts[i].r.out, "");
+        ctxs[i] = &parts[i];
+    }
+    int rc = csv_parse_parallel("t.txt", in, len, keys, nkeys, part_row, ctxs, nthreads, has, err);
+    *rc_out = rc;
+    sbuf all = { 0 };
+    sb_puts(&all, "");
+    for (int i = 0; i < 16; i++) {
+        assert_false(parts[i].out_of_order);
+        if (i >= nthreads)
+            assert_int_equal(parts[i].r.rows, 0);
+        sb_puts(&all, parts[i].r.out.p);
+        free(parts[i].r.out.p);
+    }
+    return all.p;
+}
+
+static void test_parallel_matches_streaming(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = tricky_corpus(3u << 20, &len);
+    int rc;
+    char *want = parse_chunked(in, len, KT, 5, 1u << 20, &rc, NULL);
+    assert_int_equal(rc, 0);
+    for (int t = 1; t <= 12; t++) {
+        int has[5];
+        csv_error err;
+        char *got = parse_parallel(in, len, KT, 5, t, &rc, &err, has);
+        if (t <= 8)
+            assert_int_equal(rc, t);
+        else
+            assert_true(rc >= 8 && rc <= t);
+        assert_int_equal(has[0], 1);
+        assert_int_equal(has[4], 0);
+        if (strcmp(got, want) != 0)
+            fail_msg("%d threads give another transcript", t);
+        free(got);
+    }
+    /* every possible cut position near a slice boundary: shift the body by
+     * prepending bytes to the header so slice starts land on every byte of a
+     * tricky row */
+    free(want);
+    free(in);
+    in = tricky_corpus(1400u << 10, &len);
+    for (int shift = 0; shift < 48; shift++) {
+        sbuf s = { 0 };
+        sb_puts(&s, "pad");
+        for (int i = 0; i < shift; i++)
+            sb_puts(&s, "x");
+        sb_puts(&s, ",");
+        sb_put(&s, in + 3, len - 3);   /* drop the BOM */
+        char *w = parse_chunked(s.p, s.len, KT, 5, 0, &rc, NULL);
+        assert_int_equal(rc, 0);
+        char *g = parse_parallel(s.p, s.len, KT, 5, 5, &rc, NULL, NULL);
+        assert_int_equal(rc, 5);
+        if (strcmp(g, w) != 0)
+            fail_msg("shift %d: parallel differs from streaming", shift);
+        free(w);
+        free(g);
+        free(s.p);
+    }
+    free(in);
+}
+
+/* Records made mostly of quoted line breaks, so the equal-size slices of
+ * the parallel parser start inside quotes, next to a line break, next to a
+ * doubled quote...: every offset of a record, by padding the header. */
+static void test_parallel_cuts_inside_quotes(void **state)
+{
+    (void)state;
+    static const char record[] = "R,\"\n\"\"\n,\r\n\"\"\"\"\n\",\"x\ny\"\r\n";
+    const char *const keys[] = { "a", "b", "c" };
+    for (int pad = 0; pad < (int)sizeof record; pad++) {
+        sbuf s = { 0 };
+        sb_puts(&s, "a,b,c");
+        for (int i = 0; i < pad; i++)
+            sb_puts(&s, ",p");
+        sb_puts(&s, "\n");
+        while (s.len < (1100u << 10))
+            sb_puts(&s, record);
+        int rc;
+        char *want = parse_chunked(s.p, s.len, keys, 3, 0, &rc, NULL);
+        assert_int_equal(rc, 0);
+        for (int t = 1; t <= 4; t++) {
+            char *got = parse_parallel(s.p, s.len, keys, 3, t, &rc, NULL, NULL);
+            assert_int_equal(rc, t);
+            if (strcmp(got, want) != 0)
+                fail_msg("pad %d, %d threads: parallel differs from streaming", pad, t);
+            free(got);
+        }
+        free(want);
+        free(s.p);
+    }
+}
+
+static void test_parallel_small_and_empty(void **state)
+{
+    (void)state;
+    int rc, has[2];
+    csv_error err;
+    char *t = parse_parallel("", 0, K2, 2, 4, &rc, &err, has);
+    assert_int_equal(rc, 1);
+    assert_string_equal(t, "");
+    assert_int_equal(has[0], 0);
+    free(t);
+    const char *in = "\xEF\xBB\xBFstop_name,stop_id\r\n\"a\",1\r\nb,2";
+    t = parse_parallel(in, strlen(in), K2, 2, 4, &rc, &err, has);
+    assert_int_equal(rc, 1);
+    assert_string_equal(t, "2|1|\"a\n3|2|b\n");
+    free(t);
+}
+
+/* Errors: the first one in file order, with the same line as streaming. */
+static void test_parallel_errors(void **state)
+{
+    (void)state;
+    size_t len;
+    char *in = tricky_corpus(2u << 20, &len);
+    /* an invalid byte in a key field at about 70% of the file */
+    size_t at = len * 7 / 10;
+    while (in[at] != '\n')
+        at++;
+    memcpy(in + at + 1, "T0,\xFF", 4);
+    int rc;
+    csv_error want, got;
+    free(parse_chunked(in, len, KT, 5, 0, &rc, &want));
+    assert_int_equal(rc, CSV_ERR_UTF8);
+    for (int t = 2; t <= 8; t++) {
+        free(parse_parallel(in, len, KT, 5, t, &rc, &got, NULL));
+        assert_int_equal(rc, CSV_ERR_UTF8);
+        assert_int_equal(got.line, want.line);
+        assert_int_equal(got.column, want.column);
+        assert_string_equal(got.message, want.message);
+    }
+    /* bytes after a closing quote, earlier in the file: that error wins */
+    size_t at2 = len / 10;
+    while (in[at2] != '\n')
+        at2++;
+    memcpy(in + at2 + 1, "\"x\"y", 4);
+    free(parse_chunked(in, len, KT, 5, 0, &rc, &want));
+    assert_int_equal(rc, CSV_ERR_SYNTAX);
+    for (int t = 2; t <= 4; t++) {
+        free(parse_parallel(in, len, KT, 5, t, &rc, &got, NULL));
+        assert_int_equal(rc, CSV_ERR_SYNTAX);
+        assert_int_equal(got.line, want.line);
+        assert_string_equal(got.message, want.message);
+    }
+    free(in);
+
+    /* a quote that never closes: the rest of the file is one unterminated field */
+    sbuf b = { 0 };
+    sb_puts(&b, "stop_id,stop_name\n");
+    for (int i = 0; b.len < (2u << 20); i++) {
+        char row[64];
+        snprintf(row, sizeof row, "%d,%s\n", i, i == 5000 ? "\"open" : "name");
+        sb_puts(&b, row);
+    }
+    free(parse_chunked(b.p, b.len, K2, 2, 0, &rc, &want));
+    assert_int_equal(rc, CSV_ERR_SYNTAX);
+    assert_int_equal(want.line, 5002);
+    for (int t = 2; t <= 4; t++) {
+        free(parse_parallel(b.p, b.len, K2, 2, t, &rc, &got, NULL));
+        assert_int_equal(rc, CSV_ERR_SYNTAX);
+        assert_int_equal(got.line, 5002);
+        assert_string_equal(got.message, want.message);
+    }
+    free(b.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_order_and_absent),
+        cmocka_unit_test(test_quotes),
+        cmocka_unit_test(test_line_ends),
+        cmocka_unit_test(test_bom),
+        cmocka_unit_test(test_trim),
+        cmocka_unit_test(test_short_and_long_rows),
+        cmocka_unit_test(test_duplicate_header),
+        cmocka_unit_test(test_literal_quote_in_unquoted_field),
+        cmocka_unit_test(test_empty_and_header_only),
+        cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_callback_stop),
+        cmocka_unit_test(test_long_record_across_chunks),
+        cmocka_unit_test(test_every_split_position),
+        cmocka_unit_test(test_chunking_invariance),
+        cmocka_unit_test(test_parallel_matches_streaming),
+        cmocka_unit_test(test_parallel_cuts_inside_quotes),
+        cmocka_unit_test(test_parallel_small_and_empty),
+        cmocka_unit_test(test_parallel_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

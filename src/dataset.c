@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,16 +69,8 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
                  (unsigned long long)ds->size, (unsigned long long)h->file_size);
         return -1;
     }
-    uLong crc = crc32(0L, Z_NULL, 0);
-    const unsigned char *p = ds->base + h->header_size;
-    uint64_t left = h->file_size - h->header_size;
-    while (left) {
-        uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        left -= chunk;
-    }
-    if ((uint32_t)crc != h->checksum) {
+    uint32_t crc = tt_crc32(tt_crc32_init(), ds->base + h->header_size, h->file_size - h->header_size);
+    if (crc != h->checksum) {
         snprintf(err, errlen, "%s: checksum mismatch (the file is damaged); re-import the feed", path);
         return -1;
     }
@@ -368,7 +361,6 @@ uint32_t dataset_stop_count(const dataset *ds) { return ds->meta->nstops; }
 uint32_t dataset_route_count(const dataset *ds) { return ds->meta->nroutes; }
 uint32_t dataset_agency_count(const dataset *ds) { return ds->meta->nagencies; }
 
-/* Binary search of an id-sorted index. `key_of` picks the string offset. */
 static int cmp_id(const char *a, const char *key, size_t len)
 {
     size_t alen = strlen(a);
@@ -377,43 +369,37 @@ static int cmp_id(const char *a, const char *key, size_t len)
     return alen < len ? -1 : alen > len;
 }
 
-uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len)
+/* Binary search of an id-sorted index: `order` lists record indices by id;
+ * each record of `stride` bytes holds its id's string offset at `id_off`. */
+static uint32_t find_by_id(const dataset *ds, const uint32_t *order, uint32_t n, const void *records, size_t stride,
+                           size_t id_off, const char *id, size_t len)
 {
-    uint32_t lo = 0, hi = ds->meta->nstops;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, i = ds->stop_by_id[mid];
-        int c = cmp_id(ds->strings + ds->stops[i].id, id, len);
+        uint32_t mid = lo + (hi - lo) / 2, i = order[mid], sid;
+        memcpy(&sid, (const char *)records + (size_t)i * stride + id_off, sizeof sid);
+        int c = cmp_id(ds->strings + sid, id, len);
         if (c == 0) return i;
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
     return QUERY_NONE;
+}
+
+uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len)
+{
+    return find_by_id(ds, ds->stop_by_id, ds->meta->nstops, ds->stops, sizeof(tt_stop), offsetof(tt_stop, id), id, len);
 }
 
 uint32_t dataset_find_route(const dataset *ds, const char *id, size_t len)
 {
-    uint32_t lo = 0, hi = ds->meta->nroutes;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, i = ds->route_by_id[mid];
-        int c = cmp_id(ds->strings + ds->routes[i].id, id, len);
-        if (c == 0) return i;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return QUERY_NONE;
+    return find_by_id(ds, ds->route_by_id, ds->meta->nroutes, ds->routes, sizeof(tt_route), offsetof(tt_route, id), id,
+                      len);
 }
 
 uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len)
 {
-    uint32_t lo = 0, hi = ds->meta->ntrips;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, i = ds->trip_by_id[mid];
-        int c = cmp_id(ds->strings + ds->trips[i].id, id, len);
-        if (c == 0) return i;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return QUERY_NONE;
+    return find_by_id(ds, ds->trip_by_id, ds->meta->ntrips, ds->trips, sizeof(tt_trip), offsetof(tt_trip, id), id, len);
 }
 
 void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)

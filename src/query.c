@@ -36,6 +36,18 @@ struct query_scratch {
     size_t near_n, near_cap;
 };
 
+/* Doubles a scratch array. Scratch only grows, so a warm thread's queries
+ * allocate nothing. */
+static int grow_scratch(void **arr, size_t *cap, size_t elem)
+{
+    size_t n = *cap ? *cap * 2 : 256;
+    void *p = realloc(*arr, n * elem);
+    if (!p) return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
 query_scratch *query_scratch_new(void) { return calloc(1, sizeof(query_scratch)); }
 
 void query_scratch_free(query_scratch *s)
@@ -88,13 +100,7 @@ static double haversine_m(double lat1, double lon1, double lat2, double lon2)
 
 static int near_push(query_scratch *s, uint32_t stop, double d)
 {
-    if (s->near_n == s->near_cap) {
-        size_t cap = s->near_cap ? s->near_cap * 2 : 256;
-        nearby_stop *n = realloc(s->near, cap * sizeof *n);
-        if (!n) return -1;
-        s->near = n;
-        s->near_cap = cap;
-    }
+    if (s->near_n == s->near_cap && grow_scratch((void **)&s->near, &s->near_cap, sizeof *s->near)) return -1;
     s->near[s->near_n++] = (nearby_stop){stop, d};
     return 0;
 }
@@ -192,13 +198,7 @@ static void heap_sift_down(cursor *h, size_t n, size_t i)
 
 static int heap_push(query_scratch *s, const cursor *c)
 {
-    if (s->heap_n == s->heap_cap) {
-        size_t cap = s->heap_cap ? s->heap_cap * 2 : 256;
-        cursor *h = realloc(s->heap, cap * sizeof *h);
-        if (!h) return -1;
-        s->heap = h;
-        s->heap_cap = cap;
-    }
+    if (s->heap_n == s->heap_cap && grow_scratch((void **)&s->heap, &s->heap_cap, sizeof *s->heap)) return -1;
     size_t i = s->heap_n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;

@@ -752,23 +752,15 @@ static int write_file(tt_builder *b, const char *path, const tt_out *o, const se
     h.header_size = sizeof h;
     h.nsections = TT_SEC_COUNT;
     uint64_t off = (sizeof h + TT_ALIGN - 1) / TT_ALIGN * TT_ALIGN;
-    uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
     static const unsigned char zeros[TT_ALIGN];
     /* bytes between the header and the first section are zeros and covered by the crc */
-    crc = (uint32_t)crc32(crc, zeros, (uInt)(off - sizeof h));
+    uint32_t crc = tt_crc32(tt_crc32_init(), zeros, off - sizeof h);
     for (int i = 0; i < TT_SEC_COUNT; i++) {
         h.sections[i] = (tt_section){(uint32_t)i, src[i].elem, off, src[i].size};
-        const unsigned char *p = src[i].data;
-        uint64_t left = src[i].size;
-        while (left) {
-            uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-            crc = (uint32_t)crc32(crc, p, chunk);
-            p += chunk;
-            left -= chunk;
-        }
+        crc = tt_crc32(crc, src[i].data, src[i].size);
         uint64_t end = off + src[i].size;
         uint64_t pad = (TT_ALIGN - end % TT_ALIGN) % TT_ALIGN;
-        crc = (uint32_t)crc32(crc, zeros, (uInt)pad);
+        crc = tt_crc32(crc, zeros, pad);
         off = end + pad;
     }
     h.file_size = off;

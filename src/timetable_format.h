@@ -20,6 +20,7 @@
 #define TRANSIT_TIMETABLE_FORMAT_H
 
 #include <stdint.h>
+#include <zlib.h>
 
 #define TT_MAGIC "TRANSITD"
 #define TT_FORMAT_VERSION 1u
@@ -162,5 +163,19 @@ typedef struct tt_tz_transition {
     int32_t offset;
     int32_t pad;
 } tt_tz_transition;
+
+/* CRC-32 (zlib) over any length: zlib takes at most 4 GB a call. */
+static inline uint32_t tt_crc32_init(void) { return (uint32_t)crc32(0L, Z_NULL, 0); }
+static inline uint32_t tt_crc32(uint32_t crc, const void *data, uint64_t len)
+{
+    const unsigned char *p = data;
+    while (len) {
+        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = (uint32_t)crc32(crc, p, chunk);
+        p += chunk;
+        len -= chunk;
+    }
+    return crc;
+}
 
 #endif

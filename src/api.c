@@ -120,6 +120,9 @@ void api_problem_write(const api_problem *prob, const char *instance_path, json_
 
 /* ------------------------------------------------------------ parameters */
 
+/* The allowed list of an endpoint that takes no query parameters. */
+static const char *const NO_PARAMS[] = {NULL};
+
 /* Rejects parameters the endpoint does not take, and repeated ones. */
 static int check_params(const api_request *req, const char *const *allowed, api_problem *prob)
 {
@@ -310,6 +313,19 @@ static int need_id(const api_request *req, const char *what, api_problem *prob)
     return 0;
 }
 
+/* The whole prologue of an endpoint that takes no query parameters beyond
+ * `allowed` checks: unknown or repeated parameters, then the path id when
+ * `id_name` is given (both 400), then the dataset (503). */
+static int check_request(const api_request *req, const char *const *allowed, const char *id_name,
+                         const dataset *ds, api_problem *prob)
+{
+    if (check_params(req, allowed, prob) || (id_name && need_id(req, id_name, prob)))
+        return prob->status;
+    if (!ds)
+        return no_dataset(prob);
+    return 0;
+}
+
 /* ------------------------------------------------------------ the thread's stores */
 
 static int ensure_schedule(api_thread *t, const dataset *ds, api_problem *prob)
@@ -329,34 +345,37 @@ static int ensure_schedule(api_thread *t, const dataset *ds, api_problem *prob)
     return 0;
 }
 
-static bool grow_indices(api_thread *t, uint32_t need)
+/* Grows *items, an array of `elem`-byte elements, to hold `need` of them:
+ * capacity doubles from `first`. False when out of memory (*items intact). */
+static bool grow_array(void **items, uint32_t *cap, uint32_t need, uint32_t first, size_t elem)
 {
-    if (need <= t->indices_cap)
+    if (need <= *cap)
         return true;
-    uint32_t cap = t->indices_cap ? t->indices_cap : 64;
-    while (cap < need)
-        cap *= 2;
-    uint32_t *p = realloc(t->indices, cap * sizeof *p);
+    uint32_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*items, n * elem);
     if (!p)
         return false;
-    t->indices = p;
-    t->indices_cap = cap;
+    *items = p;
+    *cap = n;
     return true;
+}
+
+static bool grow_indices(api_thread *t, uint32_t need)
+{
+    void *items = t->indices;
+    bool ok = grow_array(&items, &t->indices_cap, need, 64, sizeof *t->indices);
+    t->indices = items;
+    return ok;
 }
 
 static bool grow_stop_times(api_thread *t, uint32_t need)
 {
-    if (need <= t->stop_times_cap)
-        return true;
-    uint32_t cap = t->stop_times_cap ? t->stop_times_cap : 32;
-    while (cap < need)
-        cap *= 2;
-    trip_stop_time *p = realloc(t->stop_times, cap * sizeof *p);
-    if (!p)
-        return false;
-    t->stop_times = p;
-    t->stop_times_cap = cap;
-    return true;
+    void *items = t->stop_times;
+    bool ok = grow_array(&items, &t->stop_times_cap, need, 32, sizeof *t->stop_times);
+    t->stop_times = items;
+    return ok;
 }
 
 /* ------------------------------------------------------------ writers */
@@ -452,6 +471,54 @@ static void write_departure_fields(json_writer *w, const dataset *ds, const depa
     json_kv_int(w, "stop_sequence", d->stop_sequence);
 }
 
+/* {"key":[ — the opening of a response that is one named list. */
+static void begin_list(json_writer *w, const char *key)
+{
+    json_object_begin(w);
+    json_key(w, key);
+    json_array_begin(w);
+}
+
+/* ]} — closes what begin_list opened. */
+static void end_list(json_writer *w)
+{
+    json_array_end(w);
+    json_object_end(w);
+}
+
+/* ],"truncated":B} — closes a list the engine may have cut at the limit. */
+static void end_truncated_list(json_writer *w, bool truncated)
+{
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    json_object_end(w);
+}
+
+static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
+                       const double *distance_m)
+{
+    json_object_begin(w);
+    write_stop_fields(w, ds, st, distance_m);
+    json_object_end(w);
+}
+
+/* The elements of a departures array, each a Departure; near a point, also
+ * the stop's name and distance. */
+static void write_departure_items(json_writer *w, const dataset *ds, const departure *deps,
+                                  uint32_t count, bool near_point)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        stop_info at;
+        json_object_begin(w);
+        write_departure_fields(w, ds, &deps[i], &at);
+        if (near_point) {
+            kv_text(w, "stop_name", at.name);
+            kv_distance(w, deps[i].distance_m);
+        }
+        json_object_end(w);
+    }
+}
+
 static int finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds)
 {
     if (out->oom)
@@ -481,19 +548,13 @@ int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_wr
                           &count, &truncated, &err);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
-    json_object_begin(out);
-    json_key(out, "stops");
-    json_array_begin(out);
+    begin_list(out, "stops");
     for (uint32_t i = 0; i < count; i++) {
         stop_info st;
         dataset_stop(ds, t->nearby[i].stop, &st);
-        json_object_begin(out);
-        write_stop_fields(out, ds, &st, &t->nearby[i].distance_m);
-        json_object_end(out);
+        write_stop(out, ds, &st, &t->nearby[i].distance_m);
     }
-    json_array_end(out);
-    json_kv_bool(out, "truncated", truncated);
-    json_object_end(out);
+    end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
@@ -524,9 +585,7 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
                                  sizeof err);
     if (n < 0)
         return problem(prob, 503, "q", "the stop search failed: %s", err);
-    json_object_begin(out);
-    json_key(out, "stops");
-    json_array_begin(out);
+    begin_list(out, "stops");
     for (int i = 0; i < n; i++) {
         const char *id = t->found_ids[i].id;
         uint32_t stop = dataset_find_stop(ds, id, strlen(id));
@@ -534,13 +593,9 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
             continue;   /* both stores come from one import; cannot differ */
         stop_info st;
         dataset_stop(ds, stop, &st);
-        json_object_begin(out);
-        write_stop_fields(out, ds, &st, NULL);
-        json_object_end(out);
+        write_stop(out, ds, &st, NULL);
     }
-    json_array_end(out);
-    json_kv_bool(out, "truncated", truncated);
-    json_object_end(out);
+    end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
@@ -552,16 +607,32 @@ static int find_stop(const dataset *ds, const char *id, uint32_t *stop, api_prob
     return 0;
 }
 
+/* dataset_stop_children or dataset_stop_routes. */
+typedef uint32_t (*stop_list_fn)(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max,
+                                 uint32_t *total);
+
+/* Fills t->indices with a stop's `what` (children or routes), growing it to
+ * hold them all; *n is their count. */
+static int list_of_stop(api_thread *t, const dataset *ds, uint32_t stop, stop_list_fn list,
+                        const char *what, const char *stop_id, uint32_t *n, api_problem *prob)
+{
+    uint32_t total = 0;
+    *n = list(ds, stop, t->indices, t->indices_cap, &total);
+    if (total > *n) {
+        if (!grow_indices(t, total))
+            return problem(prob, 503, "", "out of memory listing the %s of stop '%s'", what,
+                           stop_id);
+        *n = list(ds, stop, t->indices, t->indices_cap, &total);
+    }
+    return 0;
+}
+
 int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {NULL};
-    if (check_params(req, allowed, prob) || need_id(req, "stop_id", prob))
-        return prob->status;
-    if (!ds)
-        return no_dataset(prob);
     uint32_t stop;
-    if (find_stop(ds, req->id, &stop, prob) || ensure_schedule(t, ds, prob))
+    if (check_request(req, NO_PARAMS, "stop_id", ds, prob) ||
+        find_stop(ds, req->id, &stop, prob) || ensure_schedule(t, ds, prob))
         return prob->status;
     stop_info st;
     dataset_stop(ds, stop, &st);
@@ -579,14 +650,9 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     kv_optional(out, "platform_code", extra.platform_code);
     json_kv_int(out, "wheelchair_boarding", extra.wheelchair_boarding);
 
-    uint32_t total = 0, n;
-    n = dataset_stop_children(ds, stop, t->indices, t->indices_cap, &total);
-    if (total > n) {
-        if (!grow_indices(t, total))
-            return problem(prob, 503, "", "out of memory listing the children of stop '%s'",
-                           req->id);
-        n = dataset_stop_children(ds, stop, t->indices, t->indices_cap, &total);
-    }
+    uint32_t n;
+    if (list_of_stop(t, ds, stop, dataset_stop_children, "children", req->id, &n, prob))
+        return prob->status;
     json_key(out, "children");
     json_array_begin(out);
     for (uint32_t i = 0; i < n; i++) {
@@ -596,13 +662,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     }
     json_array_end(out);
 
-    n = dataset_stop_routes(ds, stop, t->indices, t->indices_cap, &total);
-    if (total > n) {
-        if (!grow_indices(t, total))
-            return problem(prob, 503, "", "out of memory listing the routes of stop '%s'",
-                           req->id);
-        n = dataset_stop_routes(ds, stop, t->indices, t->indices_cap, &total);
-    }
+    if (list_of_stop(t, ds, stop, dataset_stop_routes, "routes", req->id, &n, prob))
+        return prob->status;
     json_key(out, "routes");
     json_array_begin(out);
     for (uint32_t i = 0; i < n; i++) {
@@ -649,15 +710,8 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
-    for (uint32_t i = 0; i < count; i++) {
-        stop_info at;
-        json_object_begin(out);
-        write_departure_fields(out, ds, &t->departures[i], &at);
-        json_object_end(out);
-    }
-    json_array_end(out);
-    json_kv_bool(out, "truncated", truncated);
-    json_object_end(out);
+    write_departure_items(out, ds, t->departures, count, false);
+    end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -685,55 +739,52 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
                                &truncated, &err);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
-    json_object_begin(out);
-    json_key(out, "departures");
-    json_array_begin(out);
-    for (uint32_t i = 0; i < count; i++) {
-        stop_info at;
-        json_object_begin(out);
-        write_departure_fields(out, ds, &t->departures[i], &at);
-        kv_text(out, "stop_name", at.name);
-        kv_distance(out, t->departures[i].distance_m);
-        json_object_end(out);
-    }
-    json_array_end(out);
-    json_kv_bool(out, "truncated", truncated);
-    json_object_end(out);
+    begin_list(out, "departures");
+    write_departure_items(out, ds, t->departures, count, true);
+    end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
+}
+
+/* Writes element `i` of a whole-feed list. */
+typedef void (*write_item_fn)(json_writer *w, const dataset *ds, uint32_t i);
+
+/* An endpoint that takes no parameters and lists every item of a kind:
+ * {"key":[item 0, ..., item count-1]}. */
+static int list_all(const dataset *ds, const api_request *req, json_writer *out,
+                    api_problem *prob, int *cache_seconds, const char *key,
+                    uint32_t (*count)(const dataset *ds), write_item_fn write_item)
+{
+    if (check_request(req, NO_PARAMS, NULL, ds, prob))
+        return prob->status;
+    begin_list(out, key);
+    uint32_t n = count(ds);
+    for (uint32_t i = 0; i < n; i++)
+        write_item(out, ds, i);
+    end_list(out);
+    return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static void write_route_at(json_writer *w, const dataset *ds, uint32_t i)
+{
+    route_info r;
+    dataset_route(ds, i, &r);
+    write_route(w, &r);
 }
 
 int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {NULL};
     (void)t;
-    if (check_params(req, allowed, prob))
-        return prob->status;
-    if (!ds)
-        return no_dataset(prob);
-    json_object_begin(out);
-    json_key(out, "routes");
-    json_array_begin(out);
-    uint32_t n = dataset_route_count(ds);
-    for (uint32_t i = 0; i < n; i++) {
-        route_info r;
-        dataset_route(ds, i, &r);
-        write_route(out, &r);
-    }
-    json_array_end(out);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return list_all(ds, req, out, prob, cache_seconds, "routes", dataset_route_count,
+                    write_route_at);
 }
 
 int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
               api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {NULL};
     (void)t;
-    if (check_params(req, allowed, prob) || need_id(req, "route_id", prob))
+    if (check_request(req, NO_PARAMS, "route_id", ds, prob))
         return prob->status;
-    if (!ds)
-        return no_dataset(prob);
     uint32_t route = dataset_find_route(ds, req->id, strlen(req->id));
     if (route == QUERY_NONE)
         return problem(prob, 404, "route_id", "route '%s' not found", req->id);
@@ -833,45 +884,32 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     return finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
+static void write_agency_at(json_writer *w, const dataset *ds, uint32_t i)
+{
+    agency_info a;
+    dataset_agency(ds, i, &a);
+    json_object_begin(w);
+    kv_optional(w, "id", a.id);
+    kv_text(w, "name", a.name);
+    kv_text(w, "url", a.url);
+    kv_text(w, "timezone", a.timezone);
+    kv_optional(w, "lang", a.lang);
+    kv_optional(w, "phone", a.phone);
+    json_object_end(w);
+}
+
 int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                  api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {NULL};
     (void)t;
-    if (check_params(req, allowed, prob))
-        return prob->status;
-    if (!ds)
-        return no_dataset(prob);
-    json_object_begin(out);
-    json_key(out, "agencies");
-    json_array_begin(out);
-    uint32_t n = dataset_agency_count(ds);
-    for (uint32_t i = 0; i < n; i++) {
-        agency_info a;
-        dataset_agency(ds, i, &a);
-        json_object_begin(out);
-        kv_optional(out, "id", a.id);
-        kv_text(out, "name", a.name);
-        kv_text(out, "url", a.url);
-        kv_text(out, "timezone", a.timezone);
-        kv_optional(out, "lang", a.lang);
-        kv_optional(out, "phone", a.phone);
-        json_object_end(out);
-    }
-    json_array_end(out);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return list_all(ds, req, out, prob, cache_seconds, "agencies", dataset_agency_count,
+                    write_agency_at);
 }
 
 int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {NULL};
-    if (check_params(req, allowed, prob))
-        return prob->status;
-    if (!ds)
-        return no_dataset(prob);
-    if (ensure_schedule(t, ds, prob))
+    if (check_request(req, NO_PARAMS, NULL, ds, prob) || ensure_schedule(t, ds, prob))
         return prob->status;
     feed_meta meta;
     memset(&meta, 0, sizeof meta);

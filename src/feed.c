@@ -370,13 +370,45 @@ static void close_member(zip_t *z, zip_file_t *zf)
     zip_discard(z);
 }
 
-int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, char *err, size_t errlen)
+/* The member `name`, or NULL with err saying the feed lacks it. */
+static const member *find_member(const feed_t *f, const char *name, char *err, size_t errlen)
 {
     const member *m = find(f, name);
-    if (!m) {
+    if (!m)
         set_err(err, errlen, "%s: not in the feed %s", name, f->path);
-        return -1;
+    return m;
+}
+
+/* A buffer of `size` bytes and the zip member opened to read into it: both,
+ * or neither with err set. */
+static char *open_member_buffer(const feed_t *f, const member *m, size_t size, zip_t **z,
+                                zip_file_t **zf, char *err, size_t errlen)
+{
+    char *buf = malloc(size);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory (%zu bytes)", m->name, size);
+        return NULL;
     }
+    *zf = open_member(f, m, z, err, errlen);
+    if (!*zf) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int read_failed(const feed_t *f, const char *name, zip_file_t *zf, char *err,
+                       size_t errlen)
+{
+    set_err(err, errlen, "%s: cannot read from %s (%s)", name, f->path, zip_file_strerror(zf));
+    return -1;
+}
+
+int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, char *err, size_t errlen)
+{
+    const member *m = find_member(f, name, err, errlen);
+    if (!m)
+        return -1;
     if (!f->is_zip) {
         const char *data;
         size_t len;
@@ -391,23 +423,16 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
             munmap((void *)data, len);
         return rc;
     }
-    char *buf = malloc(FEED_CHUNK);
-    if (!buf) {
-        set_err(err, errlen, "%s: out of memory", name);
-        return -1;
-    }
     zip_t *z;
-    zip_file_t *zf = open_member(f, m, &z, err, errlen);
-    if (!zf) {
-        free(buf);
+    zip_file_t *zf;
+    char *buf = open_member_buffer(f, m, FEED_CHUNK, &z, &zf, err, errlen);
+    if (!buf)
         return -1;
-    }
     int rc = 0;
     for (;;) {
         zip_int64_t got = zip_fread(zf, buf, FEED_CHUNK);
         if (got < 0) {
-            set_err(err, errlen, "%s: cannot read from %s (%s)", name, f->path, zip_file_strerror(zf));
-            rc = -1;
+            rc = read_failed(f, name, zf, err, errlen);
             break;
         }
         if (got == 0)
@@ -424,11 +449,9 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
 int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    const member *m = find(f, name);
-    if (!m) {
-        set_err(err, errlen, "%s: not in the feed %s", name, f->path);
+    const member *m = find_member(f, name, err, errlen);
+    if (!m)
         return -1;
-    }
     if (!f->is_zip) {
         if (map_file(m->where, name, &out->data, &out->len, err, errlen) != 0)
             return -1;
@@ -436,17 +459,12 @@ int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err
         return 0;
     }
     size_t size = (size_t)m->size;
-    char *buf = malloc(size + 1);   /* +1: a NUL after the bytes, for convenience */
-    if (!buf) {
-        set_err(err, errlen, "%s: out of memory (%zu bytes)", name, size);
-        return -1;
-    }
     zip_t *z;
-    zip_file_t *zf = open_member(f, m, &z, err, errlen);
-    if (!zf) {
-        free(buf);
+    zip_file_t *zf;
+    /* +1: a NUL after the bytes, for convenience */
+    char *buf = open_member_buffer(f, m, size + 1, &z, &zf, err, errlen);
+    if (!buf)
         return -1;
-    }
     size_t have = 0;
     int rc = 0;
     for (;;) {
@@ -454,8 +472,7 @@ int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err
         char extra;
         zip_int64_t got = have < size ? zip_fread(zf, buf + have, size - have) : zip_fread(zf, &extra, 1);
         if (got < 0) {
-            set_err(err, errlen, "%s: cannot read from %s (%s)", name, f->path, zip_file_strerror(zf));
-            rc = -1;
+            rc = read_failed(f, name, zf, err, errlen);
             break;
         }
         if (got == 0)

@@ -21,21 +21,19 @@
  * The schema is described in docs/sqlite-stores.md. No global state: this
  * runs on its own thread next to the timetable builder.
  */
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "transit/gtfs.h"
 #include "transit/stores.h"
+
+#include "store_build.h"
 
 #define SCHEDULE_SCHEMA_VERSION 1
 
@@ -101,19 +99,10 @@ static const char SCHEDULE_SCHEMA[] =
 
 /* ------------------------------------------------------------ growable memory */
 
-/* Returns `buf` grown (by doubling) to hold `need` elements of `elem` bytes,
- * updating *cap; NULL when out of memory (then `buf` is still valid). */
+/* Buffers here start at 256 elements and double. */
 static void *grow_to(void *buf, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return buf;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(buf, n * elem);
-    if (p)
-        *cap = n;
-    return p;
+    return store_grow(buf, cap, need, 256, elem);
 }
 
 /* ------------------------------------------------------------ string pool */
@@ -510,21 +499,6 @@ static int missing_column(schedule_writer *w, const file_spec *spec, int key)
     return fail(w, "%s: missing required column %s", spec->name, spec->keys[key]);
 }
 
-static csv_field trimmed(csv_field f)
-{
-    if (!f.ptr) {
-        f.ptr = "";
-        f.len = 0;
-    }
-    while (f.len && (f.ptr[0] == ' ' || f.ptr[0] == '\t')) {
-        f.ptr++;
-        f.len--;
-    }
-    while (f.len && (f.ptr[f.len - 1] == ' ' || f.ptr[f.len - 1] == '\t'))
-        f.len--;
-    return f;
-}
-
 static int on_row(void *ctx, const csv_field *fields, uint64_t line)
 {
     file_read *r = ctx;
@@ -539,7 +513,7 @@ static int on_row(void *ctx, const csv_field *fields, uint64_t line)
     r->rows++;
     csv_field f[CSV_MAX_KEYS];
     for (int k = 0; k < spec->nkeys; k++)
-        f[k] = trimmed(fields[k]);
+        f[k] = store_field_trimmed(fields[k]);
     w->line = line;
     return spec->row(w, f);
 }
@@ -821,12 +795,9 @@ static const file_spec TRIPS_SPEC = {"trips.txt", TRIP_KEYS, TR_N,
 static int compare_trips(const void *a, const void *b)
 {
     const trip_row *x = a, *y = b;
-    size_t n = x->id_len < y->id_len ? x->id_len : y->id_len;
-    int c = memcmp(x->id, y->id, n);
+    int c = store_binary_order(x->id, x->id_len, y->id, y->id_len);
     if (c)
         return c;
-    if (x->id_len != y->id_len)
-        return x->id_len < y->id_len ? -1 : 1;
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
@@ -1088,29 +1059,6 @@ static const file_spec FEED_INFO_SPEC = {
 
 /* ------------------------------------------------------------ the whole build */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int fsync_file(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open for fsync", path);
-        return -1;
-    }
-    int rc = fsync(fd);
-    close(fd);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: fsync failed", path);
-        return -1;
-    }
-    return 0;
-}
-
 static int require_file(schedule_writer *w, const char *name)
 {
     if (feed_has(w->feed, name))
@@ -1119,22 +1067,17 @@ static int require_file(schedule_writer *w, const char *name)
     return -1;
 }
 
-/* Writes the finished in-memory database to `path` in one pass. VACUUM
- * INTO copies every B-tree with SQLite's bulk-load path, so pages come out
- * full (about 9% smaller than even key-ordered inserts leave them). */
+/* Writes the finished in-memory database to `path` in one pass. */
 static int write_file(schedule_writer *w, const char *path)
 {
-    sqlite3_stmt *s = NULL;
-    if (prepare(w, "VACUUM INTO ?1", &s) != 0)
-        return -1;
-    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
+    const char *step = "";
+    if (store_build_vacuum_into(w->db, path, &step) == SQLITE_OK)
+        return 0;
+    if (strcmp(step, "prepare") == 0)
+        fail_sql(w, "prepare");
+    else
         fail(w, "%s: cannot write: %s", path, sqlite3_errmsg(w->db));
-        return -1;
-    }
-    return 0;
+    return -1;
 }
 
 static int write_all(schedule_writer *w, const char *path)
@@ -1199,43 +1142,22 @@ static void writer_free(schedule_writer *w)
     free(w->trips);
 }
 
+/* store_fill_fn: the whole build on the in-memory database. The writer's
+ * statements are finalized here, before the database is closed. */
+static int fill_schedule(void *ctx, sqlite3 *db, const char *path)
+{
+    schedule_writer *w = ctx;
+    w->db = db;
+    int rc = write_all(w, path);
+    writer_free(w);
+    return rc;
+}
+
 int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
                          char *err, size_t errlen)
 {
-    double started = now_seconds();
     store_stats local;
-    if (!st)
-        st = &local;
-    memset(st, 0, sizeof *st);
-    if (access(path, F_OK) == 0) {
-        snprintf(err, errlen, "%s: already exists (schedule.sqlite is written only once)", path);
-        return -1;
-    }
+    st = store_stats_reset(st, &local);
     schedule_writer w = {.feed = feed, .d = d, .st = st, .err = err, .errlen = errlen};
-    int rc = -1;
-    /* Built in memory, then written to `path` by VACUUM INTO (write_file). */
-    if (sqlite3_open_v2(":memory:", &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                               SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot create: %s", path,
-                 w.db ? sqlite3_errmsg(w.db) : "out of memory");
-    } else {
-        sqlite3_extended_result_codes(w.db, 1);
-        rc = write_all(&w, path);
-    }
-    writer_free(&w);
-    if (sqlite3_close(w.db) != SQLITE_OK && rc == 0) {
-        snprintf(err, errlen, "%s: close failed", path);
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = fsync_file(path, err, errlen);
-    if (rc != 0) {
-        unlink(path);
-        return -1;
-    }
-    struct stat sb;
-    if (stat(path, &sb) == 0)
-        st->bytes = (uint64_t)sb.st_size;
-    st->seconds = now_seconds() - started;
-    return 0;
+    return store_build_file(path, "schedule.sqlite", fill_schedule, &w, st, err, errlen);
 }

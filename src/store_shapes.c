@@ -11,20 +11,18 @@
  * shapes.txt gets a valid empty database. No global state (runs on its own
  * thread next to the other store writers).
  */
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "transit/gtfs.h"
 #include "transit/stores.h"
+
+#include "store_build.h"
 
 #define SHAPES_SCHEMA_VERSION 1
 #define SHOWN_MAX 60
@@ -59,17 +57,10 @@ typedef struct shapes_writer {
     size_t npoints, points_cap;
 } shapes_writer;
 
+/* Buffers here start at 1024 elements and double. */
 static void *grow_to(void *buf, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return buf;
-    size_t n = *cap ? *cap : 1024;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(buf, n * elem);
-    if (p)
-        *cap = n;
-    return p;
+    return store_grow(buf, cap, need, 1024, elem);
 }
 
 static int stop_with(shapes_writer *w, const char *msg, const char *column)
@@ -79,21 +70,6 @@ static int stop_with(shapes_writer *w, const char *msg, const char *column)
         w->failed = true;
     }
     return 1;
-}
-
-static csv_field trimmed(csv_field f)
-{
-    if (!f.ptr) {
-        f.ptr = "";
-        f.len = 0;
-    }
-    while (f.len && (f.ptr[0] == ' ' || f.ptr[0] == '\t')) {
-        f.ptr++;
-        f.len--;
-    }
-    while (f.len && (f.ptr[f.len - 1] == ' ' || f.ptr[f.len - 1] == '\t'))
-        f.len--;
-    return f;
 }
 
 static bool coordinate(const csv_field *f, double limit, double *out)
@@ -114,7 +90,7 @@ static int on_shape_row(void *ctx, const csv_field *fields, uint64_t line)
     w->rows++;
     csv_field f[SH_N];
     for (int k = 0; k < SH_N; k++)
-        f[k] = trimmed(fields[k]);
+        f[k] = store_field_trimmed(fields[k]);
     shape_point p = {.line = line};
     int64_t seq;
     if (f[SH_ID].len == 0) {
@@ -170,12 +146,9 @@ static int compare_points(const void *a, const void *b)
 {
     const shape_point *x = a, *y = b;
     if (x->id != y->id) {
-        size_t n = x->id_len < y->id_len ? x->id_len : y->id_len;
-        int c = memcmp(x->id, y->id, n);
+        int c = store_binary_order(x->id, x->id_len, y->id, y->id_len);
         if (c)
             return c;
-        if (x->id_len != y->id_len)
-            return x->id_len < y->id_len ? -1 : 1;
     }
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;
@@ -276,62 +249,34 @@ static int build(shapes_writer *w, const feed_t *feed, sqlite3 *db, const char *
     }
     if (exec_sql(w, db, "COMMIT;") != 0)
         return -1;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "VACUUM INTO ?1", -1, &s, NULL) != SQLITE_OK)
-        return sql_error(w, db, "prepare");
-    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : sql_error(w, db, "write");
+    const char *step = "";
+    if (store_build_vacuum_into(db, path, &step) != SQLITE_OK)
+        return sql_error(w, db, step);
+    return 0;
+}
+
+typedef struct shapes_build {
+    shapes_writer *w;
+    const feed_t *feed;
+    store_stats *st;
+} shapes_build;
+
+/* store_fill_fn: the whole build on the in-memory database. */
+static int fill_shapes(void *ctx, sqlite3 *db, const char *path)
+{
+    shapes_build *b = ctx;
+    return build(b->w, b->feed, db, path, b->st);
 }
 
 int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
                        char *err, size_t errlen)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     store_stats local;
-    if (!st)
-        st = &local;
-    memset(st, 0, sizeof *st);
-    if (access(path, F_OK) == 0) {
-        snprintf(err, errlen, "%s: already exists (shapes.sqlite is written only once)", path);
-        return -1;
-    }
+    st = store_stats_reset(st, &local);
     shapes_writer w = {.d = d, .err = err, .errlen = errlen};
-    sqlite3 *db = NULL;
-    int rc = -1;
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                             SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot create: %s", path,
-                 db ? sqlite3_errmsg(db) : "out of memory");
-    } else {
-        sqlite3_extended_result_codes(db, 1);
-        rc = build(&w, feed, db, path, st);
-    }
+    shapes_build b = {.w = &w, .feed = feed, .st = st};
+    int rc = store_build_file(path, "shapes.sqlite", fill_shapes, &b, st, err, errlen);
     free(w.ids);
     free(w.points);
-    if (sqlite3_close(db) != SQLITE_OK && rc == 0) {
-        snprintf(err, errlen, "%s: close failed", path);
-        rc = -1;
-    }
-    if (rc == 0) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fsync(fd) != 0) {
-            snprintf(err, errlen, "%s: fsync failed", path);
-            rc = -1;
-        }
-        if (fd >= 0)
-            close(fd);
-    }
-    if (rc != 0) {
-        unlink(path);
-        return -1;
-    }
-    struct stat sb;
-    if (stat(path, &sb) == 0)
-        st->bytes = (uint64_t)sb.st_size;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    st->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    return 0;
+    return rc;
 }

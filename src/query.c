@@ -86,12 +86,13 @@ static int check_point(double lat, double lon, query_error *err)
     return QUERY_OK;
 }
 
-static double haversine_m(double lat1, double lon1, double lat2, double lon2)
+/* Great-circle distance; cos_lat1 is cos(lat1) precomputed by the caller. */
+static double haversine_m(double lat1, double lon1, double cos_lat1, double lat2, double lon2)
 {
     const double rad = M_PI / 180.0;
     double dphi = (lat2 - lat1) * rad, dl = (lon2 - lon1) * rad;
     double s1 = sin(dphi / 2), s2 = sin(dl / 2);
-    double a = s1 * s1 + cos(lat1 * rad) * cos(lat2 * rad) * s2 * s2;
+    double a = s1 * s1 + cos_lat1 * cos(lat2 * rad) * s2 * s2;
     if (a > 1) a = 1;
     return 2 * EARTH_RADIUS_M * asin(sqrt(a));
 }
@@ -124,6 +125,7 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
     } else if (x1 < 0 || x0 >= m->grid_nx) {
         return 0;
     }
+    double cos_lat = cos(lat * M_PI / 180);
     uint32_t cy0 = y0 < 0 ? 0 : (uint32_t)y0, cy1 = y1 >= m->grid_ny ? m->grid_ny - 1 : (uint32_t)y1;
     uint32_t cx0 = x0 < 0 ? 0 : (uint32_t)x0, cx1 = x1 >= m->grid_nx ? m->grid_nx - 1 : (uint32_t)x1;
     for (uint32_t cy = cy0; cy <= cy1; cy++) {
@@ -132,8 +134,9 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
             uint32_t st = ds->grid_stops[i];
             const tt_stop *sp = &ds->stops[st];
             if (platforms_only && sp->location_type != 0) continue;
-            if (fabs(sp->lat - lat) > dlat) continue;
-            double d = haversine_m(lat, lon, sp->lat, sp->lon);
+            /* the bounding box of the circle first: cheap, and exact enough to never drop a stop */
+            if (fabs(sp->lat - lat) > dlat || (dlon < 180 && fabs(sp->lon - lon) > dlon)) continue;
+            double d = haversine_m(lat, lon, cos_lat, sp->lat, sp->lon);
             if (d <= radius && near_push(s, st, d)) return -1;
         }
     }

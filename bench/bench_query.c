@@ -1,0 +1,179 @@
+/* bench_query.c — the in-process query benchmark (`make bench-query`).
+ *
+ * Why it exists: the query issue sets latency targets for the engine itself,
+ * without HTTP: nearby_departures (radius 500 m, window 60 min, limit 50)
+ * p50 <= 10 us and p99 <= 50 us; stop_departures (limit 50) p50 <= 2 us;
+ * nearby_stops (limit 20) p50 <= 2 us. It opens a dataset, draws a fixed
+ * random query set (a seeded LCG: the same queries every run), warms up, then
+ * times every call with a monotonic clock and prints p50/p99/mean per kind,
+ * as a table and as one JSON line {"bench":"query",...} for bench/run_bench.py.
+ *
+ * Usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "transit/gtfs.h"
+#include "transit/query.h"
+
+static uint64_t g_rng;
+
+static uint32_t rnd(void)
+{
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(g_rng >> 33);
+}
+
+static double rnd_unit(void) { return (double)rnd() / 2147483648.0; }
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct query_case {
+    uint32_t stop;
+    double lat, lon;
+    int64_t when;
+} query_case;
+
+typedef struct timing {
+    const char *name;
+    double *ns;
+    uint64_t results;
+    int errors;
+} timing;
+
+static void summarise(const timing *t, int n, double *p50, double *p99, double *mean)
+{
+    qsort(t->ns, (size_t)n, sizeof *t->ns, cmp_double);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += t->ns[i];
+    *p50 = t->ns[n / 2] / 1e3;
+    *p99 = t->ns[(size_t)n * 99 / 100] / 1e3;
+    *mean = sum / n / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N]\n");
+        return argc < 2 ? 2 : 0;
+    }
+    int nq = 20000, warm = 2000;
+    uint64_t seed = 1;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--queries") == 0) nq = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--warmup") == 0) warm = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
+        else {
+            fprintf(stderr, "bench_query: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (nq < 10 || warm < 0) {
+        fprintf(stderr, "bench_query: --queries must be >= 10 and --warmup >= 0\n");
+        return 2;
+    }
+    char err[512];
+    dataset *ds = dataset_open(argv[1], err, sizeof err);
+    if (!ds) {
+        fprintf(stderr, "bench_query: %s\n", err);
+        return 1;
+    }
+    dataset_counts c;
+    dataset_get_counts(ds, &c);
+    /* platforms and stops with coordinates: the points people ask about */
+    uint32_t *stops = malloc(c.stops * sizeof *stops), nstops = 0;
+    for (uint32_t i = 0; i < c.stops; i++) {
+        stop_info si;
+        dataset_stop(ds, i, &si);
+        if (si.location_type == 0 && si.lat == si.lat) stops[nstops++] = i;
+    }
+    if (nstops == 0) {
+        fprintf(stderr, "bench_query: the dataset has no stops with coordinates\n");
+        return 1;
+    }
+    /* a Tuesday two weeks into the feed (or near its middle, for short feeds) */
+    int32_t span = c.last_date - c.first_date;
+    int32_t day = c.first_date + (span > 28 ? 14 : span / 2);
+    for (int i = 0; i < 7 && weekday_from_days(day) != 1 && day < c.last_date; i++) day++;
+    g_rng = seed;
+    int total = nq + warm;
+    query_case *qs = malloc((size_t)total * sizeof *qs);
+    for (int i = 0; i < total; i++) {
+        uint32_t s = stops[rnd() % nstops];
+        stop_info si;
+        dataset_stop(ds, s, &si);
+        /* within a few hundred metres of a stop, at a time between 05:00 and 23:00 */
+        qs[i].stop = s;
+        qs[i].lat = si.lat + (rnd_unit() - 0.5) * 0.006;
+        qs[i].lon = si.lon + (rnd_unit() - 0.5) * 0.008;
+        qs[i].when = dataset_instant(ds, day, 5 * 3600 + rnd() % (18 * 3600));
+    }
+    query_scratch *scratch = query_scratch_new();
+    departure *deps = malloc(QUERY_LIMIT_MAX * sizeof *deps);
+    nearby_stop *near = malloc(QUERY_LIMIT_MAX * sizeof *near);
+    timing t[3] = {{"nearby_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
+                   {"stop_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
+                   {"nearby_stops", malloc((size_t)nq * sizeof(double)), 0, 0}};
+    for (int i = 0; i < total; i++) {
+        const query_case *q = &qs[i];
+        uint32_t n;
+        bool trunc;
+        query_error qe;
+        int k = i - warm;
+        double a = now_ns();
+        int rc = nearby_departures(ds, scratch, q->lat, q->lon, 500, q->when, 3600, 50, deps, &n, &trunc, &qe);
+        double b = now_ns();
+        if (k >= 0) t[0].ns[k] = b - a, t[0].results += n, t[0].errors += rc != QUERY_OK;
+        a = now_ns();
+        rc = stop_departures(ds, scratch, q->stop, q->when, 3600, 50, deps, &n, &trunc, &qe);
+        b = now_ns();
+        if (k >= 0) t[1].ns[k] = b - a, t[1].results += n, t[1].errors += rc != QUERY_OK;
+        a = now_ns();
+        rc = nearby_stops(ds, scratch, q->lat, q->lon, 500, 20, near, &n, &trunc, &qe);
+        b = now_ns();
+        if (k >= 0) t[2].ns[k] = b - a, t[2].results += n, t[2].errors += rc != QUERY_OK;
+    }
+    char date[11];
+    format_date(day, date);
+    printf("query benchmark: %s (dataset %s), %d queries per kind after %d warm-up, service date %s\n", argv[1],
+           dataset_version(ds), nq, warm, date);
+    printf("%-20s %10s %10s %10s %12s\n", "query", "p50 us", "p99 us", "mean us", "avg results");
+    char json[1024];
+    int off = snprintf(json, sizeof json, "{\"bench\":\"query\",\"dataset\":\"%s\",\"service_date\":\"%s\"",
+                       dataset_version(ds), date);
+    int errors = 0;
+    for (int k = 0; k < 3; k++) {
+        double p50, p99, mean;
+        summarise(&t[k], nq, &p50, &p99, &mean);
+        printf("%-20s %10.2f %10.2f %10.2f %12.1f\n", t[k].name, p50, p99, mean, (double)t[k].results / nq);
+        off += snprintf(json + off, sizeof json - (size_t)off,
+                        ",\"%s\":{\"queries\":%d,\"p50_us\":%.3f,\"p99_us\":%.3f,\"mean_us\":%.3f,"
+                        "\"avg_results\":%.2f,\"errors\":%d}",
+                        t[k].name, nq, p50, p99, mean, (double)t[k].results / nq, t[k].errors);
+        errors += t[k].errors;
+    }
+    printf("%s}\n", json);
+    for (int k = 0; k < 3; k++) free(t[k].ns);
+    free(deps);
+    free(near);
+    free(qs);
+    free(stops);
+    query_scratch_free(scratch);
+    dataset_close(ds);
+    if (errors) fprintf(stderr, "bench_query: %d queries returned an error\n", errors);
+    return errors ? 1 : 0;
+}

@@ -449,9 +449,15 @@ static void write_route(json_writer *w, const route_info *r)
     json_object_end(w);
 }
 
+/* A list of departures repeats the same service dates: each is formatted once. */
+typedef struct date_cache {
+    int32_t day;
+    char text[11];
+} date_cache;
+
 /* The fields of a Departure, inside an object the caller opened. */
 static void write_departure_fields(json_writer *w, const dataset *ds, const departure *d,
-                                   stop_info *st)
+                                   stop_info *st, date_cache *dates)
 {
     trip_info tr;
     route_info rt;
@@ -465,8 +471,16 @@ static void write_departure_fields(json_writer *w, const dataset *ds, const depa
     kv_text(w, "route_long_name", rt.long_name);
     json_kv_int(w, "route_type", rt.type);
     kv_optional(w, "headsign", tr.headsign);
-    kv_date(w, "service_date", d->service_date);
-    kv_instant(w, "departure", d->instant, d->utc_offset);
+    if (dates->day != d->service_date) {
+        dates->day = d->service_date;
+        format_date(d->service_date, dates->text);
+    }
+    json_key(w, "service_date");
+    json_string_plain(w, dates->text, 10);
+    char instant[26];
+    api_format_instant(d->instant, d->utc_offset, instant);
+    json_key(w, "departure");
+    json_string_plain(w, instant, 25);
     json_kv_int(w, "departure_secs", d->secs);
     json_kv_int(w, "stop_sequence", d->stop_sequence);
 }
@@ -507,10 +521,11 @@ static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
 static void write_departure_items(json_writer *w, const dataset *ds, const departure *deps,
                                   uint32_t count, bool near_point)
 {
+    date_cache dates = {INT32_MIN, ""};
     for (uint32_t i = 0; i < count; i++) {
         stop_info at;
         json_object_begin(w);
-        write_departure_fields(w, ds, &deps[i], &at);
+        write_departure_fields(w, ds, &deps[i], &at, &dates);
         if (near_point) {
             kv_text(w, "stop_name", at.name);
             kv_distance(w, deps[i].distance_m);

@@ -114,12 +114,11 @@ void json_object_end(json_writer *w) { close_container(w, '}'); }
 void json_array_begin(json_writer *w) { open_container(w, '['); }
 void json_array_end(json_writer *w) { close_container(w, ']'); }
 
-void json_key(json_writer *w, const char *key)
+void json_key_n(json_writer *w, const char *key, size_t n)
 {
     if (w->need_comma[w->depth])
         append_char(w, ',');
     w->need_comma[w->depth] = true;
-    size_t n = strlen(key);
     if (reserve(w, n + 3)) {
         char *p = w->buf + w->len;
         *p++ = '"';
@@ -183,6 +182,23 @@ void json_string_n(json_writer *w, const char *s, size_t len)
     *p++ = '"';
     size_t i = 0;
     while (i < len) {
+        /* Runs of plain ASCII (no control byte, quote, backslash or high bit)
+         * are copied eight bytes at a time: the common case by far. */
+        while (i + 8 <= len) {
+            uint64_t x;
+            memcpy(&x, u + i, 8);
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t lt20 = (x - ones * 0x20) & ~x;                 /* high bit set where byte < 0x20 */
+            uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+            uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs);  /* high bit set where byte == '"' or '\\' */
+            if ((lt20 | eq | x) & highs)
+                break;
+            memcpy(p, u + i, 8);
+            p += 8;
+            i += 8;
+        }
+        if (i >= len)
+            break;
         unsigned char c = u[i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             *p++ = (char)c;
@@ -213,6 +229,19 @@ void json_string_n(json_writer *w, const char *s, size_t len)
     }
     *p++ = '"';
     w->len = (size_t)(p - w->buf);
+    w->buf[w->len] = '\0';
+}
+
+void json_string_plain(json_writer *w, const char *s, size_t len)
+{
+    before_value(w);
+    if (!reserve(w, len + 2))
+        return;
+    char *p = w->buf + w->len;
+    *p++ = '"';
+    memcpy(p, s, len);
+    p[len] = '"';
+    w->len += len + 2;
     w->buf[w->len] = '\0';
 }
 
@@ -306,32 +335,4 @@ void json_raw(json_writer *w, const char *s, size_t len)
     append(w, s, len);
 }
 
-void json_kv_string(json_writer *w, const char *key, const char *s)
-{
-    json_key(w, key);
-    json_string(w, s);
-}
 
-void json_kv_int(json_writer *w, const char *key, int64_t v)
-{
-    json_key(w, key);
-    json_int(w, v);
-}
-
-void json_kv_double(json_writer *w, const char *key, double v, int decimals)
-{
-    json_key(w, key);
-    json_double(w, v, decimals);
-}
-
-void json_kv_bool(json_writer *w, const char *key, bool v)
-{
-    json_key(w, key);
-    json_bool(w, v);
-}
-
-void json_kv_null(json_writer *w, const char *key)
-{
-    json_key(w, key);
-    json_null(w);
-}

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JSON_MAX_DEPTH 32
 
@@ -32,20 +33,45 @@ void json_object_begin(json_writer *w);
 void json_object_end(json_writer *w);
 void json_array_begin(json_writer *w);
 void json_array_end(json_writer *w);
-void json_key(json_writer *w, const char *key);   /* key is trusted ASCII */
+void json_key_n(json_writer *w, const char *key, size_t len);  /* key is trusted ASCII */
 void json_string(json_writer *w, const char *s);   /* NULL writes null */
 void json_string_n(json_writer *w, const char *s, size_t len);
+/* A string the caller knows needs no escaping (e.g. a formatted date). */
+void json_string_plain(json_writer *w, const char *s, size_t len);
 void json_int(json_writer *w, int64_t v);
 void json_double(json_writer *w, double v, int decimals); /* fixed decimals, trailing zeros trimmed */
 void json_bool(json_writer *w, bool v);
 void json_null(json_writer *w);
 void json_raw(json_writer *w, const char *s, size_t len); /* a pre-rendered JSON value */
 
+/* Keys are nearly always literals: inlined, their strlen folds to a constant. */
+static inline void json_key(json_writer *w, const char *key) { json_key_n(w, key, strlen(key)); }
+
 /* key + value shorthands */
-void json_kv_string(json_writer *w, const char *key, const char *s);
-void json_kv_int(json_writer *w, const char *key, int64_t v);
-void json_kv_double(json_writer *w, const char *key, double v, int decimals);
-void json_kv_bool(json_writer *w, const char *key, bool v);
-void json_kv_null(json_writer *w, const char *key);
+static inline void json_kv_string(json_writer *w, const char *key, const char *s)
+{
+    json_key(w, key);
+    json_string(w, s);
+}
+static inline void json_kv_int(json_writer *w, const char *key, int64_t v)
+{
+    json_key(w, key);
+    json_int(w, v);
+}
+static inline void json_kv_double(json_writer *w, const char *key, double v, int decimals)
+{
+    json_key(w, key);
+    json_double(w, v, decimals);
+}
+static inline void json_kv_bool(json_writer *w, const char *key, bool v)
+{
+    json_key(w, key);
+    json_bool(w, v);
+}
+static inline void json_kv_null(json_writer *w, const char *key)
+{
+    json_key(w, key);
+    json_null(w);
+}
 
 #endif

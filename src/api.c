@@ -646,24 +646,20 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
              api_problem *prob, int *cache_seconds)
 {
     uint32_t stop;
-    if (check_request(req, NO_PARAMS, "stop_id", ds, prob) ||
-        find_stop(ds, req->id, &stop, prob) || ensure_schedule(t, ds, prob))
+    if (check_request(req, NO_PARAMS, "stop_id", ds, prob) || find_stop(ds, req->id, &stop, prob))
         return prob->status;
+    /* everything a stop's detail needs is in the mapped timetable: no SQLite here */
     stop_info st;
     dataset_stop(ds, stop, &st);
-    stop_extra extra;
-    memset(&extra, 0, sizeof extra);
-    if (schedule_stop_extra(t->schedule, st.id, &extra) != 0)
-        memset(&extra, 0, sizeof extra);
 
     json_object_begin(out);
     json_key(out, "stop");
     json_object_begin(out);
     write_stop_fields(out, ds, &st, NULL);
-    kv_optional(out, "code", extra.code);
-    kv_optional(out, "desc", extra.desc);
-    kv_optional(out, "platform_code", extra.platform_code);
-    json_kv_int(out, "wheelchair_boarding", extra.wheelchair_boarding);
+    kv_optional(out, "code", st.code);
+    kv_optional(out, "desc", st.desc);
+    kv_optional(out, "platform_code", st.platform_code);
+    json_kv_int(out, "wheelchair_boarding", st.wheelchair_boarding);
 
     uint32_t n;
     if (list_of_stop(t, ds, stop, dataset_stop_children, "children", req->id, &n, prob))

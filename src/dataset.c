@@ -157,7 +157,8 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
     CHECK(STR_OK(m->tz_name), "timezone name");
     for (uint32_t i = 0; i < m->nstops; i++) {
         const tt_stop *s = &ds->stops[i];
-        CHECK(STR_OK(s->id) && STR_OK(s->name), "stop strings");
+        CHECK(STR_OK(s->id) && STR_OK(s->name) && STR_OK(s->code) && STR_OK(s->desc) && STR_OK(s->platform_code),
+              "stop strings");
         CHECK(s->parent == TT_NONE || s->parent < m->nstops, "stop parent");
         CHECK(s->id_rank < m->nstops, "stop rank");
         CHECK((uint64_t)s->children_first + s->children_count <= ds->nchildren, "stop children");
@@ -411,6 +412,10 @@ void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)
     out->lon = s->lon;
     out->location_type = s->location_type;
     out->parent = s->parent;
+    out->code = ds->strings + s->code;
+    out->desc = ds->strings + s->desc;
+    out->platform_code = ds->strings + s->platform_code;
+    out->wheelchair_boarding = s->wheelchair_boarding;
 }
 
 void dataset_route(const dataset *ds, uint32_t route, route_info *out)

@@ -876,6 +876,10 @@ static int layout_and_write(tt_builder *b, const char *path)
         d->name = s->name;
         d->parent = s->parent;
         d->location_type = s->location_type;
+        d->code = s->code;
+        d->desc = s->desc;
+        d->platform_code = s->platform_code;
+        d->wheelchair_boarding = s->wheelchair_boarding;
     }
     for (uint32_t r = 0; r < nstops; r++) o.stops[o.stop_by_id[r]].id_rank = r;
     for (uint32_t i = 0; i < nroutes; i++) {

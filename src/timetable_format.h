@@ -23,7 +23,7 @@
 #include <zlib.h>
 
 #define TT_MAGIC "TRANSITD"
-#define TT_FORMAT_VERSION 1u
+#define TT_FORMAT_VERSION 2u
 #define TT_BYTE_ORDER 0x01020304u
 #define TT_NONE UINT32_MAX
 #define TT_ALIGN 16
@@ -97,8 +97,10 @@ typedef struct tt_stop {
     uint32_t children_first, children_count;
     uint32_t routes_first, routes_count;
     uint32_t visit_first, visit_count;
+    uint32_t code, desc, platform_code;  /* strings, for stop detail without SQLite */
     uint8_t location_type;
-    uint8_t pad[7];
+    uint8_t wheelchair_boarding;         /* 0 unknown, 1 some, 2 none */
+    uint8_t pad[2];
 } tt_stop;
 
 typedef struct tt_route {

@@ -181,8 +181,9 @@ static int agency_row(void *ctx, const csv_field *f, uint64_t line)
 
 /* ------------------------------------------------------------------ stops */
 
-static const char *const STOP_KEYS[] = {"stop_id", "stop_name", "stop_lat", "stop_lon", "location_type",
-                                        "parent_station"};
+static const char *const STOP_KEYS[] = {"stop_id",       "stop_name",      "stop_lat",  "stop_lon",
+                                        "location_type", "parent_station", "stop_code", "stop_desc",
+                                        "platform_code", "wheelchair_boarding"};
 
 static int stop_row(void *ctx, const csv_field *f, uint64_t line)
 {
@@ -226,7 +227,15 @@ static int stop_row(void *ctx, const csv_field *f, uint64_t line)
     s->parent_id = tb_intern(b, F(5));
     s->parent = TT_NONE;
     s->location_type = (uint8_t)lt;
-    return (s->id == TT_NONE || s->name == TT_NONE || s->parent_id == TT_NONE) ? oom(b) : 0;
+    s->code = tb_intern(b, F(6));
+    s->desc = tb_intern(b, F(7));
+    s->platform_code = tb_intern(b, F(8));
+    /* an invalid wheelchair_boarding reads as 0 (unknown); schedule.sqlite counts it */
+    s->wheelchair_boarding = (f[9].len == 1 && f[9].ptr[0] >= '0' && f[9].ptr[0] <= '2') ? (uint8_t)(f[9].ptr[0] - '0') : 0;
+    return (s->id == TT_NONE || s->name == TT_NONE || s->parent_id == TT_NONE || s->code == TT_NONE ||
+            s->desc == TT_NONE || s->platform_code == TT_NONE)
+               ? oom(b)
+               : 0;
 }
 
 static void resolve_parents(tt_builder *b)
@@ -634,7 +643,7 @@ int tb_read_feed(tt_builder *b)
         return -1;
     }
     snprintf(b->stats->timezone, sizeof b->stats->timezone, "%s", tb_str(b, b->tz_name));
-    if (read_file(b, "stops.txt", STOP_KEYS, 6, 0xD, /* stop_id, stop_lat, stop_lon */ stop_row, &b->stats->stops)) return -1;
+    if (read_file(b, "stops.txt", STOP_KEYS, 10, 0xD, /* stop_id, stop_lat, stop_lon */ stop_row, &b->stats->stops)) return -1;
     resolve_parents(b);
     if (read_file(b, "routes.txt", ROUTE_KEYS, 7, 0x3, route_row, &b->stats->routes)) return -1;
     if (feed_has(b->feed, "calendar.txt") &&

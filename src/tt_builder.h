@@ -26,7 +26,9 @@ typedef struct tb_stop {
     uint32_t id, name;         /* strings */
     uint32_t parent_id;        /* string of parent_station ("" = none) */
     uint32_t parent;           /* resolved index or TT_NONE */
+    uint32_t code, desc, platform_code;
     uint8_t location_type;
+    uint8_t wheelchair_boarding;
 } tb_stop;
 
 typedef struct tb_trip {

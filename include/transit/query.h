@@ -81,6 +81,8 @@ typedef struct stop_info {
     double lat, lon;
     int location_type;      /* 0 stop/platform, 1 station, 2..4 as GTFS */
     uint32_t parent;        /* stop index or QUERY_NONE */
+    const char *code, *desc, *platform_code;   /* "" when absent */
+    int wheelchair_boarding;                   /* 0 unknown, 1 some, 2 none */
 } stop_info;
 
 typedef struct route_info {

@@ -24,7 +24,7 @@
 
 struct schedule_db {
     sqlite3 *db;
-    sqlite3_stmt *search, *stop_extra, *feed_meta;
+    sqlite3_stmt *search, *feed_meta;
     fts5_tokenizer tokenizer;            /* unicode61, as the index uses it */
     Fts5Tokenizer *tokenizer_instance;
 };
@@ -32,9 +32,6 @@ struct schedule_db {
 static const char SEARCH_SQL[] =
     "SELECT s.stop_id FROM stop_names JOIN stops s ON s.rowid = stop_names.rowid"
     " WHERE stop_names MATCH ?1 ORDER BY stop_names.rank, s.stop_name, s.stop_id LIMIT ?2";
-static const char STOP_EXTRA_SQL[] =
-    "SELECT stop_code, stop_desc, platform_code, wheelchair_boarding FROM stops"
-    " WHERE stop_id = ?1";
 static const char FEED_META_SQL[] =
     "SELECT feed_publisher_name, feed_publisher_url, feed_lang, feed_version, feed_start_date,"
     " feed_end_date FROM feed_info ORDER BY rowid LIMIT 1";
@@ -143,7 +140,6 @@ schedule_db *schedule_open(const char *version_dir, char *err, size_t errlen)
     }
     if (sqlite3_exec(sdb->db, "PRAGMA mmap_size=268435456", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(sdb->db, SEARCH_SQL, -1, &sdb->search, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(sdb->db, STOP_EXTRA_SQL, -1, &sdb->stop_extra, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(sdb->db, FEED_META_SQL, -1, &sdb->feed_meta, NULL) != SQLITE_OK ||
         create_tokenizer(sdb) != 0) {
         snprintf(err, errlen, "%s/schedule.sqlite: not a schedule database: %s", version_dir,
@@ -161,7 +157,6 @@ void schedule_close(schedule_db *db)
     if (db->tokenizer_instance)
         db->tokenizer.xDelete(db->tokenizer_instance);
     sqlite3_finalize(db->search);
-    sqlite3_finalize(db->stop_extra);
     sqlite3_finalize(db->feed_meta);
     sqlite3_close(db->db);
     free(db);
@@ -222,24 +217,6 @@ static void copy_column(sqlite3_stmt *s, int col, char *out, size_t cap)
     if (len)
         memcpy(out, v, len);
     out[len] = '\0';
-}
-
-int schedule_stop_extra(schedule_db *db, const char *stop_id, stop_extra *out)
-{
-    memset(out, 0, sizeof *out);
-    sqlite3_stmt *s = db->stop_extra;
-    sqlite3_bind_text(s, 1, stop_id, -1, SQLITE_STATIC);
-    int rc = -1;
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        copy_column(s, 0, out->code, sizeof out->code);
-        copy_column(s, 1, out->desc, sizeof out->desc);
-        copy_column(s, 2, out->platform_code, sizeof out->platform_code);
-        out->wheelchair_boarding = sqlite3_column_int(s, 3);   /* NULL reads as 0 */
-        rc = 0;
-    }
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    return rc;
 }
 
 static int32_t column_iso_date(sqlite3_stmt *s, int col)

@@ -57,14 +57,6 @@ typedef struct stop_id_buf { char id[256]; } stop_id_buf;
 int schedule_stop_search(schedule_db *db, const char *text, uint32_t limit, stop_id_buf *ids,
                          bool *truncated, char *err, size_t errlen);
 
-/* The stop fields the timetable does not carry. Strings are copied into the
- * struct; empty when absent. Returns 0, or -1 when the stop is unknown. */
-typedef struct stop_extra {
-    char code[64], desc[256], platform_code[64];
-    int wheelchair_boarding;   /* 0, 1, 2 */
-} stop_extra;
-int schedule_stop_extra(schedule_db *db, const char *stop_id, stop_extra *out);
-
 typedef struct feed_meta {
     char publisher_name[256], publisher_url[256], lang[32], version[128];
     int32_t start_date, end_date;   /* days since epoch, or INT32_MIN when absent */

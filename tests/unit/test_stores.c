@@ -348,20 +348,6 @@ static void test_tiny_reader(void **state)
     if (!db)
         fail_msg("schedule_open: %s", err);
 
-    stop_extra ex;
-    assert_int_equal(schedule_stop_extra(db, "S1a", &ex), 0);
-    assert_string_equal(ex.code, "101");
-    assert_string_equal(ex.platform_code, "1");
-    assert_int_equal(ex.wheelchair_boarding, 2);
-    assert_int_equal(schedule_stop_extra(db, "S1", &ex), 0);
-    assert_string_equal(ex.desc, "South station");
-    assert_int_equal(schedule_stop_extra(db, "TS", &ex), 0);
-    assert_int_equal(ex.wheelchair_boarding, 0);
-    assert_string_equal(ex.desc, "");
-    assert_int_equal(schedule_stop_extra(db, "WB", &ex), 0);
-    assert_int_equal(ex.wheelchair_boarding, 0);   /* the bad 7 was stored as NULL */
-    assert_int_equal(schedule_stop_extra(db, "nope", &ex), -1);
-
     feed_meta meta;
     assert_int_equal(schedule_feed_meta(db, &meta), 0);
     assert_string_equal(meta.publisher_name, "Test Pub");

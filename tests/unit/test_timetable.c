@@ -34,13 +34,13 @@ static void write_feed(const char *dir)
                "agency_id,agency_name,agency_url,agency_timezone\n"
                "A1,Test Transit,http://example.com,America/New_York\n");
     write_file(dir, "stops.txt",
-               "stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station\n"
-               "A,Alpha,40.7000,-74.0000,0,\n"
+               "stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station,stop_code,stop_desc,platform_code,wheelchair_boarding\n"
+               "A,Alpha,40.7000,-74.0000,0,,,,,7\n"
                "B,Beta,40.7010,-74.0000,0,\n"
                "C,Gamma,40.7020,-74.0000,,\n"
                "D,Delta,40.7030,-74.0000,0,\n"
-               "S,Station,40.7100,-74.0100,1,\n"
-               "P1,Platform 1,40.7101,-74.0100,0,S\n"
+               "S,Station,40.7100,-74.0100,1,,,South station,,\n"
+               "P1,Platform 1,40.7101,-74.0100,0,S,101,,1,2\n"
                "P2,Platform 2,40.7102,-74.0100,0,S\n");
     write_file(dir, "routes.txt",
                "route_id,agency_id,route_short_name,route_long_name,route_type\n"
@@ -390,6 +390,17 @@ static void test_station_children(void **state)
     assert_string_equal(stop_id(out[0].stop), "P1");
     assert_string_equal(stop_id(out[1].stop), "P2");
     assert_int_equal(out[1].secs, 7 * 3600 + 600);
+    /* stop detail comes from the timetable: code, desc, platform, wheelchair (an invalid 7 reads as 0) */
+    stop_info si;
+    dataset_stop(g_ds, dataset_find_stop(g_ds, "P1", 2), &si);
+    assert_string_equal(si.code, "101");
+    assert_string_equal(si.platform_code, "1");
+    assert_string_equal(si.desc, "");
+    assert_int_equal(si.wheelchair_boarding, 2);
+    dataset_stop(g_ds, dataset_find_stop(g_ds, "S", 1), &si);
+    assert_string_equal(si.desc, "South station");
+    dataset_stop(g_ds, dataset_find_stop(g_ds, "A", 1), &si);
+    assert_int_equal(si.wheelchair_boarding, 0);
     uint32_t kids[4], total;
     uint32_t s = dataset_find_stop(g_ds, "S", 1);
     assert_int_equal(dataset_stop_children(g_ds, s, kids, 4, &total), 2);

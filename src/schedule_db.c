@@ -24,14 +24,24 @@
 
 struct schedule_db {
     sqlite3 *db;
-    sqlite3_stmt *search, *feed_meta;
+    sqlite3_stmt *search, *search_broad, *search_count, *feed_meta;
     fts5_tokenizer tokenizer;            /* unicode61, as the index uses it */
     Fts5Tokenizer *tokenizer_instance;
 };
 
+/* Narrow queries are ranked by bm25. A broad one (more than SEARCH_RANK_MAX
+ * matches, e.g. a 1-3 letter prefix matching thousands of names) would spend
+ * milliseconds ranking every match; it takes the first matches in rowid
+ * order instead, which store_schedule.c made shortest name first. */
+#define SEARCH_RANK_MAX 32
 static const char SEARCH_SQL[] =
     "SELECT s.stop_id FROM stop_names JOIN stops s ON s.rowid = stop_names.rowid"
     " WHERE stop_names MATCH ?1 ORDER BY stop_names.rank, s.stop_name, s.stop_id LIMIT ?2";
+static const char SEARCH_BROAD_SQL[] =
+    "SELECT s.stop_id FROM stop_names JOIN stops s ON s.rowid = stop_names.rowid"
+    " WHERE stop_names MATCH ?1 ORDER BY stop_names.rowid LIMIT ?2";
+static const char SEARCH_COUNT_SQL[] =
+    "SELECT count(*) FROM (SELECT 1 FROM stop_names WHERE stop_names MATCH ?1 LIMIT ?2)";
 static const char FEED_META_SQL[] =
     "SELECT feed_publisher_name, feed_publisher_url, feed_lang, feed_version, feed_start_date,"
     " feed_end_date FROM feed_info ORDER BY rowid LIMIT 1";
@@ -140,6 +150,8 @@ schedule_db *schedule_open(const char *version_dir, char *err, size_t errlen)
     }
     if (sqlite3_exec(sdb->db, "PRAGMA mmap_size=268435456", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(sdb->db, SEARCH_SQL, -1, &sdb->search, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(sdb->db, SEARCH_BROAD_SQL, -1, &sdb->search_broad, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(sdb->db, SEARCH_COUNT_SQL, -1, &sdb->search_count, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(sdb->db, FEED_META_SQL, -1, &sdb->feed_meta, NULL) != SQLITE_OK ||
         create_tokenizer(sdb) != 0) {
         snprintf(err, errlen, "%s/schedule.sqlite: not a schedule database: %s", version_dir,
@@ -157,6 +169,8 @@ void schedule_close(schedule_db *db)
     if (db->tokenizer_instance)
         db->tokenizer.xDelete(db->tokenizer_instance);
     sqlite3_finalize(db->search);
+    sqlite3_finalize(db->search_broad);
+    sqlite3_finalize(db->search_count);
     sqlite3_finalize(db->feed_meta);
     sqlite3_close(db->db);
     free(db);
@@ -178,7 +192,14 @@ int schedule_stop_search(schedule_db *db, const char *text, uint32_t limit, stop
     }
     if (query.terms == 0)
         return 0;
-    sqlite3_stmt *s = db->search;
+    /* how many match, counting no further than the ranking threshold */
+    sqlite3_stmt *c = db->search_count;
+    sqlite3_bind_text(c, 1, query.text, (int)query.len, SQLITE_STATIC);
+    sqlite3_bind_int(c, 2, SEARCH_RANK_MAX + 1);
+    int matches = sqlite3_step(c) == SQLITE_ROW ? sqlite3_column_int(c, 0) : 0;
+    sqlite3_reset(c);
+    sqlite3_clear_bindings(c);
+    sqlite3_stmt *s = matches > SEARCH_RANK_MAX ? db->search_broad : db->search;
     sqlite3_bind_text(s, 1, query.text, (int)query.len, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)limit + 1);
     int count = 0, rc;

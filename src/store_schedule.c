@@ -35,7 +35,7 @@
 
 #include "store_build.h"
 
-#define SCHEDULE_SCHEMA_VERSION 1
+#define SCHEDULE_SCHEMA_VERSION 2  /* 2: prefix index, stops renumbered by name length */
 
 /* Row callbacks return one of these to the CSV reader. */
 enum { ROW_CONTINUE = 0, ROW_STOP = 1 };
@@ -74,7 +74,7 @@ static const char SCHEDULE_SCHEMA[] =
     " parent_station TEXT, stop_timezone TEXT, wheelchair_boarding INTEGER, platform_code TEXT);"
     "CREATE INDEX stops_parent_station ON stops(parent_station) WHERE parent_station IS NOT NULL;"
     "CREATE VIRTUAL TABLE stop_names USING fts5(stop_name, content='stops', content_rowid='rowid',"
-    " tokenize='unicode61 remove_diacritics 2');"
+    " tokenize='unicode61 remove_diacritics 2', prefix='1 2 3');"
     "CREATE TABLE calendar("
     " service_id TEXT NOT NULL PRIMARY KEY, monday INTEGER NOT NULL, tuesday INTEGER NOT NULL,"
     " wednesday INTEGER NOT NULL, thursday INTEGER NOT NULL, friday INTEGER NOT NULL,"
@@ -1122,7 +1122,16 @@ static int write_all(schedule_writer *w, const char *path)
 
     char version[64];
     snprintf(version, sizeof version, "PRAGMA user_version=%d;", SCHEDULE_SCHEMA_VERSION);
-    if (exec_sql(w, "INSERT INTO stop_names(stop_names) VALUES ('rebuild');"
+    /* Renumber stops shortest name first (then name, id) before indexing: for a
+     * broad prefix, search returns the first matches in rowid order instead of
+     * ranking thousands (schedule_db.c), and shorter names are what bm25 ranks
+     * first anyway when every match contains every term. */
+    if (exec_sql(w, "CREATE TEMP TABLE stops_by_name AS SELECT * FROM stops"
+                    " ORDER BY length(stop_name), stop_name, stop_id;"
+                    "DELETE FROM stops;"
+                    "INSERT INTO stops SELECT * FROM stops_by_name;"
+                    "DROP TABLE stops_by_name;") != 0 ||
+        exec_sql(w, "INSERT INTO stop_names(stop_names) VALUES ('rebuild');"
                     "INSERT INTO stop_names(stop_names) VALUES ('optimize');") != 0 ||
         exec_sql(w, version) != 0 || exec_sql(w, "COMMIT;") != 0)
         return -1;

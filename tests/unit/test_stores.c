@@ -241,7 +241,7 @@ static void test_tiny_row_counts(void **state)
     struct stat sb;
     assert_int_equal(stat(db, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, fx->st.bytes);
-    assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), 2);
 }
 
 static void test_tiny_values(void **state)
@@ -337,6 +337,44 @@ static void test_diag_examples(void **state)
     assert_int_equal(d.count[DIAG_BAD_DATE], 1);
     assert_true(diag_has_example(&d, "stops.txt:4"));
     assert_true(diag_has_example(&d, "calendar.txt:4"));
+    diag_destroy(&d);
+}
+
+/* More than 32 matches: no bm25 over all of them, the shortest names come
+ * first (stops are numbered by name length); a narrow query is ranked. */
+static void test_search_broad_prefix(void **state)
+{
+    (void)state;
+    char feed_dir[512], out_dir[512], err[512] = "";
+    test_tmpdir(feed_dir, sizeof feed_dir, "stores-broad-feed");
+    test_tmpdir(out_dir, sizeof out_dir, "stores-broad-out");
+    write_tiny_feed(feed_dir);
+    char stops[8192];
+    int off = snprintf(stops, sizeof stops, "stop_id,stop_name,stop_lat,stop_lon\n");
+    for (int i = 40; i >= 1; i--)
+        off += snprintf(stops + off, sizeof stops - (size_t)off, "M%d,Market Street Gate %d,52.5,13.4\n", i, i);
+    off += snprintf(stops + off, sizeof stops - (size_t)off, "MK,Market,52.5,13.4\nMS,Market Street,52.5,13.4\n");
+    write_text(feed_dir, "stops.txt", stops);
+    write_text(feed_dir, "trips.txt", "route_id,service_id,trip_id\n");
+    diag d;
+    diag_init(&d);
+    store_stats st;
+    if (write_schedule(feed_dir, out_dir, &d, &st, err, sizeof err) != 0)
+        fail_msg("schedule_store_write: %s", err);
+    schedule_db *db = schedule_open(out_dir, err, sizeof err);
+    if (!db)
+        fail_msg("schedule_open: %s", err);
+    stop_id_buf ids[4];
+    bool truncated;
+    assert_int_equal(schedule_stop_search(db, "mar", 3, ids, &truncated, err, sizeof err), 3);
+    assert_true(truncated);
+    assert_string_equal(ids[0].id, "MK");    /* "Market" */
+    assert_string_equal(ids[1].id, "MS");    /* "Market Street" */
+    assert_string_equal(ids[2].id, "M1");    /* "Market Street Gate 1": shortest, then by name */
+    assert_int_equal(schedule_stop_search(db, "market gate 37", 3, ids, &truncated, err, sizeof err), 1);
+    assert_string_equal(ids[0].id, "M37");
+    assert_false(truncated);
+    schedule_close(db);
     diag_destroy(&d);
 }
 
@@ -810,6 +848,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tiny_diag, tiny_setup, tiny_teardown),
         cmocka_unit_test_setup_teardown(test_tiny_reader, tiny_setup, tiny_teardown),
         cmocka_unit_test_setup_teardown(test_search, tiny_setup, tiny_teardown),
+        cmocka_unit_test(test_search_broad_prefix),
         cmocka_unit_test_setup_teardown(test_refuses_existing_path, tiny_setup, tiny_teardown),
         cmocka_unit_test_setup_teardown(test_shapes, tiny_setup, tiny_teardown),
         cmocka_unit_test(test_diag_examples),

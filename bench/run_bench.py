@@ -1059,7 +1059,7 @@ def chart(summary, png, title):
     names.sort(key=lambda n: order.index(n) if n in order else 99)
     dat = png.with_suffix(".dat")
     with open(dat, "w") as f:
-        f.write("name " + " ".join(f"c{c}" for c in SWEEP_CONNECTIONS) + "\n")
+        f.write("# name " + " ".join(f"c{c}" for c in SWEEP_CONNECTIONS) + "\n")
         for n in names:
             vals = [table[n].get(c) for c in SWEEP_CONNECTIONS]
             f.write(n + " " + " ".join("NaN" if v is None else f"{v:.0f}" for v in vals) + "\n")

@@ -24,6 +24,16 @@ def shared_feed(name):
     pytest.skip(f"{p} not found (../shared/gtfs is absent)")
 
 
+def engine_or_skip():
+    """Path of build/transitd, or skip (fail under CI=true) when it is not built."""
+    path = transitd_bin()
+    if not os.access(path, os.X_OK):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is not built and CI=true")
+        pytest.skip(f"{path} is not built")
+    return path
+
+
 @pytest.fixture(scope="session")
 def build_dir():
     return BUILD

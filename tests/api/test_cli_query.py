@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from conftest import shared_feed, transitd_bin
+from conftest import engine_or_skip, shared_feed, transitd_bin
 import schema_check
 
 DOC = schema_check.load_openapi()
@@ -88,15 +88,6 @@ R1 = {"id": "R1", "agency_id": "A1", "short_name": "1", "long_name": "Main Line"
       "color": "FF0000", "text_color": "FFFFFF"}
 R2 = {"id": "R2", "agency_id": "A1", "short_name": "", "long_name": "Night Express", "type": 3,
       "color": None, "text_color": None}
-
-
-def engine_or_skip():
-    path = transitd_bin()
-    if not os.access(path, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} is not built and CI=true")
-        pytest.skip(f"{path} is not built")
-    return path
 
 
 def run_query(data, *args, stdin=None, env=None):

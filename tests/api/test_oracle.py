@@ -22,7 +22,7 @@ import zipfile
 
 import pytest
 
-from conftest import ROOT, shared_feed, transitd_bin
+from conftest import ROOT, engine_or_skip, shared_feed, transitd_bin
 
 sys.path.insert(0, str(ROOT / "tests" / "oracle"))
 import oracle  # noqa: E402
@@ -42,15 +42,6 @@ _imported = {}     # feed name -> (feed zip, data dir, import seconds)
 
 
 # ------------------------------------------------------------ setup
-
-def engine_or_skip():
-    path = transitd_bin()
-    if not os.access(path, os.X_OK):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} is not built and CI=true")
-        pytest.skip(f"{path} is not built")
-    return path
-
 
 def feed_zip(name, tmp_path_factory):
     if name != "demo":

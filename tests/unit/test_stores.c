@@ -735,6 +735,25 @@ static void build_real(const char *zip_name, real_build *rb, bool with_shapes)
     feed_close(feed);
 }
 
+/* Searches `text` in a built schedule.sqlite and asserts at least `min_hits`
+ * results, among them stop `want`. */
+static void assert_search_finds(const char *out_dir, const char *text, int min_hits, const char *want)
+{
+    char err[256];
+    schedule_db *db = schedule_open(out_dir, err, sizeof err);
+    if (!db)
+        fail_msg("schedule_open: %s", err);
+    stop_id_buf ids[20];
+    bool truncated;
+    int n = schedule_stop_search(db, text, 20, ids, &truncated, err, sizeof err);
+    assert_true(n >= min_hits);
+    bool found = false;
+    for (int i = 0; i < n; i++)
+        found |= strcmp(ids[i].id, want) == 0;
+    assert_true(found);
+    schedule_close(db);
+}
+
 static void test_real_bari(void **state)
 {
     (void)state;
@@ -752,15 +771,8 @@ static void test_real_bari(void **state)
     feed_meta meta;
     assert_int_equal(schedule_feed_meta(db, &meta), 0);
     assert_int_equal(meta.end_date, 20818);   /* 2026-12-31 */
-    stop_id_buf ids[20];
-    bool truncated;
-    int n = schedule_stop_search(db, "bari centrale", 20, ids, &truncated, err, sizeof err);
-    assert_true(n > 0);
-    bool found = false;
-    for (int i = 0; i < n; i++)
-        found |= strcmp(ids[i].id, "09369C00") == 0;
-    assert_true(found);
     schedule_close(db);
+    assert_search_finds(rb.out_dir, "bari centrale", 1, "09369C00");
     diag_destroy(&rb.d);
 }
 
@@ -777,18 +789,7 @@ static void test_real_nyc_subway(void **state)
     assert_int_equal(query_int(rb.db_path, "SELECT count(*) FROM transfers"), 613);
     assert_int_equal(query_int(rb.db_path, "SELECT count(*) FROM routes"), 29);
     assert_int_equal(query_int(rb.db_path, "SELECT count(*) FROM trips"), 20621);
-    char err[256];
-    schedule_db *db = schedule_open(rb.out_dir, err, sizeof err);
-    assert_non_null(db);
-    stop_id_buf ids[10];
-    bool truncated;
-    int n = schedule_stop_search(db, "TIMES sq", 10, ids, &truncated, err, sizeof err);
-    assert_true(n >= 3);   /* the station and its two platforms */
-    bool found = false;
-    for (int i = 0; i < n; i++)
-        found |= strcmp(ids[i].id, "127") == 0;
-    assert_true(found);
-    schedule_close(db);
+    assert_search_finds(rb.out_dir, "TIMES sq", 3, "127");   /* the station and its two platforms */
     diag_destroy(&rb.d);
 }
 

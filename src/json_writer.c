@@ -170,14 +170,9 @@ static size_t utf8_sequence(const unsigned char *s, size_t avail, size_t *bad_le
     return need;
 }
 
-void json_string_n(json_writer *w, const char *s, size_t len)
+char *json_put_string(char *p, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    before_value(w);
-    /* Worst case: every byte becomes a 6-byte escape. */
-    if (!reserve(w, len * 6 + 2))
-        return;
-    char *p = w->buf + w->len;
     const unsigned char *u = (const unsigned char *)s;
     *p++ = '"';
     size_t i = 0;
@@ -228,7 +223,44 @@ void json_string_n(json_writer *w, const char *s, size_t len)
         }
     }
     *p++ = '"';
+    return p;
+}
+
+void json_string_n(json_writer *w, const char *s, size_t len)
+{
+    before_value(w);
+    /* Worst case: every byte becomes a 6-byte escape. */
+    if (!reserve(w, len * 6 + 2))
+        return;
+    char *p = json_put_string(w->buf + w->len, s, len);
     w->len = (size_t)(p - w->buf);
+    w->buf[w->len] = '\0';
+}
+
+char *json_put_uint(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *end = tmp + sizeof tmp, *q = end;
+    do {
+        *--q = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t n = (size_t)(end - q);
+    memcpy(p, q, n);
+    return p + n;
+}
+
+char *json_raw_begin(json_writer *w, size_t max)
+{
+    before_value(w);
+    if (!reserve(w, max))
+        return NULL;
+    return w->buf + w->len;
+}
+
+void json_raw_end(json_writer *w, char *end)
+{
+    w->len = (size_t)(end - w->buf);
     w->buf[w->len] = '\0';
 }
 

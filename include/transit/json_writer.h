@@ -44,6 +44,25 @@ void json_bool(json_writer *w, bool v);
 void json_null(json_writer *w);
 void json_raw(json_writer *w, const char *s, size_t len); /* a pre-rendered JSON value */
 
+/* Direct writing, for loops that emit many small pieces (departure rows).
+ * json_raw_begin writes the comma the next value needs, makes room for up to
+ * `max` bytes and returns where to write, or NULL when out of memory (oom is
+ * then set). The caller writes with the json_put_* helpers below and hands
+ * the end of what it wrote to json_raw_end. */
+char *json_raw_begin(json_writer *w, size_t max);
+void json_raw_end(json_writer *w, char *end);
+/* A quoted, escaped string, as json_string_n writes it; needs 6 * len + 2 bytes. */
+char *json_put_string(char *p, const char *s, size_t len);
+/* A non-negative integer in decimal; needs 20 bytes. */
+char *json_put_uint(char *p, uint64_t v);
+static inline char *json_put_bytes(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+/* A string literal, its length folded at compile time. */
+#define JSON_PUT_LITERAL(p, lit) json_put_bytes((p), (lit), sizeof(lit) - 1)
+
 /* Keys are nearly always literals: inlined, their strlen folds to a constant. */
 static inline void json_key(json_writer *w, const char *key) { json_key_n(w, key, strlen(key)); }
 

@@ -257,6 +257,95 @@ static void test_too_deep_nesting_is_flagged(void **state)
     json_free(&w);
 }
 
+/* Direct writing: values written between json_raw_begin and json_raw_end
+ * get the same commas as the writer's own values, and may sit among them. */
+static void test_raw_values_take_commas(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_object_begin(&w);
+    json_key(&w, "rows");
+    json_array_begin(&w);
+    for (unsigned i = 0; i < 3; i++) {
+        char *p = json_raw_begin(&w, 64);
+        assert_non_null(p);
+        p = JSON_PUT_LITERAL(p, "{\"n\":");
+        p = json_put_uint(p, i * 10);
+        *p++ = '}';
+        json_raw_end(&w, p);
+    }
+    json_int(&w, 7);
+    json_array_end(&w);
+    json_kv_bool(&w, "truncated", false);
+    json_object_end(&w);
+    assert_output(&w, "{\"rows\":[{\"n\":0},{\"n\":10},{\"n\":20},7],\"truncated\":false}");
+    json_free(&w);
+}
+
+/* json_put_string writes exactly what json_string_n writes: escapes, UTF-8
+ * kept or repaired, and every length around the eight-byte fast path. */
+static void test_put_string_matches_string(void **state)
+{
+    (void)state;
+    static const char *const samples[] = {
+        "", "a", "plain ascii text", "1234567", "12345678", "123456789",
+        "quote\" in the middle of a long run", "back\\slash", "ctl\x01\x1f", "tab\tnewline\n",
+        "Gr\xc3\xbc\xc3\x9f Gott \xc3\xa9t\xc3\xa9", "\xe2\x82\xac euro", "bad \xff byte", "cut \xe2\x82",
+        "exactly sixteen!", "seventeen chars!!",
+    };
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+        size_t len = strlen(samples[i]);
+        json_writer w;
+        json_init(&w);
+        json_string_n(&w, samples[i], len);
+        char direct[256];
+        char *end = json_put_string(direct, samples[i], len);
+        assert_int_equal((size_t)(end - direct), w.len);
+        assert_memory_equal(direct, w.buf, w.len);
+        json_free(&w);
+    }
+}
+
+static void test_put_uint(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t v;
+        const char *text;
+    } cases[] = {{0, "0"}, {9, "9"}, {10, "10"}, {86399, "86399"}, {4294967296ull, "4294967296"},
+                 {UINT64_MAX, "18446744073709551615"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[24];
+        char *end = json_put_uint(buf, cases[i].v);
+        *end = '\0';
+        assert_string_equal(buf, cases[i].text);
+    }
+}
+
+/* A row larger than the buffer grows it; the bytes already written stay. */
+static void test_raw_begin_grows_the_buffer(void **state)
+{
+    (void)state;
+    json_writer w;
+    json_init(&w);
+    json_array_begin(&w);
+    char *p = json_raw_begin(&w, 100000);
+    assert_non_null(p);
+    assert_true(w.cap > 100000);
+    memset(p, 'x', 99998);
+    p[0] = '"';
+    p[99997] = '"';
+    json_raw_end(&w, p + 99998);
+    json_array_end(&w);
+    assert_false(w.oom);
+    assert_int_equal(w.len, 100000);
+    assert_int_equal(w.buf[0], '[');
+    assert_int_equal(w.buf[99999], ']');
+    assert_int_equal(w.buf[100000], '\0');
+    json_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +361,10 @@ int main(void)
         cmocka_unit_test(test_buffer_is_reused_after_reset),
         cmocka_unit_test(test_reset_clears_comma_state),
         cmocka_unit_test(test_too_deep_nesting_is_flagged),
+        cmocka_unit_test(test_raw_values_take_commas),
+        cmocka_unit_test(test_put_string_matches_string),
+        cmocka_unit_test(test_put_uint),
+        cmocka_unit_test(test_raw_begin_grows_the_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

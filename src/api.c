@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "departure_json.h"
 #include "transit/gtfs.h"
 
 #define CACHE_DEPARTURES 30
@@ -449,42 +450,6 @@ static void write_route(json_writer *w, const route_info *r)
     json_object_end(w);
 }
 
-/* A list of departures repeats the same service dates: each is formatted once. */
-typedef struct date_cache {
-    int32_t day;
-    char text[11];
-} date_cache;
-
-/* The fields of a Departure, inside an object the caller opened. */
-static void write_departure_fields(json_writer *w, const dataset *ds, const departure *d,
-                                   stop_info *st, date_cache *dates)
-{
-    trip_info tr;
-    route_info rt;
-    dataset_stop(ds, d->stop, st);
-    dataset_trip(ds, d->trip, &tr);
-    dataset_route(ds, tr.route, &rt);
-    kv_text(w, "stop_id", st->id);
-    kv_text(w, "trip_id", tr.id);
-    kv_text(w, "route_id", rt.id);
-    kv_text(w, "route_short_name", rt.short_name);
-    kv_text(w, "route_long_name", rt.long_name);
-    json_kv_int(w, "route_type", rt.type);
-    kv_optional(w, "headsign", tr.headsign);
-    if (dates->day != d->service_date) {
-        dates->day = d->service_date;
-        format_date(d->service_date, dates->text);
-    }
-    json_key(w, "service_date");
-    json_string_plain(w, dates->text, 10);
-    char instant[26];
-    api_format_instant(d->instant, d->utc_offset, instant);
-    json_key(w, "departure");
-    json_string_plain(w, instant, 25);
-    json_kv_int(w, "departure_secs", d->secs);
-    json_kv_int(w, "stop_sequence", d->stop_sequence);
-}
-
 /* {"key":[ — the opening of a response that is one named list. */
 static void begin_list(json_writer *w, const char *key)
 {
@@ -514,24 +479,6 @@ static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
     json_object_begin(w);
     write_stop_fields(w, ds, st, distance_m);
     json_object_end(w);
-}
-
-/* The elements of a departures array, each a Departure; near a point, also
- * the stop's name and distance. */
-static void write_departure_items(json_writer *w, const dataset *ds, const departure *deps,
-                                  uint32_t count, bool near_point)
-{
-    date_cache dates = {INT32_MIN, ""};
-    for (uint32_t i = 0; i < count; i++) {
-        stop_info at;
-        json_object_begin(w);
-        write_departure_fields(w, ds, &deps[i], &at, &dates);
-        if (near_point) {
-            kv_text(w, "stop_name", at.name);
-            kv_distance(w, deps[i].distance_m);
-        }
-        json_object_end(w);
-    }
 }
 
 static int finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds)
@@ -721,7 +668,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
-    write_departure_items(out, ds, t->departures, count, false);
+    departure_json_write_items(out, ds, t->departures, count, false);
     end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
@@ -751,7 +698,7 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
-    write_departure_items(out, ds, t->departures, count, true);
+    departure_json_write_items(out, ds, t->departures, count, true);
     end_truncated_list(out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

@@ -1,0 +1,22 @@
+/* departure_json.h — the Departure objects of the two departures endpoints.
+ *
+ * Why it exists: api.c writes every other response through the generic
+ * writer calls; departure lists are the one body large enough (50 rows,
+ * about 17 KB) for the per-call overhead to cost more than the query, so
+ * they have their own row writer. See departure_json.c.
+ */
+#ifndef TRANSIT_DEPARTURE_JSON_H
+#define TRANSIT_DEPARTURE_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transit/json_writer.h"
+#include "transit/query.h"
+
+/* Writes `count` Departure objects as elements of the array the caller
+ * opened; near_point adds "stop_name" and "distance_m" (/v1/departures). */
+void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
+                                uint32_t count, bool near_point);
+
+#endif

@@ -1,0 +1,232 @@
+/* test_departure_json.c — the departure row writer against the generic one.
+ *
+ * Why it exists: src/departure_json.c writes Departure objects with its own
+ * copies, a memo of fragments already written and cached date and offset
+ * texts. Its output must be byte for byte what the generic json_writer calls
+ * give for the same departures. The feed here is built to stress that:
+ * names that need escaping (quotes, backslashes, a tab, UTF-8), empty
+ * headsigns (null), more distinct headsigns than the memo has slots, rows
+ * after midnight (a second local date) and a DST change inside the window.
+ */
+#include "test_support.h"
+
+#include "transit/api.h"
+#include "transit/diag.h"
+#include "transit/feed.h"
+#include "transit/gtfs.h"
+#include "transit/json_writer.h"
+#include "transit/query.h"
+#include "transit/timetable.h"
+
+#define NTRIPS 150
+
+static char g_dir[512];
+static dataset *g_ds;
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void write_feed(const char *dir)
+{
+    write_file(dir, "agency.txt",
+               "agency_id,agency_name,agency_url,agency_timezone\n"
+               "A1,Test Transit,http://example.com,America/New_York\n");
+    write_file(dir, "stops.txt",
+               "stop_id,stop_name,stop_lat,stop_lon\n"
+               "\"Q\"\"1\",\"Quote \"\"Q\"\" \\ back\",40.7000,-74.0000\n"
+               "S2,\"Stra\xc3\x9f" "e\t\xe2\x82\xac\",40.7005,-74.0000\n"
+               "S3,Last,40.7010,-74.0000\n");
+    write_file(dir, "routes.txt",
+               "route_id,agency_id,route_short_name,route_long_name,route_type\n"
+               "\"R\"\"1\",A1,1,\"Long \"\"one\"\"\",3\n"
+               "R2,A1,2,,700\n");
+    write_file(dir, "calendar.txt",
+               "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
+               "ALL,1,1,1,1,1,1,1,20261001,20261231\n");
+    static char trips[NTRIPS * 64 + 128], times[NTRIPS * 3 * 64 + 128];
+    size_t t = (size_t)snprintf(trips, sizeof trips, "route_id,service_id,trip_id,trip_headsign\n");
+    size_t s = (size_t)snprintf(times, sizeof times,
+                                "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n");
+    for (int i = 0; i < NTRIPS; i++) {
+        /* a third without headsign; the rest distinct, some needing escapes */
+        char headsign[32] = "";
+        if (i % 3 == 1) snprintf(headsign, sizeof headsign, "To %d", i);
+        if (i % 3 == 2) snprintf(headsign, sizeof headsign, "\"\"Via\"\" %d", i);
+        t += (size_t)snprintf(trips + t, sizeof trips - t, "%s,ALL,T%03d,\"%s\"\n",
+                              i % 2 ? "R2" : "\"R\"\"1\"", i, headsign);
+        int dep = 22 * 3600 + i * 97;   /* 22:00 onwards, past midnight */
+        s += (size_t)snprintf(times + s, sizeof times - s,
+                              "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,\"Q\"\"1\",1\n",
+                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+        dep += 120;
+        s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S2,2\n",
+                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+        dep += 120;
+        s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S3,3\n",
+                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+    }
+    write_file(dir, "trips.txt", trips);
+    write_file(dir, "stop_times.txt", times);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(g_dir, sizeof g_dir, "departure_json");
+    write_feed(g_dir);
+    char err[512], path[700];
+    feed_t *f = feed_open(g_dir, err, sizeof err);
+    if (!f) fail_msg("feed_open: %s", err);
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    snprintf(path, sizeof path, "%s/timetable.bin", g_dir);
+    int rc = timetable_build(f, path, NULL, &d, &st, err, sizeof err);
+    feed_close(f);
+    diag_destroy(&d);
+    if (rc != 0) fail_msg("timetable_build: %s", err);
+    g_ds = dataset_open(g_dir, err, sizeof err);
+    if (!g_ds) fail_msg("dataset_open: %s", err);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dataset_close(g_ds);
+    return 0;
+}
+
+/* The body as the generic writer calls give it: one call per key and value. */
+static void expected_body(json_writer *w, const departure *deps, uint32_t n, bool truncated)
+{
+    json_object_begin(w);
+    json_key(w, "departures");
+    json_array_begin(w);
+    for (uint32_t i = 0; i < n; i++) {
+        const departure *d = &deps[i];
+        stop_info st;
+        trip_info tr;
+        route_info rt;
+        dataset_stop(g_ds, d->stop, &st);
+        dataset_trip(g_ds, d->trip, &tr);
+        dataset_route(g_ds, tr.route, &rt);
+        char date[11], instant[26];
+        json_object_begin(w);
+        json_kv_string(w, "stop_id", st.id);
+        json_kv_string(w, "trip_id", tr.id);
+        json_kv_string(w, "route_id", rt.id);
+        json_kv_string(w, "route_short_name", rt.short_name);
+        json_kv_string(w, "route_long_name", rt.long_name);
+        json_kv_int(w, "route_type", rt.type);
+        json_key(w, "headsign");
+        if (tr.headsign[0])
+            json_string(w, tr.headsign);
+        else
+            json_null(w);
+        format_date(d->service_date, date);
+        json_kv_string(w, "service_date", date);
+        api_format_instant(d->instant, d->utc_offset, instant);
+        json_kv_string(w, "departure", instant);
+        json_kv_int(w, "departure_secs", d->secs);
+        json_kv_int(w, "stop_sequence", d->stop_sequence);
+        json_kv_string(w, "stop_name", st.name);
+        json_kv_int(w, "distance_m", (int64_t)(d->distance_m + 0.5));
+        json_object_end(w);
+    }
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    json_object_end(w);
+}
+
+/* /v1/departures at `time` against the generic writer, for every limit
+ * from a single row to all of them. */
+static void check_departures_at(const char *time, int64_t from)
+{
+    static const char *const limits[] = {"1", "7", "64", "500"};
+    for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
+        api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"radius", "500"},
+                              {"time", time},     {"window", "600"},    {"limit", limits[k]}};
+        api_request req = {params, 6, NULL, 0};
+        api_thread *t = api_thread_new();
+        json_writer got, want;
+        json_init(&got);
+        json_init(&want);
+        api_problem prob;
+        int cache = 0;
+        assert_int_equal(api_departures(t, g_ds, &req, &got, &prob, &cache), 200);
+
+        static departure deps[QUERY_LIMIT_MAX];
+        uint32_t n = 0;
+        bool truncated = false;
+        query_error qe;
+        query_scratch *s = query_scratch_new();
+        assert_int_equal(nearby_departures(g_ds, s, 40.7005, -74.0, 500, from, 600 * 60,
+                                           (uint32_t)atoi(limits[k]), deps, &n, &truncated, &qe),
+                         QUERY_OK);
+        assert_true(n > 0);
+        expected_body(&want, deps, n, truncated);
+        assert_int_equal(got.len, want.len);
+        assert_string_equal(got.buf, want.buf);
+
+        query_scratch_free(s);
+        json_free(&got);
+        json_free(&want);
+        api_thread_free(t);
+    }
+}
+
+static void test_rows_match_the_generic_writer(void **state)
+{
+    (void)state;
+    /* 2026-11-20 21:30 EST = 02:30Z on the 21st: rows run past local midnight */
+    check_departures_at("2026-11-20T21:30:00", (int64_t)days_from_civil(2026, 11, 21) * 86400 + 2 * 3600 + 1800);
+}
+
+static void test_rows_across_a_dst_change(void **state)
+{
+    (void)state;
+    /* 2026-10-31 21:30 EDT = 01:30Z on Nov 1; clocks fall back at 02:00 EDT */
+    check_departures_at("2026-10-31T21:30:00", (int64_t)days_from_civil(2026, 11, 1) * 86400 + 1 * 3600 + 1800);
+}
+
+static void test_escaped_fragments_are_reused_correctly(void **state)
+{
+    (void)state;
+    api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"time", "2026-11-20T21:30:00"},
+                          {"window", "600"}, {"limit", "500"}};
+    api_request req = {params, 5, NULL, 0};
+    api_thread *t = api_thread_new();
+    json_writer out;
+    json_init(&out);
+    api_problem prob;
+    int cache = 0;
+    assert_int_equal(api_departures(t, g_ds, &req, &out, &prob, &cache), 200);
+    /* the memoised stop and route fragments appear on many rows, escaped */
+    assert_non_null(strstr(out.buf, "\"stop_id\":\"Q\\\"1\""));
+    assert_non_null(strstr(out.buf, "\"stop_name\":\"Quote \\\"Q\\\" \\\\ back\""));
+    assert_non_null(strstr(out.buf, "\"stop_name\":\"Stra\xc3\x9f" "e\\u0009\xe2\x82\xac\""));
+    assert_non_null(strstr(out.buf, "\"route_id\":\"R\\\"1\",\"route_short_name\":\"1\","
+                                    "\"route_long_name\":\"Long \\\"one\\\"\",\"route_type\":3"));
+    assert_non_null(strstr(out.buf, "\"route_long_name\":\"\",\"route_type\":700,\"headsign\":null"));
+    assert_non_null(strstr(out.buf, "\"headsign\":\"\\\"Via\\\" 2\""));
+    json_free(&out);
+    api_thread_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_match_the_generic_writer),
+        cmocka_unit_test(test_rows_across_a_dst_change),
+        cmocka_unit_test(test_escaped_fragments_are_reused_correctly),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

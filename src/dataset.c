@@ -225,6 +225,30 @@ bad:
 #undef STR_OK
 }
 
+/* Fills ds->visit_bounds (see dataset_internal.h): one pass over every run
+ * of every visit's group, that is over every departure in the timetable. */
+static int derive_visit_bounds(dataset *ds, char *err, size_t errlen)
+{
+    uint64_t n = ds->nvisits;
+    ds->visit_bounds = malloc((n ? n : 1) * sizeof *ds->visit_bounds);
+    if (!ds->visit_bounds) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint64_t v = 0; v < n; v++) {
+        const tt_visit *vi = &ds->visits[v];
+        const tt_group *g = &ds->groups[vi->group];
+        int32_t lo = 0, hi = 0;
+        for (uint32_t r = g->run_first; r < g->run_first + g->run_count; r++) {
+            int32_t off = ds->profiles[ds->runs[r].dep_profile + vi->pos];
+            if (r == g->run_first || off < lo) lo = off;
+            if (r == g->run_first || off > hi) hi = off;
+        }
+        ds->visit_bounds[v] = (visit_bounds){lo, hi};
+    }
+    return 0;
+}
+
 dataset *dataset_open(const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX], resolved[PATH_MAX];
@@ -277,8 +301,9 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->dir, sizeof ds->dir, "%s", resolved);
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
-    if (verify_and_bind(ds, err, errlen, path) != 0) {
+    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_bounds(ds, err, errlen) != 0) {
         munmap(base, ds->size);
+        free(ds->visit_bounds);
         free(ds);
         return NULL;
     }
@@ -296,6 +321,7 @@ void dataset_release(dataset *ds)
     if (!ds) return;
     if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
         munmap((void *)ds->base, ds->size);
+        free(ds->visit_bounds);
         free(ds);
     }
 }
@@ -321,7 +347,7 @@ void dataset_get_counts(const dataset *ds, dataset_counts *out)
     out->max_secs = m->max_secs;
 }
 
-int32_t dataset_utc_offset(const dataset *ds, int64_t instant)
+int32_t dataset_utc_offset_span(const dataset *ds, int64_t instant, int64_t *from, int64_t *until)
 {
     const tt_tz_transition *t = ds->tz;
     uint32_t lo = 0, hi = ds->meta->ntz; /* last at <= instant; t[0].at is INT64_MIN */
@@ -330,7 +356,15 @@ int32_t dataset_utc_offset(const dataset *ds, int64_t instant)
         if (t[mid].at <= instant) lo = mid;
         else hi = mid;
     }
+    *from = t[lo].at;
+    *until = lo + 1 < ds->meta->ntz ? t[lo + 1].at : INT64_MAX;
     return t[lo].offset;
+}
+
+int32_t dataset_utc_offset(const dataset *ds, int64_t instant)
+{
+    int64_t from, until;
+    return dataset_utc_offset_span(ds, instant, &from, &until);
 }
 
 int64_t dataset_local_to_instant(const dataset *ds, int64_t local)

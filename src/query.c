@@ -3,8 +3,8 @@
  * Why it exists: this is the hot path every request ends in. A stop's
  * departures in a window are a k-way merge: for each service day whose
  * times can reach the window and each group visiting the stop on a day its
- * service runs, one binary search finds the first run in the window, and a
- * small heap merges the groups in the contract's order (instant, stop_id,
+ * service runs, a search bounded by the visit's offsets (first_run_from)
+ * finds the first run in the window, and a small heap merges the groups in the contract's order (instant, stop_id,
  * route_short_name, trip_id — compared as precomputed ranks). Nothing is
  * allocated once the caller's scratch has grown to its working size, and
  * nothing is written to the dataset, so any number of threads may query it.
@@ -251,6 +251,41 @@ static uint32_t window_days(const dataset *ds, int64_t from, int64_t to, day_spa
     return n;
 }
 
+/* The first run of group g whose event at position `pos` is at or after
+ * `lo` seconds of the service day, or the group's end.
+ *
+ * Every run's event there is its start plus an offset within the visit's
+ * [min_off, max_off], so two searches on the runs' starts alone (one load a
+ * step, the runs of a group lying side by side) bound the answer: runs
+ * starting before lo - max_off are too early, the first run starting at or
+ * after lo - min_off is late enough. Only the few runs in between need their
+ * time profile read, a second, dependent load that mostly misses the cache. */
+static uint32_t first_run_from(const dataset *ds, const tt_group *g, uint32_t pos, const visit_bounds *vb,
+                               int64_t lo)
+{
+    uint32_t end = g->run_first + g->run_count;
+    int64_t early = lo - vb->max_off, late = lo - vb->min_off;
+    uint32_t a = g->run_first, z = end;
+    while (a < z) {   /* first start >= early */
+        uint32_t mid = a + (z - a) / 2;
+        if ((int64_t)ds->runs[mid].start < early) a = mid + 1;
+        else z = mid;
+    }
+    uint32_t b = a;
+    z = end;
+    while (b < z) {   /* first start >= late */
+        uint32_t mid = b + (z - b) / 2;
+        if ((int64_t)ds->runs[mid].start < late) b = mid + 1;
+        else z = mid;
+    }
+    while (a < b) {   /* the answer is in [a, b] */
+        uint32_t mid = a + (b - a) / 2;
+        if ((int64_t)run_secs(ds, mid, pos) < lo) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
 /* Adds a cursor for the first event in the window of every group visiting
  * `stop` on each service day that runs it. */
 static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
@@ -258,23 +293,23 @@ static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double d
 {
     const tt_stop *sp = &ds->stops[stop];
     for (uint32_t d = 0; d < ndays; d++) {
-        const day_span *ds_day = &days[d];
+        const day_span *day = &days[d];
         for (uint32_t v = sp->visit_first; v < sp->visit_first + sp->visit_count; v++) {
             const tt_visit *vi = &ds->visits[v];
             const tt_group *g = &ds->groups[vi->group];
-            if (!dataset_service_active(ds, g->service, ds_day->day)) continue;
-            /* first run with secs >= lo */
-            uint32_t a = g->run_first, z = g->run_first + g->run_count;
-            while (a < z) {
-                uint32_t mid = a + (z - a) / 2;
-                if ((int64_t)run_secs(ds, mid, vi->pos) < ds_day->lo) a = mid + 1;
-                else z = mid;
-            }
-            if (a == g->run_first + g->run_count) continue;
+            if (!dataset_service_active(ds, g->service, day->day)) continue;
+            const visit_bounds *vb = &ds->visit_bounds[v];
+            uint32_t end = g->run_first + g->run_count;
+            /* the whole group before or after the window: no search */
+            if (g->run_count == 0 || (int64_t)ds->runs[end - 1].start + vb->max_off < day->lo ||
+                (int64_t)ds->runs[g->run_first].start + vb->min_off >= day->hi)
+                continue;
+            uint32_t a = first_run_from(ds, g, vi->pos, vb, day->lo);
+            if (a == end) continue;
             uint32_t secs = run_secs(ds, a, vi->pos);
-            if ((int64_t)secs >= ds_day->hi) continue;
-            cursor c = {ds_day->base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
-                        a, g->run_first + g->run_count, vi->pos, stop, vi->group, ds_day->day, ds_day->base, distance};
+            if ((int64_t)secs >= day->hi) continue;
+            cursor c = {day->base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
+                        a, end, vi->pos, stop, vi->group, day->day, day->base, distance};
             if (heap_push(s, &c)) return -1;
         }
     }
@@ -287,6 +322,10 @@ static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limi
 {
     uint32_t n = 0;
     *truncated = false;
+    /* The UTC offset in force over [offset_from, offset_until): a window
+     * seldom crosses a transition, so most events skip the look-up. */
+    int64_t offset_from = 1, offset_until = 0;
+    int32_t offset = 0;
     while (s->heap_n) {
         cursor *c = &s->heap[0];
         if (n == limit) {
@@ -296,8 +335,12 @@ static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limi
         const tt_run *r = &ds->runs[c->run];
         const tt_group *g = &ds->groups[c->group];
         departure *d = &out[n++];
+        /* the caller writes the trip out next: start its load now */
+        __builtin_prefetch(&ds->trips[r->trip]);
+        if (c->instant < offset_from || c->instant >= offset_until)
+            offset = dataset_utc_offset_span(ds, c->instant, &offset_from, &offset_until);
         d->instant = c->instant;
-        d->utc_offset = dataset_utc_offset(ds, c->instant);
+        d->utc_offset = offset;
         d->service_date = c->day;
         d->secs = (uint32_t)(c->instant - c->base);
         d->stop = c->stop;

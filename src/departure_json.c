@@ -143,6 +143,19 @@ static char *put_memo(char *p, const json_writer *w, const memo_slot *hit)
     return json_put_bytes(p, w->buf + hit->off, hit->len);
 }
 
+/* A string value: the remembered fragment when there is one, else escaped
+ * afresh and remembered under `key`. */
+static char *put_memo_string(char *p, const json_writer *w, const memo_slot *hit, memo_slot *table,
+                             uintptr_t key, const char *s, size_t len)
+{
+    if (hit)
+        return put_memo(p, w, hit);
+    char *from = p;
+    p = json_put_string(p, s, len);
+    memo_keep(table, key, w, from, p);
+    return p;
+}
+
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
                                 uint32_t count, bool near_point)
 {
@@ -188,13 +201,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         if (!p)
             return;
         p = JSON_PUT_LITERAL(p, "{\"stop_id\":");
-        if (stop_id) {
-            p = put_memo(p, w, stop_id);
-        } else {
-            char *from = p;
-            p = json_put_string(p, st.id, stop_id_len);
-            memo_keep(memo.stop_id, stop_key, w, from, p);
-        }
+        p = put_memo_string(p, w, stop_id, memo.stop_id, stop_key, st.id, stop_id_len);
         p = JSON_PUT_LITERAL(p, ",\"trip_id\":");
         p = json_put_string(p, tr.id, trip_id_len);
         if (route) {
@@ -232,13 +239,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         p = json_put_uint(p, d->stop_sequence);
         if (near_point) {
             p = JSON_PUT_LITERAL(p, ",\"stop_name\":");
-            if (stop_name) {
-                p = put_memo(p, w, stop_name);
-            } else {
-                char *from = p;
-                p = json_put_string(p, st.name, name_len);
-                memo_keep(memo.stop_name, stop_key, w, from, p);
-            }
+            p = put_memo_string(p, w, stop_name, memo.stop_name, stop_key, st.name, name_len);
             p = JSON_PUT_LITERAL(p, ",\"distance_m\":");
             p = put_int(p, (int64_t)(d->distance_m + 0.5));
         }

@@ -23,31 +23,21 @@
 static char g_dir[512];
 static dataset *g_ds;
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void write_feed(const char *dir)
 {
-    write_file(dir, "agency.txt",
+    test_write_file(dir, "agency.txt",
                "agency_id,agency_name,agency_url,agency_timezone\n"
                "A1,Test Transit,http://example.com,America/New_York\n");
-    write_file(dir, "stops.txt",
+    test_write_file(dir, "stops.txt",
                "stop_id,stop_name,stop_lat,stop_lon\n"
                "\"Q\"\"1\",\"Quote \"\"Q\"\" \\ back\",40.7000,-74.0000\n"
                "S2,\"Stra\xc3\x9f" "e\t\xe2\x82\xac\",40.7005,-74.0000\n"
                "S3,Last,40.7010,-74.0000\n");
-    write_file(dir, "routes.txt",
+    test_write_file(dir, "routes.txt",
                "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                "\"R\"\"1\",A1,1,\"Long \"\"one\"\"\",3\n"
                "R2,A1,2,,700\n");
-    write_file(dir, "calendar.txt",
+    test_write_file(dir, "calendar.txt",
                "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
                "ALL,1,1,1,1,1,1,1,20261001,20261231\n");
     static char trips[NTRIPS * 64 + 128], times[NTRIPS * 3 * 64 + 128];
@@ -72,8 +62,8 @@ static void write_feed(const char *dir)
         s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S3,3\n",
                               i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
     }
-    write_file(dir, "trips.txt", trips);
-    write_file(dir, "stop_times.txt", times);
+    test_write_file(dir, "trips.txt", trips);
+    test_write_file(dir, "stop_times.txt", times);
 }
 
 static int setup(void **state)

@@ -12,16 +12,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
 {
@@ -45,12 +35,12 @@ static void make_feed_dir(const char *base)
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/gtfs", base);
     mkdir(dir, 0755);
-    write_file(dir, "stops.txt", STOPS);
-    write_file(dir, "trips.txt", TRIPS);
-    write_file(dir, "README.md", "not a member\n");
+    test_write_file(dir, "stops.txt", STOPS);
+    test_write_file(dir, "trips.txt", TRIPS);
+    test_write_file(dir, "README.md", "not a member\n");
     snprintf(dir, sizeof dir, "%s/gtfs/nested", base);
     mkdir(dir, 0755);
-    write_file(dir, "agency.txt", "agency_id\nA\n");
+    test_write_file(dir, "agency.txt", "agency_id\nA\n");
 }
 
 typedef struct counter {
@@ -196,7 +186,7 @@ static void test_directory_feed(void **state)
     feed_close(f);
 
     /* an empty member streams nothing and parses to no header */
-    write_file(dir, "frequencies.txt", "");
+    test_write_file(dir, "frequencies.txt", "");
     f = feed_open(dir, err, sizeof err);
     assert_non_null(f);
     assert_int_equal(feed_size(f, "frequencies.txt"), 0);
@@ -293,7 +283,7 @@ static void test_open_errors(void **state)
     assert_non_null(strstr(err, path));
 
     snprintf(path, sizeof path, "%s/notazip.zip", base);
-    write_file(base, "notazip.zip", "stop_id\n1\n");
+    test_write_file(base, "notazip.zip", "stop_id\n1\n");
     assert_null(feed_open(path, err, sizeof err));
     assert_non_null(strstr(err, path));
     assert_non_null(strstr(err, "not a valid zip archive"));
@@ -368,7 +358,7 @@ static void test_callback_stop_through_feed(void **state)
     assert_int_equal(feed_parse_csv(f, "stops.txt", STOP_KEYS, 2, stop_at_once, NULL, NULL, &cerr), 7);
     assert_int_equal(cerr.line, 2);
     /* and a CSV error keeps its line and column */
-    write_file(dir, "trips.txt", "trip_id,x\nok,1\n\"bad\"x,2\n");
+    test_write_file(dir, "trips.txt", "trip_id,x\nok,1\n\"bad\"x,2\n");
     const char *const tk[] = { "trip_id" };
     counter c = { .nkeys = 1 };
     assert_int_equal(feed_parse_csv(f, "trips.txt", tk, 1, count_row, &c, NULL, &cerr), CSV_ERR_SYNTAX);

@@ -26,16 +26,6 @@ static const char *V2 = "bbbbbbbbbbb2";
 static const char *V3 = "ccccccccccc3";
 static const char *V4 = "ddddddddddd4";
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static bool exists(const char *path)
 {
     struct stat st;
@@ -55,7 +45,7 @@ static void make_version(const char *data, const char *v, uint64_t sequence)
     char dir[1100], err[256];
     assert_int_equal(datadir_version_path(data, v, dir, sizeof dir), 0);
     assert_int_equal(mkdir(dir, 0755), 0);
-    write_file(dir, "timetable.bin", v);
+    test_write_file(dir, "timetable.bin", v);
     datadir_marker m = {.sequence = sequence, .imported_at = 1700000000};
     memcpy(m.version, v, DATADIR_VERSION_LEN + 1);
     snprintf(m.builder, sizeof m.builder, "test");
@@ -115,7 +105,7 @@ static void test_marker_roundtrip_and_sequence(void **state)
     datadir_version_path(data, V3, dir, sizeof dir);
     assert_int_equal(mkdir(dir, 0755), 0);
     assert_int_equal(datadir_read_marker(dir, &m), -1);
-    write_file(dir, "COMPLETE", "version ccccccccccc3\n");
+    test_write_file(dir, "COMPLETE", "version ccccccccccc3\n");
     assert_int_equal(datadir_read_marker(dir, &m), -1);
     assert_int_equal(datadir_next_sequence(data), 8);
 }
@@ -159,7 +149,7 @@ static void test_activate_refuses_a_real_directory(void **state)
     make_version(data, V1, 1);
     snprintf(path, sizeof path, "%s/current", data);
     assert_int_equal(mkdir(path, 0755), 0);
-    write_file(path, "keep.txt", "user data");
+    test_write_file(path, "keep.txt", "user data");
     assert_int_equal(datadir_activate(data, V1, err, sizeof err), -1);
     assert_non_null(strstr(err, "not the symlink"));
     assert_true(exists_in(path, "keep.txt"));
@@ -219,7 +209,7 @@ static void test_install_new_and_over_existing(void **state)
     /* a fresh version */
     assert_int_equal(datadir_tmp_path(data, V1, getpid(), tmp, sizeof tmp), 0);
     assert_int_equal(mkdir(tmp, 0755), 0);
-    write_file(tmp, "timetable.bin", "first");
+    test_write_file(tmp, "timetable.bin", "first");
     assert_int_equal(datadir_sync_dir(tmp, err, sizeof err), 0);
     assert_int_equal(datadir_install(data, tmp, V1, err, sizeof err), 0);
     assert_false(exists(tmp));
@@ -229,8 +219,8 @@ static void test_install_new_and_over_existing(void **state)
 
     /* over the active version (import --force): swapped, never missing */
     assert_int_equal(mkdir(tmp, 0755), 0);
-    write_file(tmp, "timetable.bin", "second");
-    write_file(tmp, "extra.sqlite", "x");
+    test_write_file(tmp, "timetable.bin", "second");
+    test_write_file(tmp, "extra.sqlite", "x");
     assert_int_equal(datadir_install(data, tmp, V1, err, sizeof err), 0);
     assert_false(exists(tmp));
     snprintf(path, sizeof path, "%s/current/timetable.bin", data);
@@ -265,7 +255,7 @@ static void test_prune_keeps_active_and_latest(void **state)
     char incomplete[1100];
     datadir_version_path(data, "eeeeeeeeeee5", incomplete, sizeof incomplete);
     assert_int_equal(mkdir(incomplete, 0755), 0);
-    write_file(incomplete, "timetable.bin", "half");
+    test_write_file(incomplete, "timetable.bin", "half");
     /* a directory that is not ours is left alone */
     char foreign[1100];
     snprintf(foreign, sizeof foreign, "%s/versions/notes", data);
@@ -335,11 +325,11 @@ static void test_stale_leftovers_of_dead_processes(void **state)
     snprintf(link, sizeof link, "%s/.current-%ld", data, (long)dead);
     snprintf(live_link, sizeof live_link, "%s/.current-%ld", data, (long)live);
     assert_int_equal(mkdir(dead_tmp, 0755), 0);
-    write_file(dead_tmp, "timetable.bin", "partial");
+    test_write_file(dead_tmp, "timetable.bin", "partial");
     char nested[1200];
     snprintf(nested, sizeof nested, "%s/sub", dead_tmp);
     assert_int_equal(mkdir(nested, 0755), 0);
-    write_file(nested, "deep", "x");
+    test_write_file(nested, "deep", "x");
     assert_int_equal(mkdir(live_tmp, 0755), 0);
     assert_int_equal(mkdir(dead_old, 0755), 0);
     assert_int_equal(symlink("versions/" "aaaaaaaaaaa1", link), 0);
@@ -388,7 +378,7 @@ static void test_prepare_creates_parents(void **state)
     assert_int_equal(datadir_prepare(data, err, sizeof err), 0); /* idempotent */
     /* a data directory path that is a file is an error naming it */
     snprintf(file, sizeof file, "%s/plain-file", base);
-    write_file(base, "plain-file", "x");
+    test_write_file(base, "plain-file", "x");
     assert_int_equal(datadir_prepare(file, err, sizeof err), -1);
     assert_non_null(strstr(err, "plain-file"));
 }
@@ -447,7 +437,7 @@ static void write_tiny_feed(const char *dir, const char *skip, const char *extra
         char text[1024];
         snprintf(text, sizeof text, "%s%s", TINY_FILES[i][1],
                  extra_stop && strcmp(TINY_FILES[i][0], "stops.txt") == 0 ? extra_stop : "");
-        write_file(dir, TINY_FILES[i][0], text);
+        test_write_file(dir, TINY_FILES[i][0], text);
     }
 }
 

@@ -42,4 +42,15 @@ static inline const char *test_tmpdir(char *out, size_t outlen, const char *tag)
     return out;
 }
 
+/* Writes `text` to dir/name, replacing it (a fixture feed file). */
+static inline void test_write_file(const char *dir, const char *name, const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 #endif

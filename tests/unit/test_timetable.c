@@ -18,22 +18,12 @@ static char g_dir[512];
 static dataset *g_ds;
 static query_scratch *g_s;
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void write_feed(const char *dir)
 {
-    write_file(dir, "agency.txt",
+    test_write_file(dir, "agency.txt",
                "agency_id,agency_name,agency_url,agency_timezone\n"
                "A1,Test Transit,http://example.com,America/New_York\n");
-    write_file(dir, "stops.txt",
+    test_write_file(dir, "stops.txt",
                "stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station,stop_code,stop_desc,platform_code,wheelchair_boarding\n"
                "A,Alpha,40.7000,-74.0000,0,,,,,7\n"
                "B,Beta,40.7010,-74.0000,0,\n"
@@ -42,19 +32,19 @@ static void write_feed(const char *dir)
                "S,Station,40.7100,-74.0100,1,,,South station,,\n"
                "P1,Platform 1,40.7101,-74.0100,0,S,101,,1,2\n"
                "P2,Platform 2,40.7102,-74.0100,0,S\n");
-    write_file(dir, "routes.txt",
+    test_write_file(dir, "routes.txt",
                "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                "R1,A1,1,One,3\n"
                "R2,A1,2,Two,1\n");
-    write_file(dir, "calendar.txt",
+    test_write_file(dir, "calendar.txt",
                "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
                "WK,1,1,1,1,1,0,0,20261001,20261231\n"
                "SU,0,0,0,0,0,0,1,20261001,20261231\n");
-    write_file(dir, "calendar_dates.txt",
+    test_write_file(dir, "calendar_dates.txt",
                "service_id,date,exception_type\n"
                "WK,20261126,2\n"
                "SU,20261126,1\n");
-    write_file(dir, "trips.txt",
+    test_write_file(dir, "trips.txt",
                "route_id,service_id,trip_id,trip_headsign,direction_id\n"
                "R1,WK,T1,To Delta,0\n"
                "R1,WK,T2,To Delta,0\n"
@@ -66,7 +56,7 @@ static void write_feed(const char *dir)
                "R2,SU,T8,Dst,0\n"
                "R2,WK,T9,Tie,0\n"
                "R1,WK,T10,Tie,0\n");
-    write_file(dir, "stop_times.txt",
+    test_write_file(dir, "stop_times.txt",
                "trip_id,arrival_time,departure_time,stop_id,stop_sequence,pickup_type,drop_off_type,shape_dist_traveled\n"
                "T1,08:00:00,08:00:00,A,1,0,0,\n"
                "T1,,,B,2,0,0,\n"
@@ -96,7 +86,7 @@ static void write_feed(const char *dir)
                "T10,08:05:00,08:05:00,B,2,0,0,\n"
                "T10,8:6:00,08:06:00,C,3,0,0,\n"
                "GHOST,08:00:00,08:00:00,A,1,0,0,\n");
-    write_file(dir, "frequencies.txt",
+    test_write_file(dir, "frequencies.txt",
                "trip_id,start_time,end_time,headway_secs\n"
                "F1,06:00:00,07:00:00,1200\n");
 }
@@ -517,7 +507,7 @@ static void test_damaged_files(void **state)
     assert_null(dataset_open(dir, err, sizeof err));
     assert_non_null(strstr(err, "not a transitd timetable"));
 
-    write_file(dir, "timetable.bin", "");
+    test_write_file(dir, "timetable.bin", "");
     assert_null(dataset_open(dir, err, sizeof err));
 
     snprintf(cmd, sizeof cmd, "%s/none", g_dir);
@@ -533,7 +523,7 @@ static void test_missing_required(void **state)
     snprintf(path, sizeof path, "mkdir -p '%s'", dir);
     assert_int_equal(system(path), 0);
     write_feed(dir);
-    write_file(dir, "stop_times.txt", "trip_id,arrival_time,departure_time,stop_sequence\nT1,08:00:00,08:00:00,1\n");
+    test_write_file(dir, "stop_times.txt", "trip_id,arrival_time,departure_time,stop_sequence\nT1,08:00:00,08:00:00,1\n");
     feed_t *f = feed_open(dir, err, sizeof err);
     assert_non_null(f);
     diag d;
@@ -545,12 +535,12 @@ static void test_missing_required(void **state)
     assert_int_not_equal(access(path, F_OK), 0);
     /* stop_lat is required for stops */
     write_feed(dir);
-    write_file(dir, "stops.txt", "stop_id,stop_name,stop_lon\nA,Alpha,-74.0\n");
+    test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lon\nA,Alpha,-74.0\n");
     assert_int_equal(timetable_build(f, path, NULL, &d, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "stops.txt: missing required column 'stop_lat'"));
     /* an unknown timezone is fatal and named */
     write_feed(dir);
-    write_file(dir, "agency.txt", "agency_name,agency_url,agency_timezone\nX,http://x,Mars/Olympus\n");
+    test_write_file(dir, "agency.txt", "agency_name,agency_url,agency_timezone\nX,http://x,Mars/Olympus\n");
     assert_int_equal(timetable_build(f, path, NULL, &d, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "Mars/Olympus"));
     diag_destroy(&d);

@@ -225,13 +225,13 @@ bad:
 #undef STR_OK
 }
 
-/* Fills ds->visit_bounds (see dataset_internal.h): one pass over every run
- * of every visit's group, that is over every departure in the timetable. */
-static int derive_visit_bounds(dataset *ds, char *err, size_t errlen)
+/* Fills ds->visit_hot (see dataset_internal.h): one pass over every run of
+ * every visit's group, that is over every departure in the timetable. */
+static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
 {
     uint64_t n = ds->nvisits;
-    ds->visit_bounds = malloc((n ? n : 1) * sizeof *ds->visit_bounds);
-    if (!ds->visit_bounds) {
+    ds->visit_hot = malloc((n ? n : 1) * sizeof *ds->visit_hot);
+    if (!ds->visit_hot) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -239,12 +239,18 @@ static int derive_visit_bounds(dataset *ds, char *err, size_t errlen)
         const tt_visit *vi = &ds->visits[v];
         const tt_group *g = &ds->groups[vi->group];
         int32_t lo = 0, hi = 0;
+        uint32_t first = UINT32_MAX, last = 0;   /* no runs: no window can reach it */
         for (uint32_t r = g->run_first; r < g->run_first + g->run_count; r++) {
             int32_t off = ds->profiles[ds->runs[r].dep_profile + vi->pos];
+            uint32_t secs = (uint32_t)((int64_t)ds->runs[r].start + off);
             if (r == g->run_first || off < lo) lo = off;
             if (r == g->run_first || off > hi) hi = off;
+            if (r == g->run_first || secs < first) first = secs;
+            if (r == g->run_first || secs > last) last = secs;
         }
-        ds->visit_bounds[v] = (visit_bounds){lo, hi};
+        uint32_t seq = ds->pattern_stops[ds->patterns[g->pattern].first + vi->pos].stop_sequence;
+        ds->visit_hot[v] = (visit_hot){g->service, first, last, lo, hi, g->run_first, g->run_count,
+                                        g->route_rank, vi->pos, seq};
     }
     return 0;
 }
@@ -301,9 +307,9 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->dir, sizeof ds->dir, "%s", resolved);
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
-    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_bounds(ds, err, errlen) != 0) {
+    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0) {
         munmap(base, ds->size);
-        free(ds->visit_bounds);
+        free(ds->visit_hot);
         free(ds);
         return NULL;
     }
@@ -321,7 +327,7 @@ void dataset_release(dataset *ds)
     if (!ds) return;
     if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
         munmap((void *)ds->base, ds->size);
-        free(ds->visit_bounds);
+        free(ds->visit_hot);
         free(ds);
     }
 }

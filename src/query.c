@@ -23,7 +23,7 @@ typedef struct cursor {
     int64_t instant;       /* of the current run's event */
     uint32_t stop_rank, route_rank, trip_rank;
     uint32_t run, run_end, pos;
-    uint32_t stop, group;
+    uint32_t stop, stop_sequence;
     int32_t day;
     int64_t base;          /* day base instant */
     double distance;
@@ -251,65 +251,92 @@ static uint32_t window_days(const dataset *ds, int64_t from, int64_t to, day_spa
     return n;
 }
 
-/* The first run of group g whose event at position `pos` is at or after
+/* The first run in [a, z) whose start is at or after `t`, searched from a
+ * guess: a run's start grows with its index about evenly over the day, so
+ * the guess is usually within a step or two, and galloping out from it
+ * reads one or two neighbouring cache lines where a plain binary search
+ * over the group would read six. */
+static uint32_t first_start_from(const tt_run *runs, uint32_t a, uint32_t z, uint32_t guess, int64_t t)
+{
+    uint32_t lo, hi;   /* the answer is in [lo, hi] */
+    if ((int64_t)runs[guess].start < t) {
+        lo = guess + 1;
+        uint32_t step = 1;
+        while (lo + step - 1 < z && (int64_t)runs[lo + step - 1].start < t) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step - 1 < z ? lo + step - 1 : z;
+    } else {
+        hi = guess;
+        uint32_t step = 1;
+        while (hi - a >= step && (int64_t)runs[hi - step].start >= t) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi - a >= step ? hi - step + 1 : a;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)runs[mid].start < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The first run of the visit's group whose event at its position is at or after
  * `lo` seconds of the service day, or the group's end.
  *
  * Every run's event there is its start plus an offset within the visit's
- * [min_off, max_off], so two searches on the runs' starts alone (one load a
- * step, the runs of a group lying side by side) bound the answer: runs
- * starting before lo - max_off are too early, the first run starting at or
- * after lo - min_off is late enough. Only the few runs in between need their
- * time profile read, a second, dependent load that mostly misses the cache. */
-static uint32_t first_run_from(const dataset *ds, const tt_group *g, uint32_t pos, const visit_bounds *vb,
-                               int64_t lo)
+ * [min_off, max_off], so the runs' starts alone (one load a step, the runs
+ * of a group lying side by side) bound the answer: runs starting before
+ * lo - max_off are too early, the first run starting at or after
+ * lo - min_off is late enough, and it lies a few runs on. Only the runs in
+ * between need their time profile read, a second, dependent load that
+ * mostly misses the cache. */
+static uint32_t first_run_from(const dataset *ds, const visit_hot *vh, int64_t lo)
 {
-    uint32_t end = g->run_first + g->run_count;
-    int64_t early = lo - vb->max_off, late = lo - vb->min_off;
-    uint32_t a = g->run_first, z = end;
-    while (a < z) {   /* first start >= early */
-        uint32_t mid = a + (z - a) / 2;
-        if ((int64_t)ds->runs[mid].start < early) a = mid + 1;
-        else z = mid;
-    }
+    uint32_t first = vh->run_first, end = first + vh->run_count;
+    int64_t early = lo - vh->max_off, late = lo - vh->min_off;
+    /* where `early` falls between the visit's earliest and latest departure */
+    int64_t span = (int64_t)vh->last_secs - vh->first_secs;
+    int64_t into = lo - vh->first_secs;
+    uint32_t guess = first;
+    if (into > 0 && span > 0)
+        guess = into >= span ? end - 1 : first + (uint32_t)((into * (int64_t)(vh->run_count - 1)) / span);
+    uint32_t a = first_start_from(ds->runs, first, end, guess, early);
     uint32_t b = a;
-    z = end;
-    while (b < z) {   /* first start >= late */
-        uint32_t mid = b + (z - b) / 2;
-        if ((int64_t)ds->runs[mid].start < late) b = mid + 1;
-        else z = mid;
-    }
+    while (b < end && (int64_t)ds->runs[b].start < late) b++;
     while (a < b) {   /* the answer is in [a, b] */
         uint32_t mid = a + (b - a) / 2;
-        if ((int64_t)run_secs(ds, mid, pos) < lo) a = mid + 1;
+        if ((int64_t)run_secs(ds, mid, vh->pos) < lo) a = mid + 1;
         else b = mid;
     }
     return a;
 }
 
 /* Adds a cursor for the first event in the window of every group visiting
- * `stop` on each service day that runs it. */
+ * `stop` on each service day that runs it. The visit's derived record
+ * (visit_hot) rejects groups not running that day or wholly outside the
+ * window before anything scattered is read. */
 static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
                     uint32_t ndays)
 {
     const tt_stop *sp = &ds->stops[stop];
+    const visit_hot *hot = ds->visit_hot + sp->visit_first;
     for (uint32_t d = 0; d < ndays; d++) {
         const day_span *day = &days[d];
-        for (uint32_t v = sp->visit_first; v < sp->visit_first + sp->visit_count; v++) {
-            const tt_visit *vi = &ds->visits[v];
-            const tt_group *g = &ds->groups[vi->group];
-            if (!dataset_service_active(ds, g->service, day->day)) continue;
-            const visit_bounds *vb = &ds->visit_bounds[v];
-            uint32_t end = g->run_first + g->run_count;
-            /* the whole group before or after the window: no search */
-            if (g->run_count == 0 || (int64_t)ds->runs[end - 1].start + vb->max_off < day->lo ||
-                (int64_t)ds->runs[g->run_first].start + vb->min_off >= day->hi)
-                continue;
-            uint32_t a = first_run_from(ds, g, vi->pos, vb, day->lo);
+        for (uint32_t i = 0; i < sp->visit_count; i++) {
+            const visit_hot *vh = &hot[i];
+            if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
+            if (!dataset_service_active(ds, vh->service, day->day)) continue;
+            uint32_t end = vh->run_first + vh->run_count;
+            uint32_t a = first_run_from(ds, vh, day->lo);
             if (a == end) continue;
-            uint32_t secs = run_secs(ds, a, vi->pos);
+            uint32_t secs = run_secs(ds, a, vh->pos);
             if ((int64_t)secs >= day->hi) continue;
-            cursor c = {day->base + secs, sp->id_rank, g->route_rank, ds->runs[a].trip_rank,
-                        a, end, vi->pos, stop, vi->group, day->day, day->base, distance};
+            cursor c = {day->base + secs, sp->id_rank, vh->route_rank, ds->runs[a].trip_rank,
+                        a, end, vh->pos, stop, vh->stop_sequence, day->day, day->base, distance};
             if (heap_push(s, &c)) return -1;
         }
     }
@@ -333,7 +360,6 @@ static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limi
             break;
         }
         const tt_run *r = &ds->runs[c->run];
-        const tt_group *g = &ds->groups[c->group];
         departure *d = &out[n++];
         /* the caller writes the trip out next: start its load now */
         __builtin_prefetch(&ds->trips[r->trip]);
@@ -345,7 +371,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limi
         d->secs = (uint32_t)(c->instant - c->base);
         d->stop = c->stop;
         d->trip = r->trip;
-        d->stop_sequence = ds->pattern_stops[ds->patterns[g->pattern].first + c->pos].stop_sequence;
+        d->stop_sequence = c->stop_sequence;
         d->distance_m = c->distance;
         /* advance the cursor within its group */
         c->run++;
@@ -405,6 +431,16 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     if (collect_near(ds, s, lat, lon, radius_m, true)) goto oom;
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
+    /* Each stop's visit records lie somewhere in a 1.6 MB array: ask for
+     * them all first, so the misses overlap instead of each stop waiting
+     * for its own. */
+    for (size_t i = 0; i < s->near_n; i++) {
+        const tt_stop *sp = &ds->stops[s->near[i].stop];
+        const char *first = (const char *)(ds->visit_hot + sp->visit_first);
+        const char *last = (const char *)(ds->visit_hot + sp->visit_first + sp->visit_count);
+        for (const char *p = first; p < last && p < first + 256; p += 64)
+            __builtin_prefetch(p);
+    }
     for (size_t i = 0; i < s->near_n; i++)
         if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
     drain(ds, s, to, limit, out, count, truncated);

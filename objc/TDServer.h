@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "transit/body_pool.h"
 #include "transit/metrics.h"
 #include "transit/query.h"
 #import "TDRequest.h"
@@ -73,6 +74,7 @@ extern const int td_route_table_count;
     const char *routeLabels[TD_MAX_ROUTES];
     int nroutes;
     metrics *counters;
+    body_pool *bodies;           /* JSON bodies handed to MHD without a copy */
     char *openapiDocument;       /* NULL when not found */
     size_t openapiLength;
     char openapiSource[1024];    /* where it was read, or where we looked */

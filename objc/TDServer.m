@@ -25,6 +25,10 @@
 #define RETRY_AFTER_SECONDS "5"
 #define JSON_TYPE "application/json; charset=utf-8"
 #define PROBLEM_TYPE "application/problem+json; charset=utf-8"
+/* Body buffers kept for reuse, and the largest kept (see body_pool.h):
+ * enough for every connection of a busy benchmark, at most 8 MB idle. */
+#define BODY_POOL_IDLE 64
+#define BODY_POOL_MAX_CAP (128 * 1024)
 
 /* ------------------------------------------------------------ verbs */
 
@@ -296,7 +300,8 @@ static bool compile_route(td_route *r, const char *pattern)
         nroutes++;
     }
     counters = metrics_new(nroutes, routeLabels);
-    if (!counters) {
+    bodies = body_pool_new(BODY_POOL_IDLE, BODY_POOL_MAX_CAP);
+    if (!counters || !bodies) {
         snprintf(err, errlen, "out of memory");
         [self release];
         return nil;
@@ -309,6 +314,7 @@ static bool compile_route(td_route *r, const char *pattern)
     for (int i = 0; i < nroutes; i++)
         [routes[i].resource release];
     metrics_free(counters);
+    body_pool_free(bodies);
     free(openapiDocument);
     if (currentDataset)
         dataset_release(currentDataset);
@@ -584,6 +590,46 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     return result;
 }
 
+/* The free callback of a body handed over by response_from_writer. */
+static void give_body_back(void *cls)
+{
+    body_pool_give(cls);
+}
+
+/* A response whose body is the writer's buffer itself, not a copy: the
+ * writer carries on with an idle buffer from the pool, and libmicrohttpd
+ * returns this one to the pool when it has sent it. NULL when out of memory
+ * (the writer's bytes are then lost, and the caller answers MHD_NO). */
+static struct MHD_Response *response_from_writer(body_pool *pool, json_writer *w, size_t len)
+{
+    body_buffer *b = body_pool_take(pool);
+    if (!b)
+        return NULL;
+    json_swap_buffer(w, &b->buf, &b->cap);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(len, b->buf, give_body_back, b);
+    if (!r)
+        body_pool_give(b);
+    return r;
+}
+
+/* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
+ * are constants, others are formatted into `text`. */
+static const char *cache_control(int seconds, char *text, size_t cap)
+{
+    switch (seconds) {
+    case -1:
+        return "no-store";
+    case 30:
+        return "max-age=30";
+    case 86400:
+        return "max-age=86400";
+    default:
+        snprintf(text, cap, "max-age=%d", seconds);
+        return text;
+    }
+}
+
 /* Turns the request's response fields into a queued libmicrohttpd response. */
 - (enum MHD_Result)respond:(TDRequest *)req
                      route:(td_route *)route
@@ -602,6 +648,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     const char *body = NULL;
     size_t len = 0;
     enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_COPY;
+    bool from_writer = false;   /* body is req->out's buffer: hand it over, do not copy */
     const char *type = req->contentType ? req->contentType : JSON_TYPE;
     bool has_body = true;
     if (status >= 400) {
@@ -609,6 +656,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
         api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
         body = req->out->buf;
         len = req->out->len;
+        from_writer = true;
         type = PROBLEM_TYPE;
         req->cacheSeconds = -1;
     } else if (status == 204 || status == 304) {
@@ -622,6 +670,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     } else {
         body = req->out->buf;
         len = req->out->len;
+        from_writer = true;
     }
     bool compressible = status != 204 && (strncmp(type, "application/", 12) == 0 ||
                                           strncmp(type, "text/", 5) == 0);
@@ -635,10 +684,13 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
             body = (const char *)z;
             len = zlen;
             mode = MHD_RESPMEM_MUST_COPY;
+            from_writer = false;
             gzipped = true;
         }
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
+    struct MHD_Response *r = from_writer && len > 0
+                                 ? response_from_writer(bodies, req->out, len)
+                                 : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
     if (!r)
         return MHD_NO;
     if (has_body)
@@ -648,12 +700,10 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     if (gzipped)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     if (status != 204) {
-        char cache[32];
-        if (req->cacheSeconds >= 0)
-            snprintf(cache, sizeof cache, "max-age=%d", req->cacheSeconds);
-        else
-            snprintf(cache, sizeof cache, "no-store");
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
+        char text[32];
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                cache_control(req->cacheSeconds < 0 ? -1 : req->cacheSeconds,
+                                              text, sizeof text));
     }
     if (etag[0] && (status == 200 || status == 304))
         MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);

@@ -37,6 +37,17 @@ void json_reset(json_writer *w)
         w->buf[0] = '\0';
 }
 
+void json_swap_buffer(json_writer *w, char **buf, size_t *cap)
+{
+    char *mine = w->buf;
+    size_t mine_cap = w->cap;
+    w->buf = *buf;
+    w->cap = *buf ? *cap : 0;
+    *buf = mine;
+    *cap = mine_cap;
+    json_reset(w);
+}
+
 /* Makes room for `extra` more bytes plus a terminating NUL. */
 static bool reserve(json_writer *w, size_t extra)
 {

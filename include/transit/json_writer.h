@@ -28,6 +28,10 @@ typedef struct json_writer {
 void json_init(json_writer *w);
 void json_free(json_writer *w);
 void json_reset(json_writer *w);              /* empty, keeps the buffer */
+/* Hands the written bytes away without a copy: exchanges the writer's
+ * buffer (*buf, *cap) with the one passed in, which may be NULL/0, and
+ * leaves the writer empty on it. */
+void json_swap_buffer(json_writer *w, char **buf, size_t *cap);
 
 void json_object_begin(json_writer *w);
 void json_object_end(json_writer *w);

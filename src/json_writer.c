@@ -250,14 +250,16 @@ void json_string_n(json_writer *w, const char *s, size_t len)
 
 char *json_put_uint(char *p, uint64_t v)
 {
-    char tmp[20];
-    char *end = tmp + sizeof tmp, *q = end;
+    /* count the digits, then write them in place from the last: no
+     * variable-length copy (a libc call) for a number of a few bytes */
+    size_t n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    char *q = p + n;
     do {
         *--q = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    size_t n = (size_t)(end - q);
-    memcpy(p, q, n);
     return p + n;
 }
 

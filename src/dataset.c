@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -255,6 +256,29 @@ static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
+/* Fills ds->grid_points (see dataset_internal.h). */
+static int derive_grid_points(dataset *ds, char *err, size_t errlen)
+{
+    uint64_t n = ds->ngrid_stops;
+    ds->grid_points = malloc((n ? n : 1) * sizeof *ds->grid_points);
+    if (!ds->grid_points) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        const tt_stop *sp = &ds->stops[ds->grid_stops[i]];
+        ds->grid_points[i] = (grid_point){sp->lat, sp->lon, cos(sp->lat * (M_PI / 180.0)), ds->grid_stops[i],
+                                          sp->location_type, {0}};
+    }
+    return 0;
+}
+
+static void free_derived(dataset *ds)
+{
+    free(ds->visit_hot);
+    free(ds->grid_points);
+}
+
 dataset *dataset_open(const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX], resolved[PATH_MAX];
@@ -307,9 +331,10 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->dir, sizeof ds->dir, "%s", resolved);
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
-    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0) {
+    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
+        derive_grid_points(ds, err, errlen) != 0) {
         munmap(base, ds->size);
-        free(ds->visit_hot);
+        free_derived(ds);
         free(ds);
         return NULL;
     }
@@ -327,7 +352,7 @@ void dataset_release(dataset *ds)
     if (!ds) return;
     if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
         munmap((void *)ds->base, ds->size);
-        free(ds->visit_hot);
+        free_derived(ds);
         free(ds);
     }
 }

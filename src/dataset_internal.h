@@ -37,6 +37,18 @@ typedef struct visit_hot {
     uint32_t stop_sequence;           /* of the pattern at that position */
 } visit_hot;
 
+/* Derived when the dataset is opened: the coordinates of GRID_STOPS, in its
+ * order, so that the stops of a grid cell are one sequential read instead
+ * of one 80-byte tt_stop record each, with cos(lat) computed once instead
+ * of in every distance. 32 bytes a stop. */
+typedef struct grid_point {
+    double lat, lon;
+    double cos_lat;                   /* cos(lat * M_PI / 180), as haversine_m computes it */
+    uint32_t stop;
+    uint8_t location_type;
+    uint8_t pad[3];
+} grid_point;
+
 struct dataset {
     const unsigned char *base;
     size_t size;
@@ -69,6 +81,7 @@ struct dataset {
     const int64_t *daybase;
     const tt_tz_transition *tz;
     visit_hot *visit_hot;          /* nvisits, owned */
+    grid_point *grid_points;       /* ngrid_stops, owned */
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */

@@ -86,13 +86,14 @@ static int check_point(double lat, double lon, query_error *err)
     return QUERY_OK;
 }
 
-/* Great-circle distance; cos_lat1 is cos(lat1) precomputed by the caller. */
-static double haversine_m(double lat1, double lon1, double cos_lat1, double lat2, double lon2)
+/* Great-circle distance; cos_lat1 and cos_lat2 are cos(lat * M_PI / 180),
+ * precomputed by the caller and when the dataset was opened. */
+static double haversine_m(double lat1, double lon1, double cos_lat1, double lat2, double lon2, double cos_lat2)
 {
     const double rad = M_PI / 180.0;
     double dphi = (lat2 - lat1) * rad, dl = (lon2 - lon1) * rad;
     double s1 = sin(dphi / 2), s2 = sin(dl / 2);
-    double a = s1 * s1 + cos_lat1 * cos(lat2 * rad) * s2 * s2;
+    double a = s1 * s1 + cos_lat1 * cos_lat2 * s2 * s2;
     if (a > 1) a = 1;
     return 2 * EARTH_RADIUS_M * asin(sqrt(a));
 }
@@ -131,13 +132,12 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
     for (uint32_t cy = cy0; cy <= cy1; cy++) {
         uint32_t c0 = cy * m->grid_nx + cx0, c1 = cy * m->grid_nx + cx1;
         for (uint32_t i = ds->grid_cells[c0]; i < ds->grid_cells[c1 + 1]; i++) {
-            uint32_t st = ds->grid_stops[i];
-            const tt_stop *sp = &ds->stops[st];
-            if (platforms_only && sp->location_type != 0) continue;
+            const grid_point *gp = &ds->grid_points[i];
+            if (platforms_only && gp->location_type != 0) continue;
             /* the bounding box of the circle first: cheap, and exact enough to never drop a stop */
-            if (fabs(sp->lat - lat) > dlat || (dlon < 180 && fabs(sp->lon - lon) > dlon)) continue;
-            double d = haversine_m(lat, lon, cos_lat, sp->lat, sp->lon);
-            if (d <= radius && near_push(s, st, d)) return -1;
+            if (fabs(gp->lat - lat) > dlat || (dlon < 180 && fabs(gp->lon - lon) > dlon)) continue;
+            double d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
+            if (d <= radius && near_push(s, gp->stop, d)) return -1;
         }
     }
     return 0;

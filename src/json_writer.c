@@ -248,6 +248,12 @@ void json_string_n(json_writer *w, const char *s, size_t len)
     w->buf[w->len] = '\0';
 }
 
+/* "00".."99": two digits a step halves the divisions of a number */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 char *json_put_uint(char *p, uint64_t v)
 {
     /* count the digits, then write them in place from the last: no
@@ -256,10 +262,20 @@ char *json_put_uint(char *p, uint64_t v)
     for (uint64_t t = v; t >= 10; t /= 10)
         n++;
     char *q = p + n;
-    do {
-        *--q = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        q[0] = digit_pairs[2 * pair];
+        q[1] = digit_pairs[2 * pair + 1];
+    }
+    if (v >= 10) {
+        q -= 2;
+        q[0] = digit_pairs[2 * v];
+        q[1] = digit_pairs[2 * v + 1];
+    } else {
+        *--q = (char)('0' + v);
+    }
     return p + n;
 }
 

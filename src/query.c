@@ -19,18 +19,32 @@
 #define EARTH_RADIUS_M 6371008.8
 #define METERS_PER_DEG_LAT (EARTH_RADIUS_M * M_PI / 180.0)
 
+/* A group's place in the merge on one service day: its current run and
+ * what each of its departures carries into the output. */
 typedef struct cursor {
-    int64_t instant;       /* of the current run's event */
-    uint32_t stop_rank, route_rank, trip_rank;
+    int64_t base;          /* day base instant */
     uint32_t run, run_end, pos;
     uint32_t stop, stop_sequence;
     int32_t day;
-    int64_t base;          /* day base instant */
     double distance;
 } cursor;
 
+/* The merge heap holds the order key of each cursor's current event, not
+ * the cursor: (instant, stop_id, route_short_name, trip_id) as two integers
+ * compared as one 128-bit number. The instant counts from the window's
+ * start (events lie in the window, so it fits 32 bits) and the strings are
+ * precomputed ranks. A sift then moves 24 bytes an entry, not the 72 of a
+ * cursor with its key, and compares two integers, not four. */
+typedef struct heap_entry {
+    uint64_t hi;           /* seconds from the window's start << 32 | stop rank */
+    uint64_t lo;           /* route rank << 32 | trip rank */
+    uint32_t cursor;       /* index into query_scratch.cur */
+} heap_entry;
+
 struct query_scratch {
-    cursor *heap;
+    cursor *cur;
+    size_t cur_n, cur_cap;
+    heap_entry *heap;
     size_t heap_n, heap_cap;
     nearby_stop *near;
     size_t near_n, near_cap;
@@ -53,6 +67,7 @@ query_scratch *query_scratch_new(void) { return calloc(1, sizeof(query_scratch))
 void query_scratch_free(query_scratch *s)
 {
     if (!s) return;
+    free(s->cur);
     free(s->heap);
     free(s->near);
     free(s);
@@ -177,39 +192,41 @@ int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, do
 
 /* ------------------------------------------------------------ departures */
 
-static inline bool cursor_before(const cursor *a, const cursor *b)
+static inline bool entry_before(const heap_entry *a, const heap_entry *b)
 {
-    if (a->instant != b->instant) return a->instant < b->instant;
-    if (a->stop_rank != b->stop_rank) return a->stop_rank < b->stop_rank;
-    if (a->route_rank != b->route_rank) return a->route_rank < b->route_rank;
-    return a->trip_rank < b->trip_rank;
+    return a->hi < b->hi || (a->hi == b->hi && a->lo < b->lo);
 }
 
-static void heap_sift_down(cursor *h, size_t n, size_t i)
+static void heap_sift_down(heap_entry *h, size_t n, size_t i)
 {
-    cursor x = h[i];
+    heap_entry x = h[i];
     for (;;) {
         size_t l = 2 * i + 1;
         if (l >= n) break;
-        size_t c = (l + 1 < n && cursor_before(&h[l + 1], &h[l])) ? l + 1 : l;
-        if (!cursor_before(&h[c], &x)) break;
+        size_t c = (l + 1 < n && entry_before(&h[l + 1], &h[l])) ? l + 1 : l;
+        if (!entry_before(&h[c], &x)) break;
         h[i] = h[c];
         i = c;
     }
     h[i] = x;
 }
 
-static int heap_push(query_scratch *s, const cursor *c)
+/* Adds cursor c, its first event `rel` seconds after the window's start. */
+static int heap_push(query_scratch *s, const cursor *c, uint32_t rel, uint32_t stop_rank, uint32_t route_rank,
+                     uint32_t trip_rank)
 {
+    if (s->cur_n == s->cur_cap && grow_scratch((void **)&s->cur, &s->cur_cap, sizeof *s->cur)) return -1;
     if (s->heap_n == s->heap_cap && grow_scratch((void **)&s->heap, &s->heap_cap, sizeof *s->heap)) return -1;
+    heap_entry e = {(uint64_t)rel << 32 | stop_rank, (uint64_t)route_rank << 32 | trip_rank, (uint32_t)s->cur_n};
+    s->cur[s->cur_n++] = *c;
     size_t i = s->heap_n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!cursor_before(c, &s->heap[p])) break;
+        if (!entry_before(&e, &s->heap[p])) break;
         s->heap[i] = s->heap[p];
         i = p;
     }
-    s->heap[i] = *c;
+    s->heap[i] = e;
     return 0;
 }
 
@@ -335,17 +352,18 @@ static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double d
             if (a == end) continue;
             uint32_t secs = run_secs(ds, a, vh->pos);
             if ((int64_t)secs >= day->hi) continue;
-            cursor c = {day->base + secs, sp->id_rank, vh->route_rank, ds->runs[a].trip_rank,
-                        a, end, vh->pos, stop, vh->stop_sequence, day->day, day->base, distance};
-            if (heap_push(s, &c)) return -1;
+            cursor c = {day->base, a, end, vh->pos, stop, vh->stop_sequence, day->day, distance};
+            if (heap_push(s, &c, (uint32_t)((int64_t)secs - day->lo), sp->id_rank, vh->route_rank,
+                          ds->runs[a].trip_rank))
+                return -1;
         }
     }
     return 0;
 }
 
 /* Pops events in order into out until limit (+1 to learn truncation). */
-static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limit, departure *out, uint32_t *count,
-                  bool *truncated)
+static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to, uint32_t limit, departure *out,
+                  uint32_t *count, bool *truncated)
 {
     uint32_t n = 0;
     *truncated = false;
@@ -354,32 +372,35 @@ static void drain(const dataset *ds, query_scratch *s, int64_t to, uint32_t limi
     int64_t offset_from = 1, offset_until = 0;
     int32_t offset = 0;
     while (s->heap_n) {
-        cursor *c = &s->heap[0];
+        heap_entry *top = &s->heap[0];
         if (n == limit) {
             *truncated = true;
             break;
         }
+        cursor *c = &s->cur[top->cursor];
         const tt_run *r = &ds->runs[c->run];
         departure *d = &out[n++];
         /* the caller writes the trip out next: start its load now */
         __builtin_prefetch(&ds->trips[r->trip]);
-        if (c->instant < offset_from || c->instant >= offset_until)
-            offset = dataset_utc_offset_span(ds, c->instant, &offset_from, &offset_until);
-        d->instant = c->instant;
+        int64_t instant = from + (int64_t)(top->hi >> 32);
+        if (instant < offset_from || instant >= offset_until)
+            offset = dataset_utc_offset_span(ds, instant, &offset_from, &offset_until);
+        d->instant = instant;
         d->utc_offset = offset;
         d->service_date = c->day;
-        d->secs = (uint32_t)(c->instant - c->base);
+        d->secs = (uint32_t)(instant - c->base);
         d->stop = c->stop;
         d->trip = r->trip;
         d->stop_sequence = c->stop_sequence;
         d->distance_m = c->distance;
-        /* advance the cursor within its group */
+        /* advance the cursor within its group; a group's runs never
+         * overtake, so its next event is no earlier than this one */
         c->run++;
         if (c->run < c->run_end) {
-            int64_t inst = c->base + run_secs(ds, c->run, c->pos);
-            if (inst < to) {
-                c->instant = inst;
-                c->trip_rank = ds->runs[c->run].trip_rank;
+            int64_t next = c->base + run_secs(ds, c->run, c->pos);
+            if (next < to) {
+                top->hi = (uint64_t)(next - from) << 32 | (uint32_t)top->hi;
+                top->lo = (top->lo & 0xffffffff00000000ull) | ds->runs[c->run].trip_rank;
                 heap_sift_down(s->heap, s->heap_n, 0);
                 continue;
             }
@@ -402,17 +423,17 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
         return QUERY_ENOTFOUND;
     }
     int64_t to = from + window_s;
-    s->heap_n = 0;
+    s->heap_n = s->cur_n = 0;
     const tt_stop *sp = &ds->stops[stop];
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
     if (add_stop(ds, s, stop, 0, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++)
         if (add_stop(ds, s, ds->children[sp->children_first + i], 0, days, ndays)) goto oom;
-    drain(ds, s, to, limit, out, count, truncated);
+    drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:
-    s->heap_n = 0;
+    s->heap_n = s->cur_n = 0;
     set_err(err, "", "out of memory");
     return QUERY_ENOMEM;
 }
@@ -427,7 +448,7 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     if (rc == QUERY_OK) rc = check_common(radius_m, window_s, limit, true, true, err);
     if (rc != QUERY_OK) return rc;
     int64_t to = from + window_s;
-    s->heap_n = 0;
+    s->heap_n = s->cur_n = 0;
     if (collect_near(ds, s, lat, lon, radius_m, true)) goto oom;
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
@@ -443,10 +464,10 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     }
     for (size_t i = 0; i < s->near_n; i++)
         if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
-    drain(ds, s, to, limit, out, count, truncated);
+    drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:
-    s->heap_n = 0;
+    s->heap_n = s->cur_n = 0;
     set_err(err, "", "out of memory");
     return QUERY_ENOMEM;
 }

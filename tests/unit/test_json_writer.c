@@ -321,6 +321,15 @@ static void test_put_uint(void **state)
         *end = '\0';
         assert_string_equal(buf, cases[i].text);
     }
+    /* every width, and both sides of each power of ten, against printf */
+    for (uint64_t base = 1; base != 0 && base <= UINT64_MAX / 10; base *= 10) {
+        for (uint64_t v = base - 1; v <= base + 101; v++) {
+            char buf[24], want[24];
+            *json_put_uint(buf, v) = '\0';
+            snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+            assert_string_equal(buf, want);
+        }
+    }
 }
 
 /* A row larger than the buffer grows it; the bytes already written stay. */

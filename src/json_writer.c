@@ -331,6 +331,53 @@ void json_int(json_writer *w, int64_t v)
     append(w, p, (size_t)(end - p));
 }
 
+/* printf's "%.*f" with trailing zeros trimmed, for the common case of a
+ * small number (coordinates), without printf: it dominated the cost of a
+ * stop's JSON. The scaled value |v| * 10^decimals is computed in double with
+ * an absolute error below 2.5e-7 while it stays under 2^31, so its rounding
+ * to an integer is certain unless its fraction lies within 1e-6 of one
+ * half; those few cases, and anything larger, return false and take the
+ * printf path. The digits are then exactly printf's. */
+static bool put_fixed_small(json_writer *w, double v, int decimals)
+{
+    static const double pow10d[10] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    static const uint64_t pow10u[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                        1000000000};
+    if (decimals > 9)
+        return false;
+    double scaled = fabs(v) * pow10d[decimals];
+    if (!(scaled < 2147483648.0))
+        return false;
+    double whole = floor(scaled), frac = scaled - whole;
+    if (fabs(frac - 0.5) < 1e-6)
+        return false;
+    uint64_t units = (uint64_t)whole + (frac > 0.5);
+    uint64_t int_part = units / pow10u[decimals], frac_part = units % pow10u[decimals];
+    before_value(w);
+    if (!reserve(w, 32))
+        return true;
+    char *p = w->buf + w->len;
+    if (v < 0 && units != 0)   /* what rounds to zero is "0", never "-0" */
+        *p++ = '-';
+    p = json_put_uint(p, int_part);
+    if (frac_part != 0) {
+        int digits = decimals;
+        while (frac_part % 10 == 0) {   /* trailing zeros */
+            frac_part /= 10;
+            digits--;
+        }
+        *p++ = '.';
+        for (int i = digits - 1; i >= 0; i--) {
+            p[i] = (char)('0' + frac_part % 10);
+            frac_part /= 10;
+        }
+        p += digits;
+    }
+    w->len = (size_t)(p - w->buf);
+    w->buf[w->len] = '\0';
+    return true;
+}
+
 void json_double(json_writer *w, double v, int decimals)
 {
     if (!isfinite(v)) {
@@ -341,6 +388,8 @@ void json_double(json_writer *w, double v, int decimals)
         decimals = 0;
     if (decimals > 17)
         decimals = 17;
+    if (put_fixed_small(w, v, decimals))
+        return;
     /* DBL_MAX in fixed notation is 309 digits; 17 decimals and a sign fit. */
     char tmp[352];
     int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);

@@ -163,6 +163,70 @@ static void test_doubles(void **state)
     expect_double(1.5, -3, "2");                 /* negative decimals mean 0 */
 }
 
+/* What json_double must write: printf's "%.*f" (C locale), trailing zeros
+ * and a bare point trimmed, "-0" as "0". */
+static void printf_fixed(double v, int decimals, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%.*f", decimals, v);
+    size_t len = (size_t)n;
+    if (strchr(out, '.')) {
+        while (out[len - 1] == '0')
+            len--;
+        if (out[len - 1] == '.')
+            len--;
+    }
+    out[len] = '\0';
+    if (strcmp(out, "-0") == 0)
+        strcpy(out, "0");
+}
+
+/* The printf-free path for small numbers writes exactly printf's digits:
+ * random coordinates at every precision, values a hair either side of a
+ * rounding tie, exact ties (round-half-even in printf), and the edge of
+ * the fast path's range. */
+static void test_doubles_match_printf(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    char want[400];
+    for (int i = 0; i < 200000; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double v = ((double)(seed >> 11) / 9007199254740992.0) * 360.0 - 180.0;
+        int decimals = (int)(seed % 10);
+        if (i % 4 == 1) {   /* near a tie at this precision */
+            double unit = 1.0;
+            for (int k = 0; k < decimals; k++)
+                unit /= 10;
+            v = (floor(v / unit) + 0.5) * unit + (double)((int)(seed >> 40) % 5 - 2) * 1e-13;
+        }
+        if (i % 4 == 2)
+            v = (double)((int64_t)(seed >> 20) % 2000001 - 1000000) / 1e6;   /* 6-decimal data */
+        json_writer w;
+        json_init(&w);
+        json_double(&w, v, decimals);
+        printf_fixed(v, decimals, want, sizeof want);
+        if (strcmp(w.buf, want) != 0)
+            fail_msg("json_double(%.17g, %d) wrote %s, printf %s", v, decimals, w.buf, want);
+        json_free(&w);
+    }
+    static const struct {
+        double v;
+        int decimals;
+    } edges[] = {{0.5, 0}, {1.5, 0}, {2.5, 0}, {-2.5, 0}, {0.125, 2}, {0.375, 2}, {2147483647.4, 0},
+                 {2147483648.6, 0}, {214.7483648, 7}, {1e-10, 9}, {-4e-10, 9}, {-6e-10, 9},
+                 {179.9999995, 6}, {-179.9999995, 6}, {9.999999999, 9}};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+        json_writer w;
+        json_init(&w);
+        json_double(&w, edges[i].v, edges[i].decimals);
+        printf_fixed(edges[i].v, edges[i].decimals, want, sizeof want);
+        if (strcmp(w.buf, want) != 0)
+            fail_msg("json_double(%.17g, %d) wrote %s, printf %s", edges[i].v, edges[i].decimals, w.buf,
+                     want);
+        json_free(&w);
+    }
+}
+
 /* Puts LC_NUMERIC in a locale whose decimal separator is a comma: an
  * installed one, else one compiled with localedef into a scratch LOCPATH.
  * Returns false when neither is possible on this machine. */
@@ -366,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_top_level_array_of_strings),
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_doubles),
+        cmocka_unit_test(test_doubles_match_printf),
         cmocka_unit_test(test_doubles_ignore_a_comma_locale),
         cmocka_unit_test(test_buffer_is_reused_after_reset),
         cmocka_unit_test(test_reset_clears_comma_state),

@@ -273,10 +273,62 @@ static int derive_grid_points(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
+/* FNV-1a, 32 bits: ids are short, and this only spreads them over slots. */
+static uint32_t id_hash_of(const char *id, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)id[i]) * 16777619u;
+    return h;
+}
+
+/* Fills `out` with the ids of `n` records of `stride` bytes, each holding
+ * its id's string offset at `id_off`. */
+static int build_id_hash(const dataset *ds, id_hash *out, uint32_t n, const void *records, size_t stride,
+                         size_t id_off, char *err, size_t errlen)
+{
+    size_t size = 16;
+    while (size < 2 * (size_t)n)
+        size *= 2;
+    out->slots = calloc(size, sizeof *out->slots);
+    if (!out->slots) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    out->mask = (uint32_t)(size - 1);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t sid;
+        memcpy(&sid, (const char *)records + (size_t)i * stride + id_off, sizeof sid);
+        const char *id = ds->strings + sid;
+        uint32_t h = id_hash_of(id, strlen(id));
+        uint32_t slot = h & out->mask;
+        while (out->slots[slot])
+            slot = (slot + 1) & out->mask;
+        out->slots[slot] = (uint64_t)h << 32 | ((uint64_t)i + 1);
+    }
+    return 0;
+}
+
+static int derive_id_hashes(dataset *ds, char *err, size_t errlen)
+{
+    const tt_meta *m = ds->meta;
+    if (build_id_hash(ds, &ds->stop_ids, m->nstops, ds->stops, sizeof(tt_stop), offsetof(tt_stop, id), err,
+                      errlen) != 0 ||
+        build_id_hash(ds, &ds->route_ids, m->nroutes, ds->routes, sizeof(tt_route), offsetof(tt_route, id), err,
+                      errlen) != 0 ||
+        build_id_hash(ds, &ds->trip_ids, m->ntrips, ds->trips, sizeof(tt_trip), offsetof(tt_trip, id), err,
+                      errlen) != 0)
+        return -1;
+    return 0;
+}
+
 static void free_derived(dataset *ds)
 {
     free(ds->visit_hot);
     free(ds->grid_points);
+    free(ds->stop_ids.slots);
+    free(ds->route_ids.slots);
+    free(ds->trip_ids.slots);
 }
 
 dataset *dataset_open(const char *dir, char *err, size_t errlen)
@@ -332,7 +384,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
-        derive_grid_points(ds, err, errlen) != 0) {
+        derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         free(ds);
@@ -427,45 +479,39 @@ uint32_t dataset_stop_count(const dataset *ds) { return ds->meta->nstops; }
 uint32_t dataset_route_count(const dataset *ds) { return ds->meta->nroutes; }
 uint32_t dataset_agency_count(const dataset *ds) { return ds->meta->nagencies; }
 
-static int cmp_id(const char *a, const char *key, size_t len)
+/* The record whose id is id[0..len), through its kind's id_hash: records
+ * of `stride` bytes hold their id's string offset at `id_off`. */
+static uint32_t find_by_id(const dataset *ds, const id_hash *ids, const void *records, size_t stride, size_t id_off,
+                           const char *id, size_t len)
 {
-    size_t alen = strlen(a);
-    int c = memcmp(a, key, alen < len ? alen : len);
-    if (c) return c;
-    return alen < len ? -1 : alen > len;
-}
-
-/* Binary search of an id-sorted index: `order` lists record indices by id;
- * each record of `stride` bytes holds its id's string offset at `id_off`. */
-static uint32_t find_by_id(const dataset *ds, const uint32_t *order, uint32_t n, const void *records, size_t stride,
-                           size_t id_off, const char *id, size_t len)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, i = order[mid], sid;
+    uint32_t h = id_hash_of(id, len);
+    for (uint32_t slot = h & ids->mask;; slot = (slot + 1) & ids->mask) {
+        uint64_t v = ids->slots[slot];
+        if (!v)
+            return QUERY_NONE;
+        if ((uint32_t)(v >> 32) != h)
+            continue;
+        uint32_t i = (uint32_t)v - 1, sid;
         memcpy(&sid, (const char *)records + (size_t)i * stride + id_off, sizeof sid);
-        int c = cmp_id(ds->strings + sid, id, len);
-        if (c == 0) return i;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        const char *s = ds->strings + sid;
+        if (strnlen(s, len + 1) == len && memcmp(s, id, len) == 0)
+            return i;
     }
-    return QUERY_NONE;
 }
 
 uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len)
 {
-    return find_by_id(ds, ds->stop_by_id, ds->meta->nstops, ds->stops, sizeof(tt_stop), offsetof(tt_stop, id), id, len);
+    return find_by_id(ds, &ds->stop_ids, ds->stops, sizeof(tt_stop), offsetof(tt_stop, id), id, len);
 }
 
 uint32_t dataset_find_route(const dataset *ds, const char *id, size_t len)
 {
-    return find_by_id(ds, ds->route_by_id, ds->meta->nroutes, ds->routes, sizeof(tt_route), offsetof(tt_route, id), id,
-                      len);
+    return find_by_id(ds, &ds->route_ids, ds->routes, sizeof(tt_route), offsetof(tt_route, id), id, len);
 }
 
 uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len)
 {
-    return find_by_id(ds, ds->trip_by_id, ds->meta->ntrips, ds->trips, sizeof(tt_trip), offsetof(tt_trip, id), id, len);
+    return find_by_id(ds, &ds->trip_ids, ds->trips, sizeof(tt_trip), offsetof(tt_trip, id), id, len);
 }
 
 void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)

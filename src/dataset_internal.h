@@ -49,6 +49,16 @@ typedef struct grid_point {
     uint8_t pad[3];
 } grid_point;
 
+/* Derived when the dataset is opened: an open-addressing hash of the ids of
+ * one kind of record, so that finding a stop, route or trip by id reads one
+ * slot and one string instead of the dozen scattered strings of a binary
+ * search. A slot holds the id's 32-bit hash above the record index + 1
+ * (0: empty); the table is a power of two at least twice the records. */
+typedef struct id_hash {
+    uint64_t *slots;
+    uint32_t mask;
+} id_hash;
+
 struct dataset {
     const unsigned char *base;
     size_t size;
@@ -82,6 +92,7 @@ struct dataset {
     const tt_tz_transition *tz;
     visit_hot *visit_hot;          /* nvisits, owned */
     grid_point *grid_points;       /* ngrid_stops, owned */
+    id_hash stop_ids, route_ids, trip_ids;   /* owned */
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */

@@ -104,7 +104,8 @@ typedef struct agency_info {
 uint32_t dataset_stop_count(const dataset *ds);
 uint32_t dataset_route_count(const dataset *ds);
 uint32_t dataset_agency_count(const dataset *ds);
-/* id → index by binary search over a sorted index; QUERY_NONE when unknown. */
+/* id[0..len) → index, through a hash built when the dataset was opened;
+ * QUERY_NONE when unknown. */
 uint32_t dataset_find_stop(const dataset *ds, const char *id, size_t len);
 uint32_t dataset_find_route(const dataset *ds, const char *id, size_t len);
 uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len);

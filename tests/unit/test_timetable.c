@@ -404,6 +404,37 @@ static void test_station_children(void **state)
     assert_int_equal(dataset_stop_routes(g_ds, dataset_find_stop(g_ds, "A", 1), routes, 4, &total), 2);
 }
 
+/* Every stop, route and trip is found by its own id (the id hash of
+ * dataset.c); near misses are not: prefixes, extensions, an embedded NUL,
+ * the empty id. The length, not a NUL, ends the id looked for. */
+static void test_find_by_id(void **state)
+{
+    (void)state;
+    for (uint32_t i = 0; i < dataset_stop_count(g_ds); i++) {
+        stop_info si;
+        dataset_stop(g_ds, i, &si);
+        assert_int_equal(dataset_find_stop(g_ds, si.id, strlen(si.id)), i);
+    }
+    for (uint32_t i = 0; i < dataset_route_count(g_ds); i++) {
+        route_info ri;
+        dataset_route(g_ds, i, &ri);
+        assert_int_equal(dataset_find_route(g_ds, ri.id, strlen(ri.id)), i);
+    }
+    uint32_t t1 = dataset_find_trip(g_ds, "T1", 2);
+    assert_int_not_equal(t1, QUERY_NONE);
+    trip_info ti;
+    dataset_trip(g_ds, t1, &ti);
+    assert_string_equal(ti.id, "T1");
+    assert_int_equal(dataset_find_trip(g_ds, "T1xyz", 2), t1);   /* only len bytes count */
+    assert_int_equal(dataset_find_trip(g_ds, "T", 1), QUERY_NONE);
+    assert_int_equal(dataset_find_trip(g_ds, "T1x", 3), QUERY_NONE);
+    assert_int_equal(dataset_find_trip(g_ds, "T1\0", 3), QUERY_NONE);
+    assert_int_equal(dataset_find_stop(g_ds, "P", 1), QUERY_NONE);
+    assert_int_equal(dataset_find_stop(g_ds, "", 0), QUERY_NONE);
+    assert_int_equal(dataset_find_stop(g_ds, "nope", 4), QUERY_NONE);
+    assert_int_equal(dataset_find_route(g_ds, "nope", 4), QUERY_NONE);
+}
+
 static void test_nearby(void **state)
 {
     (void)state;
@@ -561,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_calendar_exceptions),
         cmocka_unit_test(test_dst_fall_back),
         cmocka_unit_test(test_station_children),
+        cmocka_unit_test(test_find_by_id),
         cmocka_unit_test(test_nearby),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_damaged_files),

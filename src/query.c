@@ -3,9 +3,11 @@
  * Why it exists: this is the hot path every request ends in. A stop's
  * departures in a window are a k-way merge: for each service day whose
  * times can reach the window and each group visiting the stop on a day its
- * service runs, a search bounded by the visit's offsets (first_run_from)
- * finds the first run in the window, and a small heap merges the groups in the contract's order (instant, stop_id,
- * route_short_name, trip_id — compared as precomputed ranks). Nothing is
+ * service runs, a search bounded by the visit's offsets finds the first
+ * run in the window (narrow_stop, then settle_pending for all stops at
+ * once), and a small heap merges the groups in the contract's order
+ * (instant, stop_id, route_short_name, trip_id — compared as precomputed
+ * ranks). Nothing is
  * allocated once the caller's scratch has grown to its working size, and
  * nothing is written to the dataset, so any number of threads may query it.
  */
@@ -41,7 +43,11 @@ typedef struct heap_entry {
     uint32_t cursor;       /* index into query_scratch.cur */
 } heap_entry;
 
+typedef struct pending pending;
+
 struct query_scratch {
+    pending *pending;
+    size_t pending_n, pending_cap;
     cursor *cur;
     size_t cur_n, cur_cap;
     heap_entry *heap;
@@ -67,6 +73,7 @@ query_scratch *query_scratch_new(void) { return calloc(1, sizeof(query_scratch))
 void query_scratch_free(query_scratch *s)
 {
     if (!s) return;
+    free(s->pending);
     free(s->cur);
     free(s->heap);
     free(s->near);
@@ -301,43 +308,36 @@ static uint32_t first_start_from(const tt_run *runs, uint32_t a, uint32_t z, uin
     return lo;
 }
 
-/* The first run of the visit's group whose event at its position is at or after
- * `lo` seconds of the service day, or the group's end.
- *
- * Every run's event there is its start plus an offset within the visit's
- * [min_off, max_off], so the runs' starts alone (one load a step, the runs
- * of a group lying side by side) bound the answer: runs starting before
- * lo - max_off are too early, the first run starting at or after
- * lo - min_off is late enough, and it lies a few runs on. Only the runs in
- * between need their time profile read, a second, dependent load that
- * mostly misses the cache. */
-static uint32_t first_run_from(const dataset *ds, const visit_hot *vh, int64_t lo)
+/* A visit's group on one service day whose first run in the window has
+ * been narrowed, from the runs' starts alone, to [a, b]; the time profiles
+ * that settle it have been asked for and are on their way. */
+typedef struct pending {
+    const visit_hot *vh;
+    uint32_t a, b;
+    uint32_t stop, stop_rank;
+    uint32_t day;               /* index into the query's day spans */
+    double distance;
+} pending;
+
+static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
 {
-    uint32_t first = vh->run_first, end = first + vh->run_count;
-    int64_t early = lo - vh->max_off, late = lo - vh->min_off;
-    /* where `early` falls between the visit's earliest and latest departure */
-    int64_t span = (int64_t)vh->last_secs - vh->first_secs;
-    int64_t into = lo - vh->first_secs;
-    uint32_t guess = first;
-    if (into > 0 && span > 0)
-        guess = into >= span ? end - 1 : first + (uint32_t)((into * (int64_t)(vh->run_count - 1)) / span);
-    uint32_t a = first_start_from(ds->runs, first, end, guess, early);
-    uint32_t b = a;
-    while (b < end && (int64_t)ds->runs[b].start < late) b++;
-    while (a < b) {   /* the answer is in [a, b] */
-        uint32_t mid = a + (b - a) / 2;
-        if ((int64_t)run_secs(ds, mid, vh->pos) < lo) a = mid + 1;
-        else b = mid;
-    }
-    return a;
+    __builtin_prefetch(&ds->profiles[ds->runs[run].dep_profile + pos]);
 }
 
-/* Adds a cursor for the first event in the window of every group visiting
- * `stop` on each service day that runs it. The visit's derived record
- * (visit_hot) rejects groups not running that day or wholly outside the
- * window before anything scattered is read. */
-static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
-                    uint32_t ndays)
+/* First phase, for one stop: every visit whose group runs on a day and can
+ * reach the window gets its first run in the window narrowed down.
+ *
+ * Every run's event at the visit's position is its start plus an offset
+ * within [min_off, max_off], so the runs' starts alone (one load a step,
+ * the runs of a group lying side by side) bound the answer: runs starting
+ * before lo - max_off are too early, the first run starting at or after
+ * lo - min_off is late enough, and it lies a few runs on. Only the runs in
+ * between, and the answer itself, need their time profile read: a second,
+ * dependent load that mostly misses the cache. Here it is only requested;
+ * settle_pending reads it once the requests of every stop are in flight,
+ * so the misses overlap instead of each search waiting for its own. */
+static int narrow_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
+                       uint32_t ndays)
 {
     const tt_stop *sp = &ds->stops[stop];
     const visit_hot *hot = ds->visit_hot + sp->visit_first;
@@ -347,17 +347,53 @@ static int add_stop(const dataset *ds, query_scratch *s, uint32_t stop, double d
             const visit_hot *vh = &hot[i];
             if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
             if (!dataset_service_active(ds, vh->service, day->day)) continue;
-            uint32_t end = vh->run_first + vh->run_count;
-            uint32_t a = first_run_from(ds, vh, day->lo);
+            uint32_t first = vh->run_first, end = first + vh->run_count;
+            int64_t early = day->lo - vh->max_off, late = day->lo - vh->min_off;
+            /* guess where the window falls between the earliest and latest departure */
+            int64_t span = (int64_t)vh->last_secs - vh->first_secs, into = day->lo - vh->first_secs;
+            uint32_t guess = first;
+            if (into > 0 && span > 0)
+                guess = into >= span ? end - 1 : first + (uint32_t)((into * (int64_t)(vh->run_count - 1)) / span);
+            uint32_t a = first_start_from(ds->runs, first, end, guess, early);
             if (a == end) continue;
-            uint32_t secs = run_secs(ds, a, vh->pos);
-            if ((int64_t)secs >= day->hi) continue;
-            cursor c = {day->base, a, end, vh->pos, stop, vh->stop_sequence, day->day, distance};
-            if (heap_push(s, &c, (uint32_t)((int64_t)secs - day->lo), sp->id_rank, vh->route_rank,
-                          ds->runs[a].trip_rank))
+            uint32_t b = a;
+            while (b < end && (int64_t)ds->runs[b].start < late) b++;
+            if (s->pending_n == s->pending_cap &&
+                grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
                 return -1;
+            s->pending[s->pending_n++] = (pending){vh, a, b, stop, sp->id_rank, d, distance};
+            prefetch_event(ds, a, vh->pos);
+            if (a + 1 < b) prefetch_event(ds, a + 1, vh->pos);
         }
     }
+    return 0;
+}
+
+/* Second phase: settles each narrowed search with the time profiles (the
+ * answer is in [a, b]) and starts a cursor on the first run in the window,
+ * asking for its next event too, which drain reads next. */
+static int settle_pending(const dataset *ds, query_scratch *s, const day_span *days)
+{
+    for (size_t k = 0; k < s->pending_n; k++) {
+        const pending *pd = &s->pending[k];
+        const visit_hot *vh = pd->vh;
+        const day_span *day = &days[pd->day];
+        uint32_t a = pd->a, b = pd->b, end = vh->run_first + vh->run_count;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            if ((int64_t)run_secs(ds, mid, vh->pos) < day->lo) a = mid + 1;
+            else b = mid;
+        }
+        if (a == end) continue;
+        uint32_t secs = run_secs(ds, a, vh->pos);
+        if ((int64_t)secs >= day->hi) continue;
+        if (a + 1 < end) prefetch_event(ds, a + 1, vh->pos);
+        cursor c = {day->base, a, end, vh->pos, pd->stop, vh->stop_sequence, day->day, pd->distance};
+        if (heap_push(s, &c, (uint32_t)((int64_t)secs - day->lo), pd->stop_rank, vh->route_rank,
+                      ds->runs[a].trip_rank))
+            return -1;
+    }
+    s->pending_n = 0;
     return 0;
 }
 
@@ -427,13 +463,14 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     const tt_stop *sp = &ds->stops[stop];
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (add_stop(ds, s, stop, 0, days, ndays)) goto oom;
+    if (narrow_stop(ds, s, stop, 0, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++)
-        if (add_stop(ds, s, ds->children[sp->children_first + i], 0, days, ndays)) goto oom;
+        if (narrow_stop(ds, s, ds->children[sp->children_first + i], 0, days, ndays)) goto oom;
+    if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:
-    s->heap_n = s->cur_n = 0;
+    s->heap_n = s->cur_n = s->pending_n = 0;
     set_err(err, "", "out of memory");
     return QUERY_ENOMEM;
 }
@@ -463,11 +500,12 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
             __builtin_prefetch(p);
     }
     for (size_t i = 0; i < s->near_n; i++)
-        if (add_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
+        if (narrow_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
+    if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 oom:
-    s->heap_n = s->cur_n = 0;
+    s->heap_n = s->cur_n = s->pending_n = 0;
     set_err(err, "", "out of memory");
     return QUERY_ENOMEM;
 }

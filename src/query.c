@@ -435,6 +435,8 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         if (c->run < c->run_end) {
             int64_t next = c->base + run_secs(ds, c->run, c->pos);
             if (next < to) {
+                /* and the event after it, which this cursor may need next */
+                if (c->run + 1 < c->run_end) prefetch_event(ds, c->run + 1, c->pos);
                 top->hi = (uint64_t)(next - from) << 32 | (uint32_t)top->hi;
                 top->lo = (top->lo & 0xffffffff00000000ull) | ds->runs[c->run].trip_rank;
                 heap_sift_down(s->heap, s->heap_n, 0);

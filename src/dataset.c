@@ -226,16 +226,23 @@ bad:
 #undef STR_OK
 }
 
+/* Room for the n elements of a derived array (at least one); NULL, with
+ * the error written, when out of memory. */
+static void *derived_array(uint64_t n, size_t size, char *err, size_t errlen)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        snprintf(err, errlen, "out of memory");
+    return p;
+}
+
 /* Fills ds->visit_hot (see dataset_internal.h): one pass over every run of
  * every visit's group, that is over every departure in the timetable. */
 static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
 {
     uint64_t n = ds->nvisits;
-    ds->visit_hot = malloc((n ? n : 1) * sizeof *ds->visit_hot);
-    if (!ds->visit_hot) {
-        snprintf(err, errlen, "out of memory");
+    if (!(ds->visit_hot = derived_array(n, sizeof *ds->visit_hot, err, errlen)))
         return -1;
-    }
     for (uint64_t v = 0; v < n; v++) {
         const tt_visit *vi = &ds->visits[v];
         const tt_group *g = &ds->groups[vi->group];
@@ -260,11 +267,8 @@ static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
 static int derive_grid_points(dataset *ds, char *err, size_t errlen)
 {
     uint64_t n = ds->ngrid_stops;
-    ds->grid_points = malloc((n ? n : 1) * sizeof *ds->grid_points);
-    if (!ds->grid_points) {
-        snprintf(err, errlen, "out of memory");
+    if (!(ds->grid_points = derived_array(n, sizeof *ds->grid_points, err, errlen)))
         return -1;
-    }
     for (uint64_t i = 0; i < n; i++) {
         const tt_stop *sp = &ds->stops[ds->grid_stops[i]];
         ds->grid_points[i] = (grid_point){sp->lat, sp->lon, cos(sp->lat * (M_PI / 180.0)), ds->grid_stops[i],
@@ -290,11 +294,8 @@ static int build_id_hash(const dataset *ds, id_hash *out, uint32_t n, const void
     size_t size = 16;
     while (size < 2 * (size_t)n)
         size *= 2;
-    out->slots = calloc(size, sizeof *out->slots);
-    if (!out->slots) {
-        snprintf(err, errlen, "out of memory");
+    if (!(out->slots = derived_array(size, sizeof *out->slots, err, errlen)))
         return -1;
-    }
     out->mask = (uint32_t)(size - 1);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t sid;

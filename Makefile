@@ -93,7 +93,7 @@ $(BUILD)/obj/main.o: src/main.c $(wildcard include/transit/*.h)
 $(TRANSITD): $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/test_support.h $(LIBTRANSIT)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
 

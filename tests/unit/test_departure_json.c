@@ -9,6 +9,7 @@
  * after midnight (a second local date) and a DST change inside the window.
  */
 #include "test_support.h"
+#include "test_timetable_fixture.h"
 
 #include "transit/api.h"
 #include "transit/diag.h"
@@ -71,19 +72,11 @@ static int setup(void **state)
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "departure_json");
     write_feed(g_dir);
-    char err[512], path[700];
-    feed_t *f = feed_open(g_dir, err, sizeof err);
-    if (!f) fail_msg("feed_open: %s", err);
     diag d;
     diag_init(&d);
     timetable_stats st;
-    snprintf(path, sizeof path, "%s/timetable.bin", g_dir);
-    int rc = timetable_build(f, path, NULL, &d, &st, err, sizeof err);
-    feed_close(f);
+    g_ds = test_build_timetable(g_dir, &d, &st);
     diag_destroy(&d);
-    if (rc != 0) fail_msg("timetable_build: %s", err);
-    g_ds = dataset_open(g_dir, err, sizeof err);
-    if (!g_ds) fail_msg("dataset_open: %s", err);
     return 0;
 }
 

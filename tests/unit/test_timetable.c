@@ -5,6 +5,7 @@
  * the refusal of damaged timetable files.
  */
 #include "test_support.h"
+#include "test_timetable_fixture.h"
 
 #include <math.h>
 
@@ -96,23 +97,15 @@ static int setup(void **state)
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "timetable");
     write_feed(g_dir);
-    char err[512], path[700];
-    feed_t *f = feed_open(g_dir, err, sizeof err);
-    if (!f) fail_msg("feed_open: %s", err);
     diag d;
     diag_init(&d);
     timetable_stats st;
-    snprintf(path, sizeof path, "%s/timetable.bin", g_dir);
-    int rc = timetable_build(f, path, NULL, &d, &st, err, sizeof err);
-    feed_close(f);
-    if (rc != 0) fail_msg("timetable_build: %s", err);
+    g_ds = test_build_timetable(g_dir, &d, &st);
     /* the malformed time "8:6:00" and the unknown trip GHOST are counted, not fatal */
     assert_int_equal(d.count[DIAG_BAD_TIME], 1);
     assert_int_equal(d.count[DIAG_UNKNOWN_TRIP], 1);
     assert_int_equal(st.stop_times, 28);
     diag_destroy(&d);
-    g_ds = dataset_open(g_dir, err, sizeof err);
-    if (!g_ds) fail_msg("dataset_open: %s", err);
     g_s = query_scratch_new();
     return 0;
 }

@@ -181,25 +181,52 @@ static size_t utf8_sequence(const unsigned char *s, size_t avail, size_t *bad_le
     return need;
 }
 
-char *json_put_string(char *p, const char *s, size_t len)
+/* The high bit of each byte of the word x that a JSON string cannot carry
+ * as it is: a control byte (NUL included), '"', '\\', or a byte >= 0x80 (a
+ * UTF-8 sequence, checked on its own). Each byte is tested without a
+ * borrow or carry crossing into its neighbour, so the first flagged byte is
+ * the first such byte. */
+static inline uint64_t special_bytes(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull, lows = 0x7f7f7f7f7f7f7f7full;
+    uint64_t below_space = ~((x & lows) + ones * (0x80 - 0x20));   /* low 7 bits below 0x20 */
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t is_quote = ~(((q & lows) + lows) | q), is_backslash = ~(((b & lows) + lows) | b);
+    return (below_space | is_quote | is_backslash | x) & highs;
+}
+
+/* How many bytes of the word come before the first flagged one (in memory
+ * order: the word was loaded with memcpy). */
+static inline unsigned bytes_before_flag(uint64_t flags)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (unsigned)__builtin_clzll(flags) / 8;
+#else
+    return (unsigned)__builtin_ctzll(flags) / 8;
+#endif
+}
+
+/* The body of a JSON string, unquoted. Runs of plain ASCII (no control
+ * byte, quote, backslash or high bit) are copied eight bytes at a time, the
+ * common case by far; a word is stored whole even when only its first
+ * bytes are plain (the room, 6 * len, covers it), and the rest is escaped
+ * byte by byte. */
+static char *put_escaped(char *p, const unsigned char *u, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    const unsigned char *u = (const unsigned char *)s;
-    *p++ = '"';
     size_t i = 0;
     while (i < len) {
-        /* Runs of plain ASCII (no control byte, quote, backslash or high bit)
-         * are copied eight bytes at a time: the common case by far. */
         while (i + 8 <= len) {
             uint64_t x;
             memcpy(&x, u + i, 8);
-            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-            uint64_t lt20 = (x - ones * 0x20) & ~x;                 /* high bit set where byte < 0x20 */
-            uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
-            uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs);  /* high bit set where byte == '"' or '\\' */
-            if ((lt20 | eq | x) & highs)
-                break;
+            uint64_t flags = special_bytes(x);
             memcpy(p, u + i, 8);
+            if (flags) {
+                unsigned n = bytes_before_flag(flags);
+                p += n;
+                i += n;
+                break;
+            }
             p += 8;
             i += 8;
         }
@@ -233,6 +260,42 @@ char *json_put_string(char *p, const char *s, size_t len)
             }
         }
     }
+    return p;
+}
+
+char *json_put_string(char *p, const char *s, size_t len)
+{
+    *p++ = '"';
+    p = put_escaped(p, (const unsigned char *)s, len);
+    *p++ = '"';
+    return p;
+}
+
+char *json_put_cstring(char *p, const char *s, const char *readable_end)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    *p++ = '"';
+    /* one pass for the common string, plain and ending in a word that can
+     * be read whole: find its end and copy it together */
+    while ((const char *)u + 8 <= readable_end) {
+        uint64_t x;
+        memcpy(&x, u, 8);
+        uint64_t flags = special_bytes(x);
+        memcpy(p, u, 8);
+        if (flags) {
+            unsigned n = bytes_before_flag(flags);
+            p += n;
+            u += n;
+            if (*u == '\0') {
+                *p++ = '"';
+                return p;
+            }
+            break;
+        }
+        p += 8;
+        u += 8;
+    }
+    p = put_escaped(p, u, strlen((const char *)u));
     *p++ = '"';
     return p;
 }
@@ -249,13 +312,15 @@ void json_string_n(json_writer *w, const char *s, size_t len)
 }
 
 /* "00".."99": two digits a step halves the divisions of a number */
-static const char digit_pairs[201] =
+const char json_digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
 char *json_put_uint(char *p, uint64_t v)
 {
+    if (v <= UINT32_MAX)
+        return json_put_u32(p, (uint32_t)v);
     /* count the digits, then write them in place from the last: no
      * variable-length copy (a libc call) for a number of a few bytes */
     size_t n = 1;
@@ -266,13 +331,13 @@ char *json_put_uint(char *p, uint64_t v)
         unsigned pair = (unsigned)(v % 100);
         v /= 100;
         q -= 2;
-        q[0] = digit_pairs[2 * pair];
-        q[1] = digit_pairs[2 * pair + 1];
+        q[0] = json_digit_pairs[2 * pair];
+        q[1] = json_digit_pairs[2 * pair + 1];
     }
     if (v >= 10) {
         q -= 2;
-        q[0] = digit_pairs[2 * v];
-        q[1] = digit_pairs[2 * v + 1];
+        q[0] = json_digit_pairs[2 * v];
+        q[1] = json_digit_pairs[2 * v + 1];
     } else {
         *--q = (char)('0' + v);
     }

@@ -57,8 +57,43 @@ char *json_raw_begin(json_writer *w, size_t max);
 void json_raw_end(json_writer *w, char *end);
 /* A quoted, escaped string, as json_string_n writes it; needs 6 * len + 2 bytes. */
 char *json_put_string(char *p, const char *s, size_t len);
+/* The same for a NUL-terminated string, measured as it is copied: bytes up
+ * to `readable_end` may be read past its NUL. Needs 6 * strlen(s) + 10. */
+char *json_put_cstring(char *p, const char *s, const char *readable_end);
 /* A non-negative integer in decimal; needs 20 bytes. */
 char *json_put_uint(char *p, uint64_t v);
+
+/* "00".."99", for writing numbers two digits a step. */
+extern const char json_digit_pairs[201];
+
+/* v (below 100) as two digits, a leading zero included. */
+static inline char *json_put_2digits(char *p, unsigned v)
+{
+    memcpy(p, &json_digit_pairs[2 * v], 2);
+    return p + 2;
+}
+
+/* A uint32_t in decimal, inline: the numbers of a departure row are all
+ * 32-bit, and 32-bit divisions by constants are a multiply each. Counts the
+ * digits by comparison, then writes pairs from the last; needs 10 bytes. */
+static inline char *json_put_u32(char *p, uint32_t v)
+{
+    unsigned n = v < 100000 ? (v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : v < 10000 ? 4 : 5)
+                            : v < 10000000 ? (v < 1000000 ? 6 : 7)
+                            : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+    char *q = p + n;
+    while (v >= 100) {
+        unsigned pair = v % 100;
+        v /= 100;
+        q -= 2;
+        memcpy(q, &json_digit_pairs[2 * pair], 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, &json_digit_pairs[2 * v], 2);
+    else
+        q[-1] = (char)('0' + v);
+    return p + n;
+}
 static inline char *json_put_bytes(char *p, const char *s, size_t n)
 {
     memcpy(p, s, n);

@@ -396,6 +396,71 @@ static void test_put_uint(void **state)
     }
 }
 
+/* The 32-bit writer inline, at its widest and on both sides of each power of ten. */
+static void test_put_u32(void **state)
+{
+    (void)state;
+    for (uint64_t base = 1; base <= 1000000000u; base *= 10) {
+        for (uint64_t v = base - 1; v <= base + 101; v++) {
+            char buf[16], want[16];
+            *json_put_u32(buf, (uint32_t)v) = '\0';
+            snprintf(want, sizeof want, "%u", (unsigned)v);
+            assert_string_equal(buf, want);
+        }
+    }
+    uint32_t tops[] = {UINT32_MAX, UINT32_MAX - 1, 4000000000u, 999999999u};
+    for (size_t i = 0; i < sizeof tops / sizeof *tops; i++) {
+        char buf[16], want[16];
+        *json_put_u32(buf, tops[i]) = '\0';
+        snprintf(want, sizeof want, "%u", (unsigned)tops[i]);
+        assert_string_equal(buf, want);
+    }
+}
+
+/* json_put_cstring measures a string as it copies it, reading whole words
+ * up to the readable end. It must write what json_put_string writes for
+ * every length, with each kind of byte that needs care at every position,
+ * when the string ends right at the readable end (the string alone in an
+ * allocation of its size, so that ASan sees any read past it) and when
+ * more readable bytes follow. The output gets exactly the room promised. */
+static void test_put_cstring_matches_put_string(void **state)
+{
+    (void)state;
+    static const char *const specials[] = {"\"", "\\", "\t", "\x01", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xff", "\xc3"};
+    for (size_t len = 0; len <= 40; len++) {
+        for (size_t k = 0; k <= sizeof specials / sizeof *specials; k++) {
+            for (size_t at = 0; at <= len; at++) {
+                char text[64];
+                for (size_t i = 0; i < len; i++)
+                    text[i] = (char)('a' + i % 26);
+                text[len] = '\0';
+                if (k < sizeof specials / sizeof *specials) {
+                    size_t n = strlen(specials[k]);
+                    if (at + n > len)
+                        continue;
+                    memcpy(text + at, specials[k], n);
+                } else if (at > 0) {
+                    continue;   /* plain: once per length */
+                }
+                char *want = malloc(6 * len + 2), *got = malloc(6 * len + 10);
+                size_t want_len = (size_t)(json_put_string(want, text, len) - want);
+                for (int tight = 0; tight < 2; tight++) {
+                    size_t extra = tight ? 0 : 24;
+                    char *alone = malloc(len + 1 + extra);
+                    memset(alone, 'z', len + 1 + extra);
+                    memcpy(alone, text, len + 1);
+                    size_t got_len = (size_t)(json_put_cstring(got, alone, alone + len + 1 + extra) - got);
+                    assert_int_equal(got_len, want_len);
+                    assert_memory_equal(got, want, want_len);
+                    free(alone);
+                }
+                free(want);
+                free(got);
+            }
+        }
+    }
+}
+
 /* A row larger than the buffer grows it; the bytes already written stay. */
 static void test_raw_begin_grows_the_buffer(void **state)
 {
@@ -438,6 +503,8 @@ int main(void)
         cmocka_unit_test(test_raw_values_take_commas),
         cmocka_unit_test(test_put_string_matches_string),
         cmocka_unit_test(test_put_uint),
+        cmocka_unit_test(test_put_u32),
+        cmocka_unit_test(test_put_cstring_matches_put_string),
         cmocka_unit_test(test_raw_begin_grows_the_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,21 @@ static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t cou
 #define SEC(ds, id, type) ((const type *)((ds)->base + (ds)->hdr->sections[id].offset))
 #define SEC_N(ds, id) ((ds)->hdr->sections[id].size / ((ds)->hdr->sections[id].elem_size))
 
+/* The length of the longest string in the pool (which ends in a NUL): the
+ * departure rows reserve room from it instead of measuring every string
+ * before writing it. */
+static uint32_t longest_string(const char *pool, uint64_t size)
+{
+    size_t longest = 0;
+    for (const char *p = pool, *end = pool + size; p < end;) {
+        size_t len = strlen(p);
+        if (len > longest)
+            longest = len;
+        p += len + 1;
+    }
+    return longest > UINT32_MAX ? UINT32_MAX : (uint32_t)longest;
+}
+
 static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *path)
 {
     const char *why = NULL;
@@ -108,6 +123,7 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
         why = "the string table or time sections are malformed";
         goto bad;
     }
+    ds->longest_string = longest_string(ds->strings, ds->nstrings);
     ds->stops = SEC(ds, TT_SEC_STOPS, tt_stop);
     ds->stop_by_id = SEC(ds, TT_SEC_STOP_BY_ID, uint32_t);
     ds->children = SEC(ds, TT_SEC_STOP_CHILDREN, uint32_t);

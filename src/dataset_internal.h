@@ -69,6 +69,7 @@ struct dataset {
     const tt_meta *meta;
     const char *strings;
     uint64_t nstrings;
+    uint32_t longest_string;       /* derived: the longest string's length, bounding JSON writes */
     const tt_stop *stops;
     const uint32_t *stop_by_id, *children, *stop_routes, *grid_cells, *grid_stops;
     uint64_t nchildren, nstop_routes, ngrid_stops;

@@ -3,9 +3,13 @@
  * Why it exists: a /v1/departures body is 50 rows of 13 fields, about 17 KB.
  * Written with one json_writer call per key and per value (about 1,300
  * calls) it cost twice what the query did. Here a row is one reservation
- * followed by plain copies: keys are literals laid out in contract order,
- * each string is measured and escaped in one pass, and the date and offset
- * texts are formatted once per local day and per UTC offset, not per row.
+ * followed by plain copies:
+ * - the parts that repeat across rows (a stop's id and name, a route with
+ *   a headsign) are written once a response and copied after that;
+ * - the dates and the UTC offset around the instant are composed once per
+ *   day and offset;
+ * - a fresh string is measured as it is escaped, in one pass, with room
+ *   reserved from the dataset's longest string.
  * The bytes are the same as the generic writer's; tests/api compares them
  * with the OpenAPI schema and the oracle.
  */
@@ -13,29 +17,30 @@
 
 #include <string.h>
 
+#include "dataset_internal.h"
 #include "transit/gtfs.h"
 
-/* Texts that repeat across the rows of one response. */
+/* The texts around a row's instant, which repeat across the rows of one
+ * response (rows come in time order, mostly on one day and one offset):
+ *   dates        "2026-11-21","departure":"2026-11-21T
+ *                (the service date, then the instant's local date)
+ *   offset_text  -05:00","departure_secs":
+ * Each is composed when its day or offset changes, and copied whole. */
+#define DATES_LEN 37
+#define OFFSET_TEXT_LEN 25
+
 typedef struct row_texts {
-    int32_t service_day;        /* service_date text below is for this day */
-    char service_date[10];
-    int64_t local_day;          /* local_date text below is for this day */
-    char local_date[10];
-    int32_t offset;             /* offset text below is for this UTC offset */
-    char offset_text[6];        /* "-05:00" */
+    int32_t service_day;        /* dates is for this service day ... */
+    int64_t local_start;        /* ... and the local day starting at this local second */
+    char dates[DATES_LEN];
+    int32_t offset;             /* offset_text is for this UTC offset */
+    char offset_text[OFFSET_TEXT_LEN];
 } row_texts;
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-static char *put2(char *p, unsigned v)
-{
-    p[0] = (char)('0' + v / 10 % 10);
-    p[1] = (char)('0' + v % 10);
-    return p + 2;
 }
 
 static char *put_int(char *p, int64_t v)
@@ -47,203 +52,227 @@ static char *put_int(char *p, int64_t v)
     return json_put_uint(p, (uint64_t)v);
 }
 
-/* "2026-11-21T18:15:00-05:00", quoted: as api_format_instant writes it. */
-static char *put_instant(char *p, row_texts *t, int64_t instant, int32_t offset)
+static void compose_dates(row_texts *t, int32_t service_day, int64_t local)
+{
+    char text[11];
+    int64_t day = floor_div(local, 86400);
+    t->service_day = service_day;
+    t->local_start = day * 86400;
+    char *p = t->dates;
+    *p++ = '"';
+    format_date(service_day, text);
+    p = json_put_bytes(p, text, 10);
+    p = JSON_PUT_LITERAL(p, "\",\"departure\":\"");
+    format_date((int32_t)day, text);
+    p = json_put_bytes(p, text, 10);
+    *p = 'T';
+}
+
+static void compose_offset(row_texts *t, int32_t offset)
+{
+    uint32_t a = offset < 0 ? (uint32_t)0 - (uint32_t)offset : (uint32_t)offset;
+    t->offset = offset;
+    char *p = t->offset_text;
+    *p++ = offset < 0 ? '-' : '+';
+    p = json_put_2digits(p, a / 3600 % 100);
+    *p++ = ':';
+    p = json_put_2digits(p, a / 60 % 60);
+    JSON_PUT_LITERAL(p, "\",\"departure_secs\":");
+}
+
+/* "2026-11-21","departure":"2026-11-21T18:15:00-05:00","departure_secs":
+ * as the generic writer writes the service date and api_format_instant
+ * the instant. */
+static char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day, int64_t instant, int32_t offset)
 {
     int64_t local = instant + offset;
-    int64_t day = floor_div(local, 86400);
-    unsigned sod = (unsigned)(local - day * 86400);
-    if (day != t->local_day) {
-        char text[11];
-        t->local_day = day;
-        format_date((int32_t)day, text);
-        memcpy(t->local_date, text, 10);
-    }
-    if (offset != t->offset) {
-        int32_t a = offset < 0 ? -offset : offset;
-        t->offset = offset;
-        t->offset_text[0] = offset < 0 ? '-' : '+';
-        put2(t->offset_text + 1, (unsigned)(a / 3600));
-        t->offset_text[3] = ':';
-        put2(t->offset_text + 4, (unsigned)(a / 60 % 60));
-    }
-    *p++ = '"';
-    p = json_put_bytes(p, t->local_date, 10);
-    *p++ = 'T';
-    p = put2(p, sod / 3600);
+    if (service_day != t->service_day || (uint64_t)local - (uint64_t)t->local_start >= 86400)
+        compose_dates(t, service_day, local);
+    if (offset != t->offset)
+        compose_offset(t, offset);
+    uint32_t sod = (uint32_t)((uint64_t)local - (uint64_t)t->local_start);
+    uint32_t hours = sod / 3600, rest = sod % 3600;
+    p = json_put_bytes(p, t->dates, DATES_LEN);
+    p = json_put_2digits(p, hours);
     *p++ = ':';
-    p = put2(p, sod / 60 % 60);
+    p = json_put_2digits(p, rest / 60);
     *p++ = ':';
-    p = put2(p, sod % 60);
-    p = json_put_bytes(p, t->offset_text, 6);
-    *p++ = '"';
-    return p;
+    p = json_put_2digits(p, rest % 60);
+    return json_put_bytes(p, t->offset_text, OFFSET_TEXT_LEN);
 }
 
-static char *put_service_date(char *p, row_texts *t, int32_t day)
+/* Rows repeat their stops, routes and headsigns: the 50 rows of a response
+ * near a point typically name a dozen stops and a handful of routes. So a
+ * row is written as three fragments that later rows copy from where an
+ * earlier row wrote them in the output, and a few values of its own:
+ *
+ *   head    {"stop_id":"…","trip_id":            by stop
+ *   (the trip id)
+ *   middle  ,"route_id":…,"route_type":3,"headsign":…,"service_date":
+ *                                                by route and headsign
+ *   (the service date, departure, departure_secs and stop_sequence)
+ *   tail    ,"stop_name":"…","distance_m":407}   by stop (or just "}")
+ *
+ * Each kind is a small direct-mapped table: a collision only means writing
+ * the fragment afresh. */
+#define FRAG_SLOTS 64
+
+typedef struct frag {
+    uint64_t key;               /* 0: empty */
+    uint32_t off, len;          /* the fragment's bytes in w->buf */
+} frag;
+
+typedef struct row_frags {
+    frag head[FRAG_SLOTS], middle[FRAG_SLOTS], tail[FRAG_SLOTS];
+} row_frags;
+
+static frag *frag_slot(frag *table, uint64_t key)
 {
-    if (day != t->service_day) {
-        char text[11];
-        t->service_day = day;
-        format_date(day, text);
-        memcpy(t->service_date, text, 10);
+    return &table[(key ^ (key >> 6) ^ (key >> 32)) % FRAG_SLOTS];
+}
+
+/* Copies are at most a few hundred bytes: sixteen at a time, inline, the
+ * last chunk running past the end into room the row has reserved (and
+ * reading past the fragment's end into what followed it in the buffer,
+ * which may be where this copy writes: hence the chunk in between). */
+#define FRAG_SLACK 16
+
+static char *put_frag(char *p, const json_writer *w, const frag *f)
+{
+    const char *src = w->buf + f->off;
+    for (uint32_t i = 0; i < f->len; i += 16) {
+        char chunk[16];
+        memcpy(chunk, src + i, 16);
+        memcpy(p + i, chunk, 16);
     }
-    *p++ = '"';
-    p = json_put_bytes(p, t->service_date, 10);
-    *p++ = '"';
+    return p + f->len;
+}
+
+static void frag_keep(frag *f, uint64_t key, const json_writer *w, const char *from, const char *to)
+{
+    *f = (frag){key, (uint32_t)(from - w->buf), (uint32_t)(to - from)};
+}
+
+/* The bytes a fresh fragment may need: its literals, and each string at
+ * its worst (every byte a \u escape, plus the word json_put_cstring may
+ * store past its end). The dataset's longest string bounds every string,
+ * so none is measured before it is written; a feed whose longest string is
+ * too long to reserve for every row measures each instead. */
+#define FRAG_LITERAL_BYTES 160
+#define LONGEST_ASSUMED 1024
+
+static size_t string_room(const dataset *ds, const char *s)
+{
+    size_t len = ds->longest_string <= LONGEST_ASSUMED ? ds->longest_string : strlen(s);
+    return 6 * len + 10;
+}
+
+static char *put_head(char *p, const char *stop_id, const char *end)
+{
+    p = JSON_PUT_LITERAL(p, "{\"stop_id\":");
+    p = json_put_cstring(p, stop_id, end);
+    return JSON_PUT_LITERAL(p, ",\"trip_id\":");
+}
+
+static char *put_middle(char *p, const route_info *rt, const char *headsign, const char *end)
+{
+    p = JSON_PUT_LITERAL(p, ",\"route_id\":");
+    p = json_put_cstring(p, rt->id, end);
+    p = JSON_PUT_LITERAL(p, ",\"route_short_name\":");
+    p = json_put_cstring(p, rt->short_name, end);
+    p = JSON_PUT_LITERAL(p, ",\"route_long_name\":");
+    p = json_put_cstring(p, rt->long_name, end);
+    p = JSON_PUT_LITERAL(p, ",\"route_type\":");
+    p = put_int(p, rt->type);
+    p = JSON_PUT_LITERAL(p, ",\"headsign\":");
+    if (*headsign)
+        p = json_put_cstring(p, headsign, end);
+    else
+        p = JSON_PUT_LITERAL(p, "null");
+    return JSON_PUT_LITERAL(p, ",\"service_date\":");
+}
+
+static char *put_tail(char *p, const char *stop_name, double distance_m, bool near_point,
+                      const char *end)
+{
+    if (near_point) {
+        p = JSON_PUT_LITERAL(p, ",\"stop_name\":");
+        p = json_put_cstring(p, stop_name, end);
+        p = JSON_PUT_LITERAL(p, ",\"distance_m\":");
+        p = put_int(p, (int64_t)(distance_m + 0.5));
+    }
+    *p++ = '}';
     return p;
 }
 
-/* Rows repeat stops, routes and headsigns: a response of 50 rows near a
- * point typically names a dozen stops and a handful of routes. The first
- * row that writes one of them remembers where its bytes landed in the
- * output; later rows copy those bytes instead of measuring and escaping the
- * strings again. A small direct-mapped table per kind: a collision only
- * means writing the string afresh. */
-#define MEMO_SLOTS 64
-
-typedef struct memo_slot {
-    uintptr_t key;              /* 0: empty */
-    size_t off, len;            /* the fragment's bytes in w->buf */
-} memo_slot;
-
-typedef struct row_memo {
-    memo_slot stop_id[MEMO_SLOTS], stop_name[MEMO_SLOTS], route[MEMO_SLOTS], headsign[MEMO_SLOTS];
-} row_memo;
-
-static memo_slot *memo_find(memo_slot *table, uintptr_t key)
-{
-    memo_slot *slot = &table[(key ^ (key >> 6)) % MEMO_SLOTS];
-    return slot->key == key ? slot : NULL;
-}
-
-static void memo_keep(memo_slot *table, uintptr_t key, const json_writer *w, const char *from,
-                      const char *to)
-{
-    memo_slot *slot = &table[(key ^ (key >> 6)) % MEMO_SLOTS];
-    *slot = (memo_slot){key, (size_t)(from - w->buf), (size_t)(to - from)};
-}
-
-/* The literal bytes of a row with every value empty, plus room for the
- * numbers (20 digits and a sign each) and the two texts of fixed length. */
-#define ROW_FIXED_BYTES 400
-
-/* Room for a remembered fragment, or for escaping `s` afresh. */
-static size_t room_for(const memo_slot *hit, const char *s, size_t *len)
-{
-    if (hit)
-        return hit->len;
-    *len = strlen(s);
-    return 6 * *len + 2;
-}
-
-/* Copies a remembered fragment from earlier in the buffer. */
-static char *put_memo(char *p, const json_writer *w, const memo_slot *hit)
-{
-    return json_put_bytes(p, w->buf + hit->off, hit->len);
-}
-
-/* A string value: the remembered fragment when there is one, else escaped
- * afresh and remembered under `key`. */
-static char *put_memo_string(char *p, const json_writer *w, const memo_slot *hit, memo_slot *table,
-                             uintptr_t key, const char *s, size_t len)
-{
-    if (hit)
-        return put_memo(p, w, hit);
-    char *from = p;
-    p = json_put_string(p, s, len);
-    memo_keep(table, key, w, from, p);
-    return p;
-}
+/* The row's own values, after the middle fragment: 12 + 13 + 27 + 18 + 17
+ * bytes of text and two numbers of at most 20 digits. */
+#define ROW_OWN_BYTES 140
 
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
                                 uint32_t count, bool near_point)
 {
-    row_texts texts = {.service_day = INT32_MIN, .local_day = INT64_MIN, .offset = INT32_MIN};
-    row_memo memo;
-    memset(&memo, 0, sizeof memo);
+    row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
+    row_frags frags;
+    memset(&frags, 0, sizeof frags);
+    const char *strings_end = ds->strings + ds->nstrings;
     /* Each row's trip id lies somewhere in the string pool, most likely out
      * of cache: ask for all of them first, so the misses overlap instead of
      * each row waiting for its own. */
-    for (uint32_t i = 0; i < count; i++) {
-        trip_info tr;
-        dataset_trip(ds, deps[i].trip, &tr);
-        __builtin_prefetch(tr.id);
-    }
+    for (uint32_t i = 0; i < count; i++)
+        __builtin_prefetch(ds->strings + ds->trips[deps[i].trip].id);
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
+        const tt_trip *tr = &ds->trips[d->trip];
+        const char *trip_id = ds->strings + tr->id, *headsign = ds->strings + tr->headsign;
+        uint64_t stop_key = (uint64_t)d->stop + 1;
+        uint64_t middle_key = ((uint64_t)tr->route + 1) << 32 | tr->headsign;
+        frag *head = frag_slot(frags.head, stop_key), *middle = frag_slot(frags.middle, middle_key);
+        frag *tail = frag_slot(frags.tail, stop_key);
+        bool have_head = head->key == stop_key, have_middle = middle->key == middle_key;
+        bool have_tail = tail->key == stop_key;
+        size_t room = ROW_OWN_BYTES + string_room(ds, trip_id) + 3 * FRAG_SLACK;
         stop_info st;
-        trip_info tr;
         route_info rt;
-        dataset_stop(ds, d->stop, &st);
-        dataset_trip(ds, d->trip, &tr);
-        uintptr_t stop_key = (uintptr_t)d->stop + 1, route_key = (uintptr_t)tr.route + 1;
-        uintptr_t headsign_key = (uintptr_t)tr.headsign;
-        const memo_slot *stop_id = memo_find(memo.stop_id, stop_key);
-        const memo_slot *stop_name = near_point ? memo_find(memo.stop_name, stop_key) : NULL;
-        const memo_slot *route = memo_find(memo.route, route_key);
-        const memo_slot *headsign = memo_find(memo.headsign, headsign_key);
-        size_t stop_id_len = 0, name_len = 0, trip_id_len = strlen(tr.id), headsign_len = 0;
-        size_t route_id_len = 0, short_len = 0, long_len = 0;
-        size_t room = ROW_FIXED_BYTES + 6 * trip_id_len;
-        room += room_for(stop_id, st.id, &stop_id_len);
-        if (near_point)
-            room += room_for(stop_name, st.name, &name_len);
-        room += room_for(headsign, tr.headsign, &headsign_len);
-        if (!route) {
-            dataset_route(ds, tr.route, &rt);
-            room += room_for(NULL, rt.id, &route_id_len) + room_for(NULL, rt.short_name, &short_len) +
-                    room_for(NULL, rt.long_name, &long_len);
-        } else {
-            room += route->len;
+        if (!have_head || !have_tail) {
+            dataset_stop(ds, d->stop, &st);
+            room += 2 * FRAG_LITERAL_BYTES + string_room(ds, st.id) + string_room(ds, st.name);
         }
+        if (!have_middle) {
+            dataset_route(ds, tr->route, &rt);
+            room += FRAG_LITERAL_BYTES + string_room(ds, rt.id) + string_room(ds, rt.short_name) +
+                    string_room(ds, rt.long_name) + string_room(ds, headsign);
+        }
+        room += (have_head ? head->len : 0) + (have_middle ? middle->len : 0) + (have_tail ? tail->len : 0);
         char *p = json_raw_begin(w, room);
         if (!p)
             return;
-        p = JSON_PUT_LITERAL(p, "{\"stop_id\":");
-        p = put_memo_string(p, w, stop_id, memo.stop_id, stop_key, st.id, stop_id_len);
-        p = JSON_PUT_LITERAL(p, ",\"trip_id\":");
-        p = json_put_string(p, tr.id, trip_id_len);
-        if (route) {
-            p = put_memo(p, w, route);
+        char *from = p;
+        if (have_head) {
+            p = put_frag(p, w, head);
         } else {
-            char *from = p;
-            p = JSON_PUT_LITERAL(p, ",\"route_id\":");
-            p = json_put_string(p, rt.id, route_id_len);
-            p = JSON_PUT_LITERAL(p, ",\"route_short_name\":");
-            p = json_put_string(p, rt.short_name, short_len);
-            p = JSON_PUT_LITERAL(p, ",\"route_long_name\":");
-            p = json_put_string(p, rt.long_name, long_len);
-            p = JSON_PUT_LITERAL(p, ",\"route_type\":");
-            p = put_int(p, rt.type);
-            memo_keep(memo.route, route_key, w, from, p);
+            p = put_head(p, st.id, strings_end);
+            frag_keep(head, stop_key, w, from, p);
         }
-        p = JSON_PUT_LITERAL(p, ",\"headsign\":");
-        if (headsign) {
-            p = put_memo(p, w, headsign);
+        p = json_put_cstring(p, trip_id, strings_end);
+        from = p;
+        if (have_middle) {
+            p = put_frag(p, w, middle);
         } else {
-            char *from = p;
-            if (headsign_len)
-                p = json_put_string(p, tr.headsign, headsign_len);
-            else
-                p = JSON_PUT_LITERAL(p, "null");
-            memo_keep(memo.headsign, headsign_key, w, from, p);
+            p = put_middle(p, &rt, headsign, strings_end);
+            frag_keep(middle, middle_key, w, from, p);
         }
-        p = JSON_PUT_LITERAL(p, ",\"service_date\":");
-        p = put_service_date(p, &texts, d->service_date);
-        p = JSON_PUT_LITERAL(p, ",\"departure\":");
-        p = put_instant(p, &texts, d->instant, d->utc_offset);
-        p = JSON_PUT_LITERAL(p, ",\"departure_secs\":");
-        p = json_put_uint(p, d->secs);
+        p = put_dates_and_instant(p, &texts, d->service_date, d->instant, d->utc_offset);
+        p = json_put_u32(p, d->secs);
         p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
-        p = json_put_uint(p, d->stop_sequence);
-        if (near_point) {
-            p = JSON_PUT_LITERAL(p, ",\"stop_name\":");
-            p = put_memo_string(p, w, stop_name, memo.stop_name, stop_key, st.name, name_len);
-            p = JSON_PUT_LITERAL(p, ",\"distance_m\":");
-            p = put_int(p, (int64_t)(d->distance_m + 0.5));
+        p = json_put_u32(p, d->stop_sequence);
+        from = p;
+        if (have_tail) {
+            p = put_frag(p, w, tail);
+        } else {
+            p = put_tail(p, st.name, d->distance_m, near_point, strings_end);
+            frag_keep(tail, stop_key, w, from, p);
         }
-        *p++ = '}';
         json_raw_end(w, p);
     }
 }

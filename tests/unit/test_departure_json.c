@@ -5,8 +5,11 @@
  * texts. Its output must be byte for byte what the generic json_writer calls
  * give for the same departures. The feed here is built to stress that:
  * names that need escaping (quotes, backslashes, a tab, UTF-8), empty
- * headsigns (null), more distinct headsigns than the memo has slots, rows
- * after midnight (a second local date) and a DST change inside the window.
+ * headsigns (null), more distinct headsigns and more stops than the
+ * fragment tables have slots, rows after midnight (a second local date) and
+ * a DST change inside the window. Every check runs twice: on that feed, and
+ * on the same feed with one string too long for the writer to reserve room
+ * from the dataset's longest string, so that each string is measured.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
@@ -20,20 +23,31 @@
 #include "transit/timetable.h"
 
 #define NTRIPS 150
+#define NWALK_STOPS 70   /* more than the writer's 64 fragment slots */
 
-static char g_dir[512];
-static dataset *g_ds;
+static char g_dir[512], g_dir_long[512];
+static dataset *g_ds, *g_ds_long;
 
-static void write_feed(const char *dir)
+static void write_feed(const char *dir, bool long_string)
 {
     test_write_file(dir, "agency.txt",
                "agency_id,agency_name,agency_url,agency_timezone\n"
                "A1,Test Transit,http://example.com,America/New_York\n");
-    test_write_file(dir, "stops.txt",
-               "stop_id,stop_name,stop_lat,stop_lon\n"
-               "\"Q\"\"1\",\"Quote \"\"Q\"\" \\ back\",40.7000,-74.0000\n"
-               "S2,\"Stra\xc3\x9f" "e\t\xe2\x82\xac\",40.7005,-74.0000\n"
-               "S3,Last,40.7010,-74.0000\n");
+    static char stops[NWALK_STOPS * 64 + 4096];
+    char desc[1601] = "";
+    if (long_string) {
+        memset(desc, 'd', 1600);
+        desc[1600] = '\0';
+    }
+    size_t o = (size_t)snprintf(stops, sizeof stops,
+                                "stop_id,stop_name,stop_lat,stop_lon,stop_desc\n"
+                                "\"Q\"\"1\",\"Quote \"\"Q\"\" \\ back\",40.7000,-74.0000,\n"
+                                "S2,\"Stra\xc3\x9f" "e\t\xe2\x82\xac\",40.7005,-74.0000,\n"
+                                "S3,Last,40.7010,-74.0000,%s\n", desc);
+    for (int i = 0; i < NWALK_STOPS; i++)
+        o += (size_t)snprintf(stops + o, sizeof stops - o, "P%02d,\"Walk \"\"%d\"\"\",%.4f,-74.0010,\n", i, i,
+                              40.7000 + i * 0.00002);
+    test_write_file(dir, "stops.txt", stops);
     test_write_file(dir, "routes.txt",
                "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                "\"R\"\"1\",A1,1,\"Long \"\"one\"\"\",3\n"
@@ -41,7 +55,7 @@ static void write_feed(const char *dir)
     test_write_file(dir, "calendar.txt",
                "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
                "ALL,1,1,1,1,1,1,1,20261001,20261231\n");
-    static char trips[NTRIPS * 64 + 128], times[NTRIPS * 3 * 64 + 128];
+    static char trips[NTRIPS * 64 + 128], times[(NTRIPS * 3 + NWALK_STOPS) * 64 + 128];
     size_t t = (size_t)snprintf(trips, sizeof trips, "route_id,service_id,trip_id,trip_headsign\n");
     size_t s = (size_t)snprintf(times, sizeof times,
                                 "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n");
@@ -63,20 +77,39 @@ static void write_feed(const char *dir)
         s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S3,3\n",
                               i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
     }
+    /* one trip past every walk stop, its departures among the others' */
+    t += (size_t)snprintf(trips + t, sizeof trips - t, "R2,ALL,TW,Walk\n");
+    for (int i = 0; i < NWALK_STOPS; i++) {
+        int dep = 22 * 3600 + 600 + i * 30;
+        s += (size_t)snprintf(times + s, sizeof times - s, "TW,%02d:%02d:%02d,%02d:%02d:%02d,P%02d,%d\n",
+                              dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60, i,
+                              i + 1);
+    }
     test_write_file(dir, "trips.txt", trips);
     test_write_file(dir, "stop_times.txt", times);
+}
+
+static dataset *build(char *dir, size_t dir_size, const char *name, bool long_string)
+{
+    test_tmpdir(dir, dir_size, name);
+    write_feed(dir, long_string);
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    dataset *ds = test_build_timetable(dir, &d, &st);
+    diag_destroy(&d);
+    return ds;
 }
 
 static int setup(void **state)
 {
     (void)state;
-    test_tmpdir(g_dir, sizeof g_dir, "departure_json");
-    write_feed(g_dir);
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    g_ds = test_build_timetable(g_dir, &d, &st);
-    diag_destroy(&d);
+    g_ds = build(g_dir, sizeof g_dir, "departure_json", false);
+    g_ds_long = build(g_dir_long, sizeof g_dir_long, "departure_json_long", true);
+    /* the long feed's longest string is past what the writer assumes (1024) */
+    stop_info st;
+    dataset_stop(g_ds_long, dataset_find_stop(g_ds_long, "S3", 2), &st);
+    assert_int_equal(strlen(st.desc), 1600);
     return 0;
 }
 
@@ -84,11 +117,12 @@ static int teardown(void **state)
 {
     (void)state;
     dataset_close(g_ds);
+    dataset_close(g_ds_long);
     return 0;
 }
 
 /* The body as the generic writer calls give it: one call per key and value. */
-static void expected_body(json_writer *w, const departure *deps, uint32_t n, bool truncated)
+static void expected_body(const dataset *ds, json_writer *w, const departure *deps, uint32_t n, bool truncated)
 {
     json_object_begin(w);
     json_key(w, "departures");
@@ -98,9 +132,9 @@ static void expected_body(json_writer *w, const departure *deps, uint32_t n, boo
         stop_info st;
         trip_info tr;
         route_info rt;
-        dataset_stop(g_ds, d->stop, &st);
-        dataset_trip(g_ds, d->trip, &tr);
-        dataset_route(g_ds, tr.route, &rt);
+        dataset_stop(ds, d->stop, &st);
+        dataset_trip(ds, d->trip, &tr);
+        dataset_route(ds, tr.route, &rt);
         char date[11], instant[26];
         json_object_begin(w);
         json_kv_string(w, "stop_id", st.id);
@@ -131,7 +165,7 @@ static void expected_body(json_writer *w, const departure *deps, uint32_t n, boo
 
 /* /v1/departures at `time` against the generic writer, for every limit
  * from a single row to all of them. */
-static void check_departures_at(const char *time, int64_t from)
+static void check_departures_at(dataset *ds, const char *time, int64_t from)
 {
     static const char *const limits[] = {"1", "7", "64", "500"};
     for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
@@ -144,18 +178,18 @@ static void check_departures_at(const char *time, int64_t from)
         json_init(&want);
         api_problem prob;
         int cache = 0;
-        assert_int_equal(api_departures(t, g_ds, &req, &got, &prob, &cache), 200);
+        assert_int_equal(api_departures(t, ds, &req, &got, &prob, &cache), 200);
 
         static departure deps[QUERY_LIMIT_MAX];
         uint32_t n = 0;
         bool truncated = false;
         query_error qe;
         query_scratch *s = query_scratch_new();
-        assert_int_equal(nearby_departures(g_ds, s, 40.7005, -74.0, 500, from, 600 * 60,
+        assert_int_equal(nearby_departures(ds, s, 40.7005, -74.0, 500, from, 600 * 60,
                                            (uint32_t)atoi(limits[k]), deps, &n, &truncated, &qe),
                          QUERY_OK);
         assert_true(n > 0);
-        expected_body(&want, deps, n, truncated);
+        expected_body(ds, &want, deps, n, truncated);
         assert_int_equal(got.len, want.len);
         assert_string_equal(got.buf, want.buf);
 
@@ -170,14 +204,18 @@ static void test_rows_match_the_generic_writer(void **state)
 {
     (void)state;
     /* 2026-11-20 21:30 EST = 02:30Z on the 21st: rows run past local midnight */
-    check_departures_at("2026-11-20T21:30:00", (int64_t)days_from_civil(2026, 11, 21) * 86400 + 2 * 3600 + 1800);
+    int64_t from = (int64_t)days_from_civil(2026, 11, 21) * 86400 + 2 * 3600 + 1800;
+    check_departures_at(g_ds, "2026-11-20T21:30:00", from);
+    check_departures_at(g_ds_long, "2026-11-20T21:30:00", from);
 }
 
 static void test_rows_across_a_dst_change(void **state)
 {
     (void)state;
     /* 2026-10-31 21:30 EDT = 01:30Z on Nov 1; clocks fall back at 02:00 EDT */
-    check_departures_at("2026-10-31T21:30:00", (int64_t)days_from_civil(2026, 11, 1) * 86400 + 1 * 3600 + 1800);
+    int64_t from = (int64_t)days_from_civil(2026, 11, 1) * 86400 + 1 * 3600 + 1800;
+    check_departures_at(g_ds, "2026-10-31T21:30:00", from);
+    check_departures_at(g_ds_long, "2026-10-31T21:30:00", from);
 }
 
 static void test_escaped_fragments_are_reused_correctly(void **state)
@@ -200,6 +238,15 @@ static void test_escaped_fragments_are_reused_correctly(void **state)
                                     "\"route_long_name\":\"Long \\\"one\\\"\",\"route_type\":3"));
     assert_non_null(strstr(out.buf, "\"route_long_name\":\"\",\"route_type\":700,\"headsign\":null"));
     assert_non_null(strstr(out.buf, "\"headsign\":\"\\\"Via\\\" 2\""));
+    /* more stops in one response than the fragment tables have slots (the
+     * walk trip's last stop has no departure) */
+    for (int i = 0; i < NWALK_STOPS - 1; i++) {
+        char row[96];
+        snprintf(row, sizeof row, "{\"stop_id\":\"P%02d\",\"trip_id\":\"TW\"", i);
+        assert_non_null(strstr(out.buf, row));
+        snprintf(row, sizeof row, "\"stop_name\":\"Walk \\\"%d\\\"\",\"distance_m\":", i);
+        assert_non_null(strstr(out.buf, row));
+    }
     json_free(&out);
     api_thread_free(t);
 }

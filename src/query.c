@@ -199,21 +199,35 @@ int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, do
 
 /* ------------------------------------------------------------ departures */
 
-static inline bool entry_before(const heap_entry *a, const heap_entry *b)
+/* The heap's comparisons depend on the data, so a branch on each would be
+ * mispredicted about half the time: they are computed, not branched on. */
+static inline size_t entry_before(const heap_entry *a, const heap_entry *b)
 {
-    return a->hi < b->hi || (a->hi == b->hi && a->lo < b->lo);
+    return (size_t)((a->hi < b->hi) | ((a->hi == b->hi) & (a->lo < b->lo)));
 }
 
-static void heap_sift_down(heap_entry *h, size_t n, size_t i)
+/* Puts x in place of the top. A replaced top is the cursor's next event,
+ * later than the one it had, so it mostly belongs near the bottom: the hole
+ * goes down to a leaf along the earlier child at each level (a comparison
+ * whose result picks the child, no branch), and x rises from there, most
+ * often not at all. */
+static void heap_replace_top(heap_entry *h, size_t n, heap_entry x)
 {
-    heap_entry x = h[i];
-    for (;;) {
-        size_t l = 2 * i + 1;
-        if (l >= n) break;
-        size_t c = (l + 1 < n && entry_before(&h[l + 1], &h[l])) ? l + 1 : l;
-        if (!entry_before(&h[c], &x)) break;
+    size_t i = 0;
+    for (size_t l = 1; l + 1 < n; l = 2 * i + 1) {
+        size_t c = l + entry_before(&h[l + 1], &h[l]);
         h[i] = h[c];
         i = c;
+    }
+    if (2 * i + 1 < n) {
+        h[i] = h[2 * i + 1];
+        i = 2 * i + 1;
+    }
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!entry_before(&x, &h[p])) break;
+        h[i] = h[p];
+        i = p;
     }
     h[i] = x;
 }
@@ -437,14 +451,14 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
             if (next < to) {
                 /* and the event after it, which this cursor may need next */
                 if (c->run + 1 < c->run_end) prefetch_event(ds, c->run + 1, c->pos);
-                top->hi = (uint64_t)(next - from) << 32 | (uint32_t)top->hi;
-                top->lo = (top->lo & 0xffffffff00000000ull) | ds->runs[c->run].trip_rank;
-                heap_sift_down(s->heap, s->heap_n, 0);
+                heap_entry e = {(uint64_t)(next - from) << 32 | (uint32_t)top->hi,
+                                (top->lo & 0xffffffff00000000ull) | ds->runs[c->run].trip_rank, top->cursor};
+                heap_replace_top(s->heap, s->heap_n, e);
                 continue;
             }
         }
-        s->heap[0] = s->heap[--s->heap_n];
-        if (s->heap_n) heap_sift_down(s->heap, s->heap_n, 0);
+        s->heap_n--;
+        if (s->heap_n) heap_replace_top(s->heap, s->heap_n, s->heap[s->heap_n]);
     }
     *count = n;
 }

@@ -268,6 +268,15 @@ static void test_unknown_and_duplicate_parameters(void **state)
     expect_problem(api_agencies, any, N(any), NULL, 400, "x", "unknown parameter 'x'");
     expect_problem(api_feed, any, N(any), NULL, 400, "x", "unknown parameter 'x'");
     expect_problem(api_stop, any, N(any), "S1", 400, "x", "unknown parameter 'x'");
+    /* names that share a first letter with allowed ones, and a repeat of the last allowed name */
+    api_param prefix[] = {P("lat", "0"), P("lon", "0"), P("limit", "5"), P("la", "1")};
+    expect_problem(api_departures, prefix, N(prefix), NULL, 400, "la", "unknown parameter 'la'");
+    api_param longer[] = {P("lat", "0"), P("lons", "0")};
+    expect_problem(api_departures, longer, N(longer), NULL, 400, "lons", "unknown parameter 'lons'");
+    api_param all_then_dup[] = {P("lat", "0"),    P("lon", "0"),    P("radius", "5"), P("time", "2026-11-21T18:15"),
+                                P("window", "5"), P("limit", "5"), P("radius", "6")};
+    expect_problem(api_departures, all_then_dup, N(all_then_dup), NULL, 400, "radius",
+                   "duplicate parameter 'radius'");
     api_param q_dup[] = {P("q", "a"), P("q", "b")};
     expect_problem(api_stops_search, q_dup, N(q_dup), NULL, 400, "q", "duplicate parameter 'q'");
     api_param stop_on_trip[] = {P("window", "60")};

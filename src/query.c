@@ -28,8 +28,10 @@ typedef struct cursor {
     uint32_t run, run_end, pos;
     uint32_t stop, stop_sequence;
     int32_t day;
-    double distance;
+    uint32_t near;         /* index into query_scratch.near, or NO_NEAR */
 } cursor;
+
+#define NO_NEAR UINT32_MAX
 
 /* The merge heap holds the order key of each cursor's current event, not
  * the cursor: (instant, stop_id, route_short_name, trip_id) as two integers
@@ -45,6 +47,14 @@ typedef struct heap_entry {
 
 typedef struct pending pending;
 
+/* A stop within the radius: its grid point and its distance, which the
+ * departure search leaves NAN until one of the stop's departures is output
+ * (see collect_near). */
+typedef struct near_stop {
+    const grid_point *point;
+    double distance_m;
+} near_stop;
+
 struct query_scratch {
     pending *pending;
     size_t pending_n, pending_cap;
@@ -52,8 +62,9 @@ struct query_scratch {
     size_t cur_n, cur_cap;
     heap_entry *heap;
     size_t heap_n, heap_cap;
-    nearby_stop *near;
+    near_stop *near;
     size_t near_n, near_cap;
+    double lat, lon, cos_lat;   /* the point near_stop distances are from */
 };
 
 /* Doubles a scratch array. Scratch only grows, so a warm thread's queries
@@ -122,16 +133,41 @@ static double haversine_m(double lat1, double lon1, double cos_lat1, double lat2
 
 /* ------------------------------------------------------------ nearby stops */
 
-static int near_push(query_scratch *s, uint32_t stop, double d)
+static int near_push(query_scratch *s, const grid_point *gp, double d)
 {
     if (s->near_n == s->near_cap && grow_scratch((void **)&s->near, &s->near_cap, sizeof *s->near)) return -1;
-    s->near[s->near_n++] = (nearby_stop){stop, d};
+    s->near[s->near_n++] = (near_stop){gp, d};
     return 0;
 }
 
+/* The near stop's distance, computed on first use. */
+static double near_distance(query_scratch *s, uint32_t i)
+{
+    if (i == NO_NEAR) return 0;
+    near_stop *n = &s->near[i];
+    if (isnan(n->distance_m))
+        n->distance_m = haversine_m(s->lat, s->lon, s->cos_lat, n->point->lat, n->point->lon, n->point->cos_lat);
+    return n->distance_m;
+}
+
+/* Whether a stop lies within the radius is decided without the haversine
+ * (two sines and an arcsine, each saving and restoring the rounding mode
+ * in glibc) whenever a cheaper distance settles it. For angles φ, λ (the
+ * differences in latitude and longitude, in radians) the planar distance
+ * A = 2R·sqrt((φ/2)² + cos φ1·cos φ2·(λ/2)²) differs from the haversine D
+ * by less than A·(φ² + λ²)/12 once φ² + λ² ≤ 0.01: sin²x lies within
+ * x²·[1 - x²/3, 1], and asin y within y·[1, 1 + y²/5] for small y. The
+ * slack below is twelve times that plus a micrometre for rounding, so a
+ * stop farther than the slack from the circle is inside or outside exactly
+ * as the haversine says; only a stop within it gets the haversine. */
+#define PLANAR_MAX_ANGLE2 0.01
+
 /* Collects stops within radius (location_type 0 or 1; only 0 when
- * platforms_only) into s->near, unordered. */
-static int collect_near(const dataset *ds, query_scratch *s, double lat, double lon, double radius, bool platforms_only)
+ * platforms_only) into s->near, unordered. With lazy_distances, a stop
+ * the planar distance puts inside gets a NAN distance, for near_distance
+ * to compute if it is needed; otherwise every distance is the haversine. */
+static int collect_near(const dataset *ds, query_scratch *s, double lat, double lon, double radius, bool platforms_only,
+                        bool lazy_distances)
 {
     const tt_meta *m = ds->meta;
     s->near_n = 0;
@@ -149,6 +185,10 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
         return 0;
     }
     double cos_lat = cos(lat * M_PI / 180);
+    s->lat = lat;
+    s->lon = lon;
+    s->cos_lat = cos_lat;
+    const double rad = M_PI / 180.0;
     uint32_t cy0 = y0 < 0 ? 0 : (uint32_t)y0, cy1 = y1 >= m->grid_ny ? m->grid_ny - 1 : (uint32_t)y1;
     uint32_t cx0 = x0 < 0 ? 0 : (uint32_t)x0, cx1 = x1 >= m->grid_nx ? m->grid_nx - 1 : (uint32_t)x1;
     for (uint32_t cy = cy0; cy <= cy1; cy++) {
@@ -158,17 +198,29 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
             if (platforms_only && gp->location_type != 0) continue;
             /* the bounding box of the circle first: cheap, and exact enough to never drop a stop */
             if (fabs(gp->lat - lat) > dlat || (dlon < 180 && fabs(gp->lon - lon) > dlon)) continue;
-            double d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
-            if (d <= radius && near_push(s, gp->stop, d)) return -1;
+            double dphi = (gp->lat - lat) * rad, dl = (gp->lon - lon) * rad;
+            double angle2 = dphi * dphi + dl * dl;
+            double d = NAN;
+            if (angle2 <= PLANAR_MAX_ANGLE2) {
+                double planar = 2 * EARTH_RADIUS_M * sqrt(0.25 * dphi * dphi + cos_lat * gp->cos_lat * 0.25 * dl * dl);
+                double slack = planar * angle2 + 1e-6;
+                if (planar - slack > radius) continue;
+                if (planar + slack >= radius || !lazy_distances)
+                    d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
+            } else {
+                d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
+            }
+            if (!(d <= radius) && !isnan(d)) continue;
+            if (near_push(s, gp, d)) return -1;
         }
     }
     return 0;
 }
 
-static int near_before(const dataset *ds, const nearby_stop *a, const nearby_stop *b)
+static int near_before(const dataset *ds, const near_stop *a, const nearby_stop *b)
 {
     if (a->distance_m != b->distance_m) return a->distance_m < b->distance_m;
-    return ds->stops[a->stop].id_rank < ds->stops[b->stop].id_rank;
+    return ds->stops[a->point->stop].id_rank < ds->stops[b->stop].id_rank;
 }
 
 int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, uint32_t limit,
@@ -179,18 +231,19 @@ int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, do
     int rc = check_point(lat, lon, err);
     if (rc == QUERY_OK) rc = check_common(radius_m, 0, limit, true, false, err);
     if (rc != QUERY_OK) return rc;
-    if (collect_near(ds, s, lat, lon, radius_m, false)) return set_err(err, "", "out of memory"), QUERY_ENOMEM;
+    if (collect_near(ds, s, lat, lon, radius_m, false, false))
+        return set_err(err, "", "out of memory"), QUERY_ENOMEM;
     /* selection of the `limit` nearest: insertion into the sorted output */
     uint32_t n = 0;
     for (size_t i = 0; i < s->near_n; i++) {
-        const nearby_stop *c = &s->near[i];
+        const near_stop *c = &s->near[i];
         if (n == limit && !near_before(ds, c, &out[n - 1])) continue;
         uint32_t j = n < limit ? n++ : n - 1;
         while (j > 0 && near_before(ds, c, &out[j - 1])) {
             out[j] = out[j - 1];
             j--;
         }
-        out[j] = *c;
+        out[j] = (nearby_stop){c->point->stop, c->distance_m};
     }
     *count = n;
     *truncated = s->near_n > limit;
@@ -330,7 +383,7 @@ typedef struct pending {
     uint32_t a, b;
     uint32_t stop, stop_rank;
     uint32_t day;               /* index into the query's day spans */
-    double distance;
+    uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
 } pending;
 
 static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
@@ -350,7 +403,7 @@ static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
  * dependent load that mostly misses the cache. Here it is only requested;
  * settle_pending reads it once the requests of every stop are in flight,
  * so the misses overlap instead of each search waiting for its own. */
-static int narrow_stop(const dataset *ds, query_scratch *s, uint32_t stop, double distance, const day_span *days,
+static int narrow_stop(const dataset *ds, query_scratch *s, uint32_t stop, uint32_t near, const day_span *days,
                        uint32_t ndays)
 {
     const tt_stop *sp = &ds->stops[stop];
@@ -375,7 +428,7 @@ static int narrow_stop(const dataset *ds, query_scratch *s, uint32_t stop, doubl
             if (s->pending_n == s->pending_cap &&
                 grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
                 return -1;
-            s->pending[s->pending_n++] = (pending){vh, a, b, stop, sp->id_rank, d, distance};
+            s->pending[s->pending_n++] = (pending){vh, a, b, stop, sp->id_rank, d, near};
             prefetch_event(ds, a, vh->pos);
             if (a + 1 < b) prefetch_event(ds, a + 1, vh->pos);
         }
@@ -402,7 +455,7 @@ static int settle_pending(const dataset *ds, query_scratch *s, const day_span *d
         uint32_t secs = run_secs(ds, a, vh->pos);
         if ((int64_t)secs >= day->hi) continue;
         if (a + 1 < end) prefetch_event(ds, a + 1, vh->pos);
-        cursor c = {day->base, a, end, vh->pos, pd->stop, vh->stop_sequence, day->day, pd->distance};
+        cursor c = {day->base, a, end, vh->pos, pd->stop, vh->stop_sequence, day->day, pd->near};
         if (heap_push(s, &c, (uint32_t)((int64_t)secs - day->lo), pd->stop_rank, vh->route_rank,
                       ds->runs[a].trip_rank))
             return -1;
@@ -442,7 +495,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         d->stop = c->stop;
         d->trip = r->trip;
         d->stop_sequence = c->stop_sequence;
-        d->distance_m = c->distance;
+        d->distance_m = near_distance(s, c->near);
         /* advance the cursor within its group; a group's runs never
          * overtake, so its next event is no earlier than this one */
         c->run++;
@@ -479,9 +532,9 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     const tt_stop *sp = &ds->stops[stop];
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (narrow_stop(ds, s, stop, 0, days, ndays)) goto oom;
+    if (narrow_stop(ds, s, stop, NO_NEAR, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++)
-        if (narrow_stop(ds, s, ds->children[sp->children_first + i], 0, days, ndays)) goto oom;
+        if (narrow_stop(ds, s, ds->children[sp->children_first + i], NO_NEAR, days, ndays)) goto oom;
     if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
@@ -502,21 +555,21 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     if (rc != QUERY_OK) return rc;
     int64_t to = from + window_s;
     s->heap_n = s->cur_n = 0;
-    if (collect_near(ds, s, lat, lon, radius_m, true)) goto oom;
+    if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
     /* Each stop's visit records lie somewhere in a 1.6 MB array: ask for
      * them all first, so the misses overlap instead of each stop waiting
      * for its own. */
     for (size_t i = 0; i < s->near_n; i++) {
-        const tt_stop *sp = &ds->stops[s->near[i].stop];
+        const tt_stop *sp = &ds->stops[s->near[i].point->stop];
         const char *first = (const char *)(ds->visit_hot + sp->visit_first);
         const char *last = (const char *)(ds->visit_hot + sp->visit_first + sp->visit_count);
         for (const char *p = first; p < last && p < first + 256; p += 64)
             __builtin_prefetch(p);
     }
     for (size_t i = 0; i < s->near_n; i++)
-        if (narrow_stop(ds, s, s->near[i].stop, s->near[i].distance_m, days, ndays)) goto oom;
+        if (narrow_stop(ds, s, s->near[i].point->stop, (uint32_t)i, days, ndays)) goto oom;
     if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;

@@ -462,6 +462,68 @@ static void test_nearby(void **state)
     assert_string_equal(stop_id(out[8].stop), "B");   /* 09:01 T2 at B */
 }
 
+/* A stop exactly on the circle is inside, and outside when the radius is
+ * one double smaller, for nearby stops and nearby departures alike: the
+ * planar shortcut in collect_near must defer to the haversine there. A
+ * departure's distance is the stop's haversine distance, bit for bit, when
+ * the shortcut decided the stop and the distance was computed later. */
+static void test_nearby_radius_boundary(void **state)
+{
+    (void)state;
+    nearby_stop ns[8];
+    uint32_t n;
+    bool trunc;
+    query_error qe;
+    assert_int_equal(nearby_stops(g_ds, g_s, 40.7003, -74.0002, 400, 8, ns, &n, &trunc, &qe), QUERY_OK);
+    assert_true(n >= 3);
+    int departing_at_the_edge = 0;
+    for (uint32_t k = 0; k < 3; k++) {
+        double d = ns[k].distance_m;
+        uint32_t stop = ns[k].stop;
+        double radii[] = {d, nextafter(d, 0)};
+        for (int r = 0; r < 2; r++) {
+            if (radii[r] < 1) continue;   /* below the smallest radius taken */
+            nearby_stop got[8];
+            uint32_t m;
+            assert_int_equal(nearby_stops(g_ds, g_s, 40.7003, -74.0002, radii[r], 8, got, &m, &trunc, &qe), QUERY_OK);
+            bool listed = false;
+            for (uint32_t i = 0; i < m; i++)
+                listed |= got[i].stop == stop;
+            assert_int_equal(listed, r == 0);
+            departure out[64];
+            assert_int_equal(nearby_departures(g_ds, g_s, 40.7003, -74.0002, radii[r], utc(2026, 11, 2, 7, 0),
+                                               12 * 3600, 64, out, &m, &trunc, &qe),
+                             QUERY_OK);
+            bool departs = false;
+            for (uint32_t i = 0; i < m; i++)
+                if (out[i].stop == stop) {
+                    departs = true;
+                    assert_true(out[i].distance_m == d);
+                }
+            if (r == 1) assert_false(departs);
+            else departing_at_the_edge += departs;
+        }
+    }
+    assert_true(departing_at_the_edge >= 2);
+    /* well inside the radius, the distance is computed only when output, and equal */
+    departure out[64];
+    assert_int_equal(nearby_departures(g_ds, g_s, 40.7003, -74.0002, 1000, utc(2026, 11, 2, 7, 0), 12 * 3600, 64,
+                                       out, &n, &trunc, &qe),
+                     QUERY_OK);
+    assert_true(n > 0);
+    uint32_t compared = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < 8 && !found; k++)
+            if (ns[k].stop == out[i].stop) {
+                assert_true(out[i].distance_m == ns[k].distance_m);
+                found = true;
+                compared++;
+            }
+    }
+    assert_true(compared > 0);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -587,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_station_children),
         cmocka_unit_test(test_find_by_id),
         cmocka_unit_test(test_nearby),
+        cmocka_unit_test(test_nearby_radius_boundary),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_damaged_files),
         cmocka_unit_test(test_missing_required),

@@ -270,6 +270,20 @@ def test_uri_too_long_is_414(server):
     assert status_of(raw) == 414
 
 
+def test_longest_target_with_headers_is_served(server):
+    # the connection's memory (16 KB) holds the longest target served plus
+    # several KB of headers; one byte more of target is our 414
+    target = b"/v1/stops?q="
+    target += b"a" * (8192 - len(target))
+    raw = raw_exchange(server.port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"p" * 6000 +
+                       b"\r\nConnection: close\r\n\r\n")
+    assert status_of(raw) == 200
+    assert raw.split(b"\r\n\r\n", 1)[1].startswith(b'{"stops":[')
+    raw = raw_exchange(server.port, b"GET " + target + b"a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status_of(raw) == 414
+    assert b"longer than 8192 bytes" in raw
+
+
 def test_headers_too_large_is_431(server):
     raw = raw_exchange(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 40000 +
                        b"\r\n\r\n")

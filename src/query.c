@@ -200,17 +200,18 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
             if (fabs(gp->lat - lat) > dlat || (dlon < 180 && fabs(gp->lon - lon) > dlon)) continue;
             double dphi = (gp->lat - lat) * rad, dl = (gp->lon - lon) * rad;
             double angle2 = dphi * dphi + dl * dl;
-            double d = NAN;
+            bool surely_inside = false;
             if (angle2 <= PLANAR_MAX_ANGLE2) {
                 double planar = 2 * EARTH_RADIUS_M * sqrt(0.25 * dphi * dphi + cos_lat * gp->cos_lat * 0.25 * dl * dl);
                 double slack = planar * angle2 + 1e-6;
                 if (planar - slack > radius) continue;
-                if (planar + slack >= radius || !lazy_distances)
-                    d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
-            } else {
-                d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
+                surely_inside = planar + slack < radius;
             }
-            if (!(d <= radius) && !isnan(d)) continue;
+            double d = NAN;
+            if (!surely_inside || !lazy_distances) {
+                d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
+                if (!(d <= radius)) continue;
+            }
             if (near_push(s, gp, d)) return -1;
         }
     }

@@ -279,16 +279,18 @@ static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
-/* Fills ds->grid_points (see dataset_internal.h). */
+/* Fills ds->grid_points and ds->grid_visits (see dataset_internal.h). */
 static int derive_grid_points(dataset *ds, char *err, size_t errlen)
 {
     uint64_t n = ds->ngrid_stops;
-    if (!(ds->grid_points = derived_array(n, sizeof *ds->grid_points, err, errlen)))
+    if (!(ds->grid_points = derived_array(n, sizeof *ds->grid_points, err, errlen)) ||
+        !(ds->grid_visits = derived_array(n, sizeof *ds->grid_visits, err, errlen)))
         return -1;
     for (uint64_t i = 0; i < n; i++) {
         const tt_stop *sp = &ds->stops[ds->grid_stops[i]];
         ds->grid_points[i] = (grid_point){sp->lat, sp->lon, cos(sp->lat * (M_PI / 180.0)), ds->grid_stops[i],
                                           sp->location_type, {0}};
+        ds->grid_visits[i] = (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
     }
     return 0;
 }
@@ -343,6 +345,7 @@ static void free_derived(dataset *ds)
 {
     free(ds->visit_hot);
     free(ds->grid_points);
+    free(ds->grid_visits);
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);

@@ -49,6 +49,16 @@ typedef struct grid_point {
     uint8_t pad[3];
 } grid_point;
 
+/* Derived when the dataset is opened, beside grid_points and in the same
+ * order: what a departures search reads of each nearby stop. The stops
+ * found near a point lie close together in grid order, so these take a few
+ * cache lines where the stops' 72-byte records, scattered over the stop
+ * table, would take one or two lines each. 12 bytes a stop. */
+typedef struct grid_visits {
+    uint32_t visit_first, visit_count;
+    uint32_t id_rank;
+} grid_visits;
+
 /* Derived when the dataset is opened: an open-addressing hash of the ids of
  * one kind of record, so that finding a stop, route or trip by id reads one
  * slot and one string instead of the dozen scattered strings of a binary
@@ -93,6 +103,7 @@ struct dataset {
     const tt_tz_transition *tz;
     visit_hot *visit_hot;          /* nvisits, owned */
     grid_point *grid_points;       /* ngrid_stops, owned */
+    grid_visits *grid_visits;      /* ngrid_stops, owned */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
 };
 

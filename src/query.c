@@ -4,8 +4,9 @@
  * departures in a window are a k-way merge: for each service day whose
  * times can reach the window and each group visiting the stop on a day its
  * service runs, a search bounded by the visit's offsets finds the first
- * run in the window (narrow_stop, then settle_pending for all stops at
- * once), and a small heap merges the groups in the contract's order
+ * run in the window (pick_visits, narrow_pending, then settle_pending: each
+ * phase over all stops at once, so one phase's loads are in flight while
+ * the one before finishes), and a small heap merges the groups in the contract's order
  * (instant, stop_id, route_short_name, trip_id — compared as precomputed
  * ranks). Nothing is
  * allocated once the caller's scratch has grown to its working size, and
@@ -387,13 +388,51 @@ typedef struct pending {
     uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
 } pending;
 
+static inline grid_visits stop_visits(const dataset *ds, uint32_t stop)
+{
+    const tt_stop *sp = &ds->stops[stop];
+    return (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
+}
+
 static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
 {
     __builtin_prefetch(&ds->profiles[ds->runs[run].dep_profile + pos]);
 }
 
 /* First phase, for one stop: every visit whose group runs on a day and can
- * reach the window gets its first run in the window narrowed down.
+ * reach the window is kept, with a guess of where its first run in the
+ * window lies: the window's place between the group's earliest and latest
+ * departure there, the runs' starts growing about evenly over the day. The
+ * guessed run is only requested here; narrow_pending reads it once the
+ * requests of every stop are in flight, so the misses overlap instead of
+ * each search waiting for its own. */
+static int pick_visits(const dataset *ds, query_scratch *s, uint32_t stop, grid_visits sv, uint32_t near,
+                       const day_span *days, uint32_t ndays)
+{
+    const visit_hot *hot = ds->visit_hot + sv.visit_first;
+    for (uint32_t d = 0; d < ndays; d++) {
+        const day_span *day = &days[d];
+        for (uint32_t i = 0; i < sv.visit_count; i++) {
+            const visit_hot *vh = &hot[i];
+            if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
+            if (!dataset_service_active(ds, vh->service, day->day)) continue;
+            uint32_t first = vh->run_first, end = first + vh->run_count;
+            int64_t span = (int64_t)vh->last_secs - vh->first_secs, into = day->lo - vh->first_secs;
+            uint32_t guess = first;
+            if (into > 0 && span > 0)
+                guess = into >= span ? end - 1 : first + (uint32_t)((into * (int64_t)(vh->run_count - 1)) / span);
+            if (s->pending_n == s->pending_cap &&
+                grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
+                return -1;
+            s->pending[s->pending_n++] = (pending){vh, guess, guess, stop, sv.id_rank, d, near};
+            __builtin_prefetch(&ds->runs[guess]);
+        }
+    }
+    return 0;
+}
+
+/* Second phase: each kept visit's first run in the window is narrowed down
+ * from the guess.
  *
  * Every run's event at the visit's position is its start plus an offset
  * within [min_off, max_off], so the runs' starts alone (one load a step,
@@ -401,43 +440,31 @@ static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
  * before lo - max_off are too early, the first run starting at or after
  * lo - min_off is late enough, and it lies a few runs on. Only the runs in
  * between, and the answer itself, need their time profile read: a second,
- * dependent load that mostly misses the cache. Here it is only requested;
- * settle_pending reads it once the requests of every stop are in flight,
- * so the misses overlap instead of each search waiting for its own. */
-static int narrow_stop(const dataset *ds, query_scratch *s, uint32_t stop, uint32_t near, const day_span *days,
-                       uint32_t ndays)
+ * dependent load that mostly misses the cache. Here it is only requested,
+ * for settle_pending to read. Visits with no run late enough are dropped. */
+static void narrow_pending(const dataset *ds, query_scratch *s, const day_span *days)
 {
-    const tt_stop *sp = &ds->stops[stop];
-    const visit_hot *hot = ds->visit_hot + sp->visit_first;
-    for (uint32_t d = 0; d < ndays; d++) {
-        const day_span *day = &days[d];
-        for (uint32_t i = 0; i < sp->visit_count; i++) {
-            const visit_hot *vh = &hot[i];
-            if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
-            if (!dataset_service_active(ds, vh->service, day->day)) continue;
-            uint32_t first = vh->run_first, end = first + vh->run_count;
-            int64_t early = day->lo - vh->max_off, late = day->lo - vh->min_off;
-            /* guess where the window falls between the earliest and latest departure */
-            int64_t span = (int64_t)vh->last_secs - vh->first_secs, into = day->lo - vh->first_secs;
-            uint32_t guess = first;
-            if (into > 0 && span > 0)
-                guess = into >= span ? end - 1 : first + (uint32_t)((into * (int64_t)(vh->run_count - 1)) / span);
-            uint32_t a = first_start_from(ds->runs, first, end, guess, early);
-            if (a == end) continue;
-            uint32_t b = a;
-            while (b < end && (int64_t)ds->runs[b].start < late) b++;
-            if (s->pending_n == s->pending_cap &&
-                grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
-                return -1;
-            s->pending[s->pending_n++] = (pending){vh, a, b, stop, sp->id_rank, d, near};
-            prefetch_event(ds, a, vh->pos);
-            if (a + 1 < b) prefetch_event(ds, a + 1, vh->pos);
-        }
+    size_t kept = 0;
+    for (size_t k = 0; k < s->pending_n; k++) {
+        pending pd = s->pending[k];
+        const visit_hot *vh = pd.vh;
+        const day_span *day = &days[pd.day];
+        uint32_t first = vh->run_first, end = first + vh->run_count;
+        int64_t early = day->lo - vh->max_off, late = day->lo - vh->min_off;
+        uint32_t a = first_start_from(ds->runs, first, end, pd.a, early);
+        if (a == end) continue;
+        uint32_t b = a;
+        while (b < end && (int64_t)ds->runs[b].start < late) b++;
+        pd.a = a;
+        pd.b = b;
+        s->pending[kept++] = pd;
+        prefetch_event(ds, a, vh->pos);
+        if (a + 1 < b) prefetch_event(ds, a + 1, vh->pos);
     }
-    return 0;
+    s->pending_n = kept;
 }
 
-/* Second phase: settles each narrowed search with the time profiles (the
+/* Third phase: settles each narrowed search with the time profiles (the
  * answer is in [a, b]) and starts a cursor on the first run in the window,
  * asking for its next event too, which drain reads next. */
 static int settle_pending(const dataset *ds, query_scratch *s, const day_span *days)
@@ -533,9 +560,12 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     const tt_stop *sp = &ds->stops[stop];
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (narrow_stop(ds, s, stop, NO_NEAR, days, ndays)) goto oom;
-    for (uint32_t i = 0; i < sp->children_count; i++)
-        if (narrow_stop(ds, s, ds->children[sp->children_first + i], NO_NEAR, days, ndays)) goto oom;
+    if (pick_visits(ds, s, stop, stop_visits(ds, stop), NO_NEAR, days, ndays)) goto oom;
+    for (uint32_t i = 0; i < sp->children_count; i++) {
+        uint32_t child = ds->children[sp->children_first + i];
+        if (pick_visits(ds, s, child, stop_visits(ds, child), NO_NEAR, days, ndays)) goto oom;
+    }
+    narrow_pending(ds, s, days);
     if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
@@ -563,14 +593,17 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
      * them all first, so the misses overlap instead of each stop waiting
      * for its own. */
     for (size_t i = 0; i < s->near_n; i++) {
-        const tt_stop *sp = &ds->stops[s->near[i].point->stop];
-        const char *first = (const char *)(ds->visit_hot + sp->visit_first);
-        const char *last = (const char *)(ds->visit_hot + sp->visit_first + sp->visit_count);
-        for (const char *p = first; p < last && p < first + 256; p += 64)
+        const grid_visits *gv = &ds->grid_visits[s->near[i].point - ds->grid_points];
+        const char *first = (const char *)(ds->visit_hot + gv->visit_first);
+        const char *last = (const char *)(ds->visit_hot + gv->visit_first + gv->visit_count);
+        for (const char *p = first; p < last; p += 64)
             __builtin_prefetch(p);
     }
-    for (size_t i = 0; i < s->near_n; i++)
-        if (narrow_stop(ds, s, s->near[i].point->stop, (uint32_t)i, days, ndays)) goto oom;
+    for (size_t i = 0; i < s->near_n; i++) {
+        const grid_point *gp = s->near[i].point;
+        if (pick_visits(ds, s, gp->stop, ds->grid_visits[gp - ds->grid_points], (uint32_t)i, days, ndays)) goto oom;
+    }
+    narrow_pending(ds, s, days);
     if (settle_pending(ds, s, days)) goto oom;
     drain(ds, s, from, to, limit, out, count, truncated);
     return QUERY_OK;

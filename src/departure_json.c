@@ -217,10 +217,20 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
     memset(&frags, 0, sizeof frags);
     const char *strings_end = ds->strings + ds->nstrings;
     /* Each row's trip id lies somewhere in the string pool, most likely out
-     * of cache: ask for all of them first, so the misses overlap instead of
-     * each row waiting for its own. */
-    for (uint32_t i = 0; i < count; i++)
+     * of cache, and so do the id and name of each stop met for the first
+     * time: ask for all of them first, so the misses overlap instead of
+     * each row waiting for its own. (The trip and stop records themselves
+     * were asked for when the query put the departure out.) */
+    uint32_t last_stop = UINT32_MAX;
+    for (uint32_t i = 0; i < count; i++) {
         __builtin_prefetch(ds->strings + ds->trips[deps[i].trip].id);
+        if (deps[i].stop != last_stop) {
+            const tt_stop *sp = &ds->stops[deps[i].stop];
+            __builtin_prefetch(ds->strings + sp->id);
+            __builtin_prefetch(ds->strings + sp->name);
+            last_stop = deps[i].stop;
+        }
+    }
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
         const tt_trip *tr = &ds->trips[d->trip];
@@ -232,11 +242,13 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         bool have_head = head->key == stop_key, have_middle = middle->key == middle_key;
         bool have_tail = tail->key == stop_key;
         size_t room = ROW_OWN_BYTES + string_room(ds, trip_id) + 3 * FRAG_SLACK;
-        stop_info st;
+        const char *stop_id = NULL, *stop_name = NULL;
         route_info rt;
         if (!have_head || !have_tail) {
-            dataset_stop(ds, d->stop, &st);
-            room += 2 * FRAG_LITERAL_BYTES + string_room(ds, st.id) + string_room(ds, st.name);
+            const tt_stop *sp = &ds->stops[d->stop];
+            stop_id = ds->strings + sp->id;
+            stop_name = ds->strings + sp->name;
+            room += 2 * FRAG_LITERAL_BYTES + string_room(ds, stop_id) + string_room(ds, stop_name);
         }
         if (!have_middle) {
             dataset_route(ds, tr->route, &rt);
@@ -251,7 +263,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         if (have_head) {
             p = put_frag(p, w, head);
         } else {
-            p = put_head(p, st.id, strings_end);
+            p = put_head(p, stop_id, strings_end);
             frag_keep(head, stop_key, w, from, p);
         }
         p = json_put_cstring(p, trip_id, strings_end);
@@ -270,7 +282,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         if (have_tail) {
             p = put_frag(p, w, tail);
         } else {
-            p = put_tail(p, st.name, d->distance_m, near_point, strings_end);
+            p = put_tail(p, stop_name, d->distance_m, near_point, strings_end);
             frag_keep(tail, stop_key, w, from, p);
         }
         json_raw_end(w, p);

@@ -216,14 +216,18 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
     row_frags frags;
     memset(&frags, 0, sizeof frags);
     const char *strings_end = ds->strings + ds->nstrings;
-    /* Each row's trip id lies somewhere in the string pool, most likely out
-     * of cache, and so do the id and name of each stop met for the first
-     * time: ask for all of them first, so the misses overlap instead of
-     * each row waiting for its own. (The trip and stop records themselves
-     * were asked for when the query put the departure out.) */
+    /* Each row's trip id and headsign lie somewhere in the string pool,
+     * most likely out of cache, and so do the route record and the id and
+     * name of each stop met for the first time: ask for all of them first,
+     * so the misses overlap instead of each row waiting for its own. (The
+     * trip and stop records themselves were asked for when the query put
+     * the departure out.) */
     uint32_t last_stop = UINT32_MAX;
     for (uint32_t i = 0; i < count; i++) {
-        __builtin_prefetch(ds->strings + ds->trips[deps[i].trip].id);
+        const tt_trip *tr = &ds->trips[deps[i].trip];
+        __builtin_prefetch(ds->strings + tr->id);
+        __builtin_prefetch(ds->strings + tr->headsign);
+        __builtin_prefetch(&ds->routes[tr->route]);
         if (deps[i].stop != last_stop) {
             const tt_stop *sp = &ds->stops[deps[i].stop];
             __builtin_prefetch(ds->strings + sp->id);

@@ -4,13 +4,13 @@
  * departures in a window are a k-way merge: for each service day whose
  * times can reach the window and each group visiting the stop on a day its
  * service runs, a search bounded by the visit's offsets finds the first
- * run in the window (pick_visits, narrow_pending, then settle_pending: each
- * phase over all stops at once, so one phase's loads are in flight while
- * the one before finishes), and a small heap merges the groups in the contract's order
- * (instant, stop_id, route_short_name, trip_id — compared as precomputed
- * ranks). Nothing is
- * allocated once the caller's scratch has grown to its working size, and
- * nothing is written to the dataset, so any number of threads may query it.
+ * run in the window (pick_visits, narrow_pending, then settle_pending,
+ * each phase over all stops at once, so that the loads one phase asks for
+ * are on their way while it finishes), and a small heap merges the groups
+ * in the contract's order (instant, stop_id, route_short_name, trip_id —
+ * compared as precomputed ranks). Nothing is allocated once the caller's
+ * scratch has grown to its working size, and nothing is written to the
+ * dataset, so any number of threads may query it.
  */
 #include "dataset_internal.h"
 
@@ -377,9 +377,10 @@ static uint32_t first_start_from(const tt_run *runs, uint32_t a, uint32_t z, uin
     return lo;
 }
 
-/* A visit's group on one service day whose first run in the window has
- * been narrowed, from the runs' starts alone, to [a, b]; the time profiles
- * that settle it have been asked for and are on their way. */
+/* A visit's group on one service day that can reach the window. After
+ * pick_visits, a = b = the guessed run, asked for; after narrow_pending,
+ * its first run in the window has been narrowed, from the runs' starts
+ * alone, to [a, b], and the time profiles that settle it are on their way. */
 typedef struct pending {
     const visit_hot *vh;
     uint32_t a, b;
@@ -596,10 +597,10 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
      * for its own. */
     for (size_t i = 0; i < s->near_n; i++) {
         const grid_visits *gv = &ds->grid_visits[s->near[i].point - ds->grid_points];
-        const char *first = (const char *)(ds->visit_hot + gv->visit_first);
-        const char *last = (const char *)(ds->visit_hot + gv->visit_first + gv->visit_count);
-        for (const char *p = first; p < last; p += 64)
-            __builtin_prefetch(p);
+        uintptr_t first = (uintptr_t)(ds->visit_hot + gv->visit_first) & ~(uintptr_t)63;
+        uintptr_t end = (uintptr_t)(ds->visit_hot + gv->visit_first + gv->visit_count);
+        for (uintptr_t line = first; line < end; line += 64)
+            __builtin_prefetch((const void *)line);
     }
     for (size_t i = 0; i < s->near_n; i++) {
         const grid_point *gp = s->near[i].point;

@@ -524,6 +524,66 @@ static void test_nearby_radius_boundary(void **state)
     assert_true(compared > 0);
 }
 
+/* Departures at the same instant from two nearby stops come in stop_id
+ * byte order, even when every later key (route_short_name, trip_id) and
+ * the order of the stops in the file and on the grid say the opposite:
+ * the search takes each nearby stop's id rank from grid_visits, and this
+ * fails if that rank is wrong. */
+static void test_nearby_ties_by_stop_id(void **state)
+{
+    (void)state;
+    char dir[600], cmd[700];
+    snprintf(dir, sizeof dir, "%s/ties", g_dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    test_write_file(dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Test Transit,http://example.com,America/New_York\n");
+    test_write_file(dir, "stops.txt",
+                    "stop_id,stop_name,stop_lat,stop_lon\n"
+                    "Z2,Second,41.0000,-73.0000\n"
+                    "Z1,First,41.0002,-73.0000\n"
+                    "FAR,Far,41.1000,-73.0000\n");
+    test_write_file(dir, "routes.txt",
+                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
+                    "R1,A1,1,One,3\n"
+                    "R9,A1,9,Nine,3\n");
+    test_write_file(dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
+                    "WK,1,1,1,1,1,0,0,20261001,20261231\n");
+    test_write_file(dir, "trips.txt",
+                    "route_id,service_id,trip_id\n"
+                    "R1,WK,TA\n"
+                    "R9,WK,TB\n");
+    test_write_file(dir, "stop_times.txt",
+                    "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
+                    "TA,08:00:00,08:00:00,Z2,1\n"
+                    "TA,08:30:00,08:30:00,FAR,2\n"
+                    "TB,08:00:00,08:00:00,Z1,1\n"
+                    "TB,08:30:00,08:30:00,FAR,2\n");
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    dataset *ds = test_build_timetable(dir, &d, &st);
+    diag_destroy(&d);
+    assert_non_null(ds);
+    departure out[8];
+    uint32_t n;
+    bool trunc;
+    query_error qe;
+    assert_int_equal(nearby_departures(ds, g_s, 41.0, -73.0, 100, utc(2026, 11, 2, 12, 59), 3600, 8, out, &n,
+                                       &trunc, &qe),
+                     QUERY_OK);
+    assert_int_equal(n, 2);
+    stop_info first, second;
+    dataset_stop(ds, out[0].stop, &first);
+    dataset_stop(ds, out[1].stop, &second);
+    assert_string_equal(first.id, "Z1");
+    assert_string_equal(second.id, "Z2");
+    assert_int_equal(out[0].instant, out[1].instant);
+    dataset_close(ds);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -650,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_find_by_id),
         cmocka_unit_test(test_nearby),
         cmocka_unit_test(test_nearby_radius_boundary),
+        cmocka_unit_test(test_nearby_ties_by_stop_id),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_damaged_files),
         cmocka_unit_test(test_missing_required),

@@ -290,7 +290,7 @@ static int derive_grid_points(dataset *ds, char *err, size_t errlen)
         const tt_stop *sp = &ds->stops[ds->grid_stops[i]];
         ds->grid_points[i] = (grid_point){sp->lat, sp->lon, cos(sp->lat * (M_PI / 180.0)), ds->grid_stops[i],
                                           sp->location_type, {0}};
-        ds->grid_visits[i] = (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
+        ds->grid_visits[i] = grid_visits_of(sp);
     }
     return 0;
 }

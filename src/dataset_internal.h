@@ -59,6 +59,11 @@ typedef struct grid_visits {
     uint32_t id_rank;
 } grid_visits;
 
+static inline grid_visits grid_visits_of(const tt_stop *sp)
+{
+    return (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
+}
+
 /* Derived when the dataset is opened: an open-addressing hash of the ids of
  * one kind of record, so that finding a stop, route or trip by id reads one
  * slot and one string instead of the dozen scattered strings of a binary

@@ -389,12 +389,6 @@ typedef struct pending {
     uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
 } pending;
 
-static inline grid_visits stop_visits(const dataset *ds, uint32_t stop)
-{
-    const tt_stop *sp = &ds->stops[stop];
-    return (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
-}
-
 static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
 {
     __builtin_prefetch(&ds->profiles[ds->runs[run].dep_profile + pos]);
@@ -563,10 +557,10 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     const tt_stop *sp = &ds->stops[stop];
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (pick_visits(ds, s, stop, stop_visits(ds, stop), NO_NEAR, days, ndays)) goto oom;
+    if (pick_visits(ds, s, stop, grid_visits_of(&ds->stops[stop]), NO_NEAR, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++) {
         uint32_t child = ds->children[sp->children_first + i];
-        if (pick_visits(ds, s, child, stop_visits(ds, child), NO_NEAR, days, ndays)) goto oom;
+        if (pick_visits(ds, s, child, grid_visits_of(&ds->stops[child]), NO_NEAR, days, ndays)) goto oom;
     }
     narrow_pending(ds, s, days);
     if (settle_pending(ds, s, days)) goto oom;

@@ -48,9 +48,8 @@ typedef struct heap_entry {
 
 typedef struct pending pending;
 
-/* A stop within the radius: its grid point and its distance, which the
- * departure search leaves NAN until one of the stop's departures is output
- * (see collect_near). */
+/* A stop within the radius: its grid point and its distance (see
+ * collect_near). */
 typedef struct near_stop {
     const grid_point *point;
     double distance_m;
@@ -65,7 +64,6 @@ struct query_scratch {
     size_t heap_n, heap_cap;
     near_stop *near;
     size_t near_n, near_cap;
-    double lat, lon, cos_lat;   /* the point near_stop distances are from */
 };
 
 /* Doubles a scratch array. Scratch only grows, so a warm thread's queries
@@ -141,15 +139,14 @@ static int near_push(query_scratch *s, const grid_point *gp, double d)
     return 0;
 }
 
-/* The near stop's distance, computed on first use. */
-static double near_distance(query_scratch *s, uint32_t i)
+/* The near stop's distance (0 for a stop's own departures). */
+static double near_distance(const query_scratch *s, uint32_t i)
 {
-    if (i == NO_NEAR) return 0;
-    near_stop *n = &s->near[i];
-    if (isnan(n->distance_m))
-        n->distance_m = haversine_m(s->lat, s->lon, s->cos_lat, n->point->lat, n->point->lon, n->point->cos_lat);
-    return n->distance_m;
+    return i == NO_NEAR ? 0 : s->near[i].distance_m;
 }
+
+/* floor(x + 0.5): a distance as the API writes it, in whole metres. */
+static double whole_metres(double x) { return floor(x + 0.5); }
 
 /* Whether a stop lies within the radius is decided without the haversine
  * (two sines and an arcsine, each saving and restoring the rounding mode
@@ -160,15 +157,18 @@ static double near_distance(query_scratch *s, uint32_t i)
  * x²·[1 - x²/3, 1], and asin y within y·[1, 1 + y²/5] for small y. The
  * slack below is twelve times that plus a micrometre for rounding, so a
  * stop farther than the slack from the circle is inside or outside exactly
- * as the haversine says; only a stop within it gets the haversine. */
+ * as the haversine says; only a stop within it gets the haversine. In the
+ * same way, when the whole interval planar ± slack rounds to one whole
+ * metre, that is the haversine's whole metre too (a micrometre from a
+ * half, the haversine decides). */
 #define PLANAR_MAX_ANGLE2 0.01
 
 /* Collects stops within radius (location_type 0 or 1; only 0 when
- * platforms_only) into s->near, unordered. With lazy_distances, a stop
- * the planar distance puts inside gets a NAN distance, for near_distance
- * to compute if it is needed; otherwise every distance is the haversine. */
+ * platforms_only) into s->near, unordered. Each distance is the haversine,
+ * or with whole_metres_only, the haversine rounded to the whole metre: what
+ * departures carry, and mostly settled without the haversine. */
 static int collect_near(const dataset *ds, query_scratch *s, double lat, double lon, double radius, bool platforms_only,
-                        bool lazy_distances)
+                        bool whole_metres_only)
 {
     const tt_meta *m = ds->meta;
     s->near_n = 0;
@@ -186,9 +186,6 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
         return 0;
     }
     double cos_lat = cos(lat * M_PI / 180);
-    s->lat = lat;
-    s->lon = lon;
-    s->cos_lat = cos_lat;
     const double rad = M_PI / 180.0;
     uint32_t cy0 = y0 < 0 ? 0 : (uint32_t)y0, cy1 = y1 >= m->grid_ny ? m->grid_ny - 1 : (uint32_t)y1;
     uint32_t cx0 = x0 < 0 ? 0 : (uint32_t)x0, cx1 = x1 >= m->grid_nx ? m->grid_nx - 1 : (uint32_t)x1;
@@ -201,17 +198,20 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
             if (fabs(gp->lat - lat) > dlat || (dlon < 180 && fabs(gp->lon - lon) > dlon)) continue;
             double dphi = (gp->lat - lat) * rad, dl = (gp->lon - lon) * rad;
             double angle2 = dphi * dphi + dl * dl;
-            bool surely_inside = false;
+            double d = NAN;
             if (angle2 <= PLANAR_MAX_ANGLE2) {
                 double planar = 2 * EARTH_RADIUS_M * sqrt(0.25 * dphi * dphi + cos_lat * gp->cos_lat * 0.25 * dl * dl);
                 double slack = planar * angle2 + 1e-6;
                 if (planar - slack > radius) continue;
-                surely_inside = planar + slack < radius;
+                if (planar + slack < radius && whole_metres_only) {
+                    double low = whole_metres(planar - slack);
+                    if (low == whole_metres(planar + slack)) d = low;
+                }
             }
-            double d = NAN;
-            if (!surely_inside || !lazy_distances) {
+            if (isnan(d)) {
                 d = haversine_m(lat, lon, cos_lat, gp->lat, gp->lon, gp->cos_lat);
                 if (!(d <= radius)) continue;
+                if (whole_metres_only) d = whole_metres(d);
             }
             if (near_push(s, gp, d)) return -1;
         }

@@ -154,7 +154,8 @@ typedef struct departure {
     uint32_t stop;          /* stop index (the platform for a station query) */
     uint32_t trip;          /* trip index */
     uint32_t stop_sequence; /* the raw GTFS stop_sequence */
-    double distance_m;      /* nearby_departures: distance of the stop; else 0 */
+    double distance_m;      /* nearby_departures: the stop's distance in whole metres
+                             * (the haversine's, rounded half up); else 0 */
 } departure;
 
 /* Departures at a stop in [from, from + window_s), ordered by instant, then

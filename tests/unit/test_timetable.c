@@ -458,15 +458,15 @@ static void test_nearby(void **state)
     assert_string_equal(stop_id(out[3].stop), "A");   /* 08:00 T1 at A */
     assert_string_equal(stop_id(out[6].stop), "B");   /* 08:10 T1 at B */
     assert_string_equal(trip_id(out[6].trip), "T1");
-    assert_true(out[6].distance_m > 111 && out[6].distance_m < 112);
+    assert_true(out[6].distance_m == 111);   /* 111.195 m, in whole metres */
     assert_string_equal(stop_id(out[8].stop), "B");   /* 09:01 T2 at B */
 }
 
 /* A stop exactly on the circle is inside, and outside when the radius is
  * one double smaller, for nearby stops and nearby departures alike: the
  * planar shortcut in collect_near must defer to the haversine there. A
- * departure's distance is the stop's haversine distance, bit for bit, when
- * the shortcut decided the stop and the distance was computed later. */
+ * departure's distance is the stop's haversine distance rounded half up to
+ * the whole metre, whether the shortcut or the haversine settled it. */
 static void test_nearby_radius_boundary(void **state)
 {
     (void)state;
@@ -498,14 +498,14 @@ static void test_nearby_radius_boundary(void **state)
             for (uint32_t i = 0; i < m; i++)
                 if (out[i].stop == stop) {
                     departs = true;
-                    assert_true(out[i].distance_m == d);
+                    assert_true(out[i].distance_m == floor(d + 0.5));
                 }
             if (r == 1) assert_false(departs);
             else departing_at_the_edge += departs;
         }
     }
     assert_true(departing_at_the_edge >= 2);
-    /* well inside the radius, the distance is computed only when output, and equal */
+    /* well inside the radius, where the planar distance settles the metre, it is the same metre */
     departure out[64];
     assert_int_equal(nearby_departures(g_ds, g_s, 40.7003, -74.0002, 1000, utc(2026, 11, 2, 7, 0), 12 * 3600, 64,
                                        out, &n, &trunc, &qe),
@@ -516,7 +516,7 @@ static void test_nearby_radius_boundary(void **state)
         bool found = false;
         for (uint32_t k = 0; k < 8 && !found; k++)
             if (ns[k].stop == out[i].stop) {
-                assert_true(out[i].distance_m == ns[k].distance_m);
+                assert_true(out[i].distance_m == floor(ns[k].distance_m + 0.5));
                 found = true;
                 compared++;
             }
@@ -581,6 +581,81 @@ static void test_nearby_ties_by_stop_id(void **state)
     assert_string_equal(first.id, "Z1");
     assert_string_equal(second.id, "Z2");
     assert_int_equal(out[0].instant, out[1].instant);
+    dataset_close(ds);
+}
+
+/* A departure's distance is its stop's haversine rounded half up to the
+ * whole metre, also where the planar shortcut cannot settle the metre: the
+ * stops here lie half a metre past a whole one (up to the 1e-12 degrees
+ * stops.txt keeps), due north, due east and in between, so the haversine
+ * must decide each. */
+static void test_nearby_distance_at_half_metres(void **state)
+{
+    (void)state;
+    char dir[600], cmd[700];
+    snprintf(dir, sizeof dir, "%s/halves", g_dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    const double lat0 = 41.0, lon0 = -73.0, R = 6371008.8, deg = 180 / M_PI;
+    const double metres[] = {20.5, 99.5, 150.5, 333.5, 480.5, 250.5};
+    enum { NSTOPS = sizeof metres / sizeof metres[0] };
+    char stops[2048] = "stop_id,stop_name,stop_lat,stop_lon\n", times[4096] =
+        "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n";
+    for (int i = 0; i < NSTOPS; i++) {
+        double lat = lat0, lon = lon0, a = metres[i] / (2 * R);
+        if (i % 3 == 0) {
+            lat = lat0 + 2 * a * deg;   /* due north: the haversine is R times the angle */
+        } else if (i % 3 == 1) {         /* due east: sin(d/2R) = cos(lat) sin(dlon/2) */
+            lon = lon0 + 2 * asin(sin(a) / cos(lat0 / deg)) * deg;
+        } else {                         /* north-east: half the haversine term each way */
+            double h = sin(a) * sin(a) / 2;
+            lat = lat0 + 2 * asin(sqrt(h)) * deg;
+            lon = lon0 + 2 * asin(sqrt(h / (cos(lat0 / deg) * cos(lat / deg)))) * deg;
+        }
+        char line[160];
+        snprintf(line, sizeof line, "H%d,Half %d,%.12f,%.12f\n", i, i, lat, lon);
+        strcat(stops, line);
+        snprintf(line, sizeof line, "T,08:%02d:00,08:%02d:00,H%d,%d\n", i, i, i, i + 1);
+        strcat(times, line);
+    }
+    strcat(stops, "END,End,41.1,-73.0\n");
+    strcat(times, "T,08:30:00,08:30:00,END,99\n");
+    test_write_file(dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Test Transit,http://example.com,America/New_York\n");
+    test_write_file(dir, "stops.txt", stops);
+    test_write_file(dir, "routes.txt",
+                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
+                    "R1,A1,1,One,3\n");
+    test_write_file(dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
+                    "WK,1,1,1,1,1,0,0,20261001,20261231\n");
+    test_write_file(dir, "trips.txt", "route_id,service_id,trip_id\nR1,WK,T\n");
+    test_write_file(dir, "stop_times.txt", times);
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    dataset *ds = test_build_timetable(dir, &d, &st);
+    diag_destroy(&d);
+    assert_non_null(ds);
+    nearby_stop ns[8];
+    departure out[8];
+    uint32_t n, m;
+    bool trunc;
+    query_error qe;
+    assert_int_equal(nearby_stops(ds, g_s, lat0, lon0, 500, 8, ns, &n, &trunc, &qe), QUERY_OK);
+    assert_int_equal(n, NSTOPS);
+    assert_int_equal(nearby_departures(ds, g_s, lat0, lon0, 500, utc(2026, 11, 2, 12, 59), 3600, 8, out, &m,
+                                       &trunc, &qe),
+                     QUERY_OK);
+    assert_int_equal(m, NSTOPS);
+    for (uint32_t i = 0; i < m; i++) {
+        double exact = NAN;
+        for (uint32_t k = 0; k < n; k++)
+            if (ns[k].stop == out[i].stop) exact = ns[k].distance_m;
+        assert_true(fabs(exact - floor(exact) - 0.5) < 1e-6);   /* a half, so the haversine decided */
+        assert_true(out[i].distance_m == floor(exact + 0.5));
+    }
     dataset_close(ds);
 }
 
@@ -711,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_nearby),
         cmocka_unit_test(test_nearby_radius_boundary),
         cmocka_unit_test(test_nearby_ties_by_stop_id),
+        cmocka_unit_test(test_nearby_distance_at_half_metres),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_damaged_files),
         cmocka_unit_test(test_missing_required),

@@ -295,6 +295,35 @@ static int derive_grid_points(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
+/* Fills ds->trip_hot (see dataset_internal.h). */
+static int derive_trip_hot(dataset *ds, char *err, size_t errlen)
+{
+    uint32_t n = ds->meta->ntrips;
+    _Static_assert(sizeof(trip_hot) == 64, "a trip_hot is one cache line");
+    if (!(ds->trip_hot = aligned_alloc(64, (n ? n : 1) * sizeof *ds->trip_hot))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t t = 0; t < n; t++) {
+        const tt_trip *tr = &ds->trips[t];
+        trip_hot *h = &ds->trip_hot[t];
+        memset(h, 0, sizeof *h);
+        h->route = tr->route;
+        h->headsign = tr->headsign;
+        const unsigned char *id = (const unsigned char *)ds->strings + tr->id;
+        size_t len = 0;
+        while (len <= TRIP_HOT_ID_MAX && id[len] >= 0x20 && id[len] < 0x80 && id[len] != '"' && id[len] != '\\')
+            len++;
+        if (len <= TRIP_HOT_ID_MAX && id[len] == '\0') {
+            h->id_len = (uint8_t)len;
+            memcpy(h->id, id, len);
+        } else {
+            h->id_len = TRIP_HOT_SPILLED;
+        }
+    }
+    return 0;
+}
+
 /* FNV-1a, 32 bits: ids are short, and this only spreads them over slots. */
 static uint32_t id_hash_of(const char *id, size_t len)
 {
@@ -346,6 +375,7 @@ static void free_derived(dataset *ds)
     free(ds->visit_hot);
     free(ds->grid_points);
     free(ds->grid_visits);
+    free(ds->trip_hot);
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);
@@ -404,7 +434,8 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
-        derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0) {
+        derive_grid_points(ds, err, errlen) != 0 || derive_trip_hot(ds, err, errlen) != 0 ||
+        derive_id_hashes(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         free(ds);

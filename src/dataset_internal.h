@@ -37,6 +37,24 @@ typedef struct visit_hot {
     uint32_t stop_sequence;           /* of the pattern at that position */
 } visit_hot;
 
+/* Derived when the dataset is opened: what a departure row reads of its
+ * trip, in one cache line. A row used to read the 48-byte tt_trip (two
+ * lines for one trip in four) and then the trip id from the string pool,
+ * one more miss a trip, and the trips of a response are scattered. Here
+ * the id is kept inline when it is plain ASCII (no control byte, quote or
+ * backslash: written to JSON as it is) and fits, which is every id of the
+ * shared feeds; otherwise `id_len` is TRIP_HOT_SPILLED and the row writes
+ * the pool's string. 64 bytes a trip (3.7 MB for NYC Brooklyn). */
+#define TRIP_HOT_ID_MAX 55
+#define TRIP_HOT_SPILLED 0xff
+
+typedef struct trip_hot {
+    uint32_t route;                   /* the trip's */
+    uint32_t headsign;                /* string offset */
+    uint8_t id_len;                   /* bytes of id, or TRIP_HOT_SPILLED */
+    char id[TRIP_HOT_ID_MAX];         /* the trip id, unterminated */
+} trip_hot;
+
 /* Derived when the dataset is opened: the coordinates of GRID_STOPS, in its
  * order, so that the stops of a grid cell are one sequential read instead
  * of one 80-byte tt_stop record each, with cos(lat) computed once instead
@@ -109,6 +127,7 @@ struct dataset {
     visit_hot *visit_hot;          /* nvisits, owned */
     grid_point *grid_points;       /* ngrid_stops, owned */
     grid_visits *grid_visits;      /* ngrid_stops, owned */
+    trip_hot *trip_hot;            /* ntrips, owned, 64-byte aligned */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
 };
 

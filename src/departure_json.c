@@ -216,18 +216,19 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
     row_frags frags;
     memset(&frags, 0, sizeof frags);
     const char *strings_end = ds->strings + ds->nstrings;
-    /* Each row's trip id and headsign lie somewhere in the string pool,
-     * most likely out of cache, and so do the route record and the id and
-     * name of each stop met for the first time: ask for all of them first,
-     * so the misses overlap instead of each row waiting for its own. (The
-     * trip and stop records themselves were asked for when the query put
-     * the departure out.) */
+    /* Each row's headsign lies somewhere in the string pool, most likely
+     * out of cache, and so do the route record and the id and name of each
+     * stop met for the first time (and the rare trip id that is not kept
+     * inline): ask for all of them first, so the misses overlap instead of
+     * each row waiting for its own. (The trip_hot and stop records
+     * themselves were asked for when the query put the departure out.) */
     uint32_t last_stop = UINT32_MAX;
     for (uint32_t i = 0; i < count; i++) {
-        const tt_trip *tr = &ds->trips[deps[i].trip];
-        __builtin_prefetch(ds->strings + tr->id);
-        __builtin_prefetch(ds->strings + tr->headsign);
-        __builtin_prefetch(&ds->routes[tr->route]);
+        const trip_hot *th = &ds->trip_hot[deps[i].trip];
+        __builtin_prefetch(ds->strings + th->headsign);
+        __builtin_prefetch(&ds->routes[th->route]);
+        if (th->id_len == TRIP_HOT_SPILLED)
+            __builtin_prefetch(ds->strings + ds->trips[deps[i].trip].id);
         if (deps[i].stop != last_stop) {
             const tt_stop *sp = &ds->stops[deps[i].stop];
             __builtin_prefetch(ds->strings + sp->id);
@@ -237,15 +238,18 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
     }
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
-        const tt_trip *tr = &ds->trips[d->trip];
-        const char *trip_id = ds->strings + tr->id, *headsign = ds->strings + tr->headsign;
+        const trip_hot *th = &ds->trip_hot[d->trip];
+        const char *headsign = ds->strings + th->headsign;
+        const char *spilled_id = th->id_len == TRIP_HOT_SPILLED ? ds->strings + ds->trips[d->trip].id : NULL;
         uint64_t stop_key = (uint64_t)d->stop + 1;
-        uint64_t middle_key = ((uint64_t)tr->route + 1) << 32 | tr->headsign;
+        uint64_t middle_key = ((uint64_t)th->route + 1) << 32 | th->headsign;
         frag *head = frag_slot(frags.head, stop_key), *middle = frag_slot(frags.middle, middle_key);
         frag *tail = frag_slot(frags.tail, stop_key);
         bool have_head = head->key == stop_key, have_middle = middle->key == middle_key;
         bool have_tail = tail->key == stop_key;
-        size_t room = ROW_OWN_BYTES + string_room(ds, trip_id) + 3 * FRAG_SLACK;
+        /* an inline id is copied whole, TRIP_HOT_ID_MAX bytes, between its quotes */
+        size_t room = ROW_OWN_BYTES + (spilled_id ? string_room(ds, spilled_id) : TRIP_HOT_ID_MAX + 2) +
+                      3 * FRAG_SLACK;
         const char *stop_id = NULL, *stop_name = NULL;
         route_info rt;
         if (!have_head || !have_tail) {
@@ -255,7 +259,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             room += 2 * FRAG_LITERAL_BYTES + string_room(ds, stop_id) + string_room(ds, stop_name);
         }
         if (!have_middle) {
-            dataset_route(ds, tr->route, &rt);
+            dataset_route(ds, th->route, &rt);
             room += FRAG_LITERAL_BYTES + string_room(ds, rt.id) + string_room(ds, rt.short_name) +
                     string_room(ds, rt.long_name) + string_room(ds, headsign);
         }
@@ -270,7 +274,14 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             p = put_head(p, stop_id, strings_end);
             frag_keep(head, stop_key, w, from, p);
         }
-        p = json_put_cstring(p, trip_id, strings_end);
+        if (spilled_id) {
+            p = json_put_cstring(p, spilled_id, strings_end);
+        } else {
+            *p++ = '"';
+            memcpy(p, th->id, TRIP_HOT_ID_MAX);
+            p += th->id_len;
+            *p++ = '"';
+        }
         from = p;
         if (have_middle) {
             p = put_frag(p, w, middle);

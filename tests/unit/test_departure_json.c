@@ -7,7 +7,9 @@
  * names that need escaping (quotes, backslashes, a tab, UTF-8), empty
  * headsigns (null), more distinct headsigns and more stops than the
  * fragment tables have slots, rows after midnight (a second local date) and
- * a DST change inside the window. Every check runs twice: on that feed, and
+ * a DST change inside the window, and trip ids the row writer keeps inline
+ * (plain, up to 55 bytes) beside ones it must take from the string pool
+ * (56 bytes, a quote, a backslash, UTF-8). Every check runs twice: on that feed, and
  * on the same feed with one string too long for the writer to reserve room
  * from the dataset's longest string, so that each string is measured.
  */
@@ -27,6 +29,33 @@
 
 static char g_dir[512], g_dir_long[512];
 static dataset *g_ds, *g_ds_long;
+
+/* Trip i's id: plain, plain and 55 bytes (the longest kept inline), 56
+ * bytes, with a quote, with UTF-8, with a backslash. */
+static void trip_id_for(int i, char *id, size_t cap)
+{
+    switch (i % 6) {
+    case 0: snprintf(id, cap, "T%03d", i); break;
+    case 1: snprintf(id, cap, "T%03d-%050d", i, i); break;
+    case 2: snprintf(id, cap, "T%03d-%051d", i, i); break;
+    case 3: snprintf(id, cap, "T\"%03d\"", i); break;
+    case 4: snprintf(id, cap, "T\xc3\xbc%03d", i); break;
+    default: snprintf(id, cap, "T\\%03d", i); break;
+    }
+}
+
+/* s as a quoted CSV field. */
+static void csv_quote(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[o++] = '"';
+    for (; *s && o + 3 < cap; s++) {
+        if (*s == '"') out[o++] = '"';
+        out[o++] = *s;
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
 
 static void write_feed(const char *dir, bool long_string)
 {
@@ -55,7 +84,7 @@ static void write_feed(const char *dir, bool long_string)
     test_write_file(dir, "calendar.txt",
                "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
                "ALL,1,1,1,1,1,1,1,20261001,20261231\n");
-    static char trips[NTRIPS * 64 + 128], times[(NTRIPS * 3 + NWALK_STOPS) * 64 + 128];
+    static char trips[NTRIPS * 160 + 128], times[(NTRIPS * 3 + NWALK_STOPS) * 160 + 128];
     size_t t = (size_t)snprintf(trips, sizeof trips, "route_id,service_id,trip_id,trip_headsign\n");
     size_t s = (size_t)snprintf(times, sizeof times,
                                 "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n");
@@ -64,18 +93,21 @@ static void write_feed(const char *dir, bool long_string)
         char headsign[32] = "";
         if (i % 3 == 1) snprintf(headsign, sizeof headsign, "To %d", i);
         if (i % 3 == 2) snprintf(headsign, sizeof headsign, "\"\"Via\"\" %d", i);
-        t += (size_t)snprintf(trips + t, sizeof trips - t, "%s,ALL,T%03d,\"%s\"\n",
-                              i % 2 ? "R2" : "\"R\"\"1\"", i, headsign);
+        char id[80], csv_id[170];
+        trip_id_for(i, id, sizeof id);
+        csv_quote(id, csv_id, sizeof csv_id);
+        t += (size_t)snprintf(trips + t, sizeof trips - t, "%s,ALL,%s,\"%s\"\n",
+                              i % 2 ? "R2" : "\"R\"\"1\"", csv_id, headsign);
         int dep = 22 * 3600 + i * 97;   /* 22:00 onwards, past midnight */
         s += (size_t)snprintf(times + s, sizeof times - s,
-                              "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,\"Q\"\"1\",1\n",
-                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+                              "%s,%02d:%02d:%02d,%02d:%02d:%02d,\"Q\"\"1\",1\n",
+                              csv_id, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
         dep += 120;
-        s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S2,2\n",
-                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+        s += (size_t)snprintf(times + s, sizeof times - s, "%s,%02d:%02d:%02d,%02d:%02d:%02d,S2,2\n",
+                              csv_id, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
         dep += 120;
-        s += (size_t)snprintf(times + s, sizeof times - s, "T%03d,%02d:%02d:%02d,%02d:%02d:%02d,S3,3\n",
-                              i, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
+        s += (size_t)snprintf(times + s, sizeof times - s, "%s,%02d:%02d:%02d,%02d:%02d:%02d,S3,3\n",
+                              csv_id, dep / 3600, dep / 60 % 60, dep % 60, dep / 3600, dep / 60 % 60, dep % 60);
     }
     /* one trip past every walk stop, its departures among the others' */
     t += (size_t)snprintf(trips + t, sizeof trips - t, "R2,ALL,TW,Walk\n");

@@ -524,6 +524,34 @@ static void test_nearby_radius_boundary(void **state)
     assert_true(compared > 0);
 }
 
+/* A fresh directory under g_dir for a test's own small feed, with its one
+ * agency (New York time) and a weekday service WK through 2026 written. */
+static void own_feed_dir(const char *name, char *dir, size_t cap)
+{
+    char cmd[700];
+    snprintf(dir, cap, "%s/%s", g_dir, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    test_write_file(dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Test Transit,http://example.com,America/New_York\n");
+    test_write_file(dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
+                    "WK,1,1,1,1,1,0,0,20261001,20261231\n");
+}
+
+/* The timetable of a test's own feed. */
+static dataset *own_feed_open(const char *dir)
+{
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    dataset *ds = test_build_timetable(dir, &d, &st);
+    diag_destroy(&d);
+    assert_non_null(ds);
+    return ds;
+}
+
 /* Departures at the same instant from two nearby stops come in stop_id
  * byte order, even when every later key (route_short_name, trip_id) and
  * the order of the stops in the file and on the grid say the opposite:
@@ -532,13 +560,8 @@ static void test_nearby_radius_boundary(void **state)
 static void test_nearby_ties_by_stop_id(void **state)
 {
     (void)state;
-    char dir[600], cmd[700];
-    snprintf(dir, sizeof dir, "%s/ties", g_dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    test_write_file(dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Test Transit,http://example.com,America/New_York\n");
+    char dir[600];
+    own_feed_dir("ties", dir, sizeof dir);
     test_write_file(dir, "stops.txt",
                     "stop_id,stop_name,stop_lat,stop_lon\n"
                     "Z2,Second,41.0000,-73.0000\n"
@@ -548,9 +571,6 @@ static void test_nearby_ties_by_stop_id(void **state)
                     "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                     "R1,A1,1,One,3\n"
                     "R9,A1,9,Nine,3\n");
-    test_write_file(dir, "calendar.txt",
-                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
-                    "WK,1,1,1,1,1,0,0,20261001,20261231\n");
     test_write_file(dir, "trips.txt",
                     "route_id,service_id,trip_id\n"
                     "R1,WK,TA\n"
@@ -561,12 +581,7 @@ static void test_nearby_ties_by_stop_id(void **state)
                     "TA,08:30:00,08:30:00,FAR,2\n"
                     "TB,08:00:00,08:00:00,Z1,1\n"
                     "TB,08:30:00,08:30:00,FAR,2\n");
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    dataset *ds = test_build_timetable(dir, &d, &st);
-    diag_destroy(&d);
-    assert_non_null(ds);
+    dataset *ds = own_feed_open(dir);
     departure out[8];
     uint32_t n;
     bool trunc;
@@ -592,10 +607,8 @@ static void test_nearby_ties_by_stop_id(void **state)
 static void test_nearby_distance_at_half_metres(void **state)
 {
     (void)state;
-    char dir[600], cmd[700];
-    snprintf(dir, sizeof dir, "%s/halves", g_dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    char dir[600];
+    own_feed_dir("halves", dir, sizeof dir);
     const double lat0 = 41.0, lon0 = -73.0, R = 6371008.8, deg = 180 / M_PI;
     const double metres[] = {20.5, 99.5, 150.5, 333.5, 480.5, 250.5};
     enum { NSTOPS = sizeof metres / sizeof metres[0] };
@@ -620,24 +633,13 @@ static void test_nearby_distance_at_half_metres(void **state)
     }
     strcat(stops, "END,End,41.1,-73.0\n");
     strcat(times, "T,08:30:00,08:30:00,END,99\n");
-    test_write_file(dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Test Transit,http://example.com,America/New_York\n");
     test_write_file(dir, "stops.txt", stops);
     test_write_file(dir, "routes.txt",
                     "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                     "R1,A1,1,One,3\n");
-    test_write_file(dir, "calendar.txt",
-                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,start_date,end_date\n"
-                    "WK,1,1,1,1,1,0,0,20261001,20261231\n");
     test_write_file(dir, "trips.txt", "route_id,service_id,trip_id\nR1,WK,T\n");
     test_write_file(dir, "stop_times.txt", times);
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    dataset *ds = test_build_timetable(dir, &d, &st);
-    diag_destroy(&d);
-    assert_non_null(ds);
+    dataset *ds = own_feed_open(dir);
     nearby_stop ns[8];
     departure out[8];
     uint32_t n, m;

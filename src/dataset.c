@@ -22,6 +22,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "transit/json_writer.h"
+
 static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t count_expected, const char **why)
 {
     const tt_section *s = &h->sections[id];
@@ -310,11 +312,9 @@ static int derive_trip_hot(dataset *ds, char *err, size_t errlen)
         memset(h, 0, sizeof *h);
         h->route = tr->route;
         h->headsign = tr->headsign;
-        const unsigned char *id = (const unsigned char *)ds->strings + tr->id;
-        size_t len = 0;
-        while (len <= TRIP_HOT_ID_MAX && id[len] >= 0x20 && id[len] < 0x80 && id[len] != '"' && id[len] != '\\')
-            len++;
-        if (len <= TRIP_HOT_ID_MAX && id[len] == '\0') {
+        const char *id = ds->strings + tr->id;
+        size_t len = json_plain_length(id, TRIP_HOT_ID_MAX);
+        if (len <= TRIP_HOT_ID_MAX) {
             h->id_len = (uint8_t)len;
             memcpy(h->id, id, len);
         } else {

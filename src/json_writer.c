@@ -233,7 +233,7 @@ static char *put_escaped(char *p, const unsigned char *u, size_t len)
         if (i >= len)
             break;
         unsigned char c = u[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        if (json_byte_is_plain(c)) {
             *p++ = (char)c;
             i++;
         } else if (c == '"' || c == '\\') {
@@ -269,6 +269,15 @@ char *json_put_string(char *p, const char *s, size_t len)
     p = put_escaped(p, (const unsigned char *)s, len);
     *p++ = '"';
     return p;
+}
+
+size_t json_plain_length(const char *s, size_t max)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = 0;
+    while (len <= max && json_byte_is_plain(u[len]))
+        len++;
+    return len <= max && u[len] == '\0' ? len : max + 1;
 }
 
 char *json_put_cstring(char *p, const char *s, const char *readable_end)

@@ -60,6 +60,12 @@ char *json_put_string(char *p, const char *s, size_t len);
 /* The same for a NUL-terminated string, measured as it is copied: bytes up
  * to `readable_end` may be read past its NUL. Needs 6 * strlen(s) + 10. */
 char *json_put_cstring(char *p, const char *s, const char *readable_end);
+/* Whether a string byte is copied into JSON as it is: plain ASCII, no
+ * control byte, quote or backslash. */
+static inline bool json_byte_is_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+/* The length of NUL-terminated s when every byte of it is plain and it is
+ * at most `max` bytes long (JSON then holds it as it is), else max + 1. */
+size_t json_plain_length(const char *s, size_t max);
 /* A non-negative integer in decimal; needs 20 bytes. */
 char *json_put_uint(char *p, uint64_t v);
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "departure_json.h"
 #include "transit/json_writer.h"
 
 static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t count_expected, const char **why)
@@ -45,21 +46,6 @@ static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t cou
 
 #define SEC(ds, id, type) ((const type *)((ds)->base + (ds)->hdr->sections[id].offset))
 #define SEC_N(ds, id) ((ds)->hdr->sections[id].size / ((ds)->hdr->sections[id].elem_size))
-
-/* The length of the longest string in the pool (which ends in a NUL): the
- * departure rows reserve room from it instead of measuring every string
- * before writing it. */
-static uint32_t longest_string(const char *pool, uint64_t size)
-{
-    size_t longest = 0;
-    for (const char *p = pool, *end = pool + size; p < end;) {
-        size_t len = strlen(p);
-        if (len > longest)
-            longest = len;
-        p += len + 1;
-    }
-    return longest > UINT32_MAX ? UINT32_MAX : (uint32_t)longest;
-}
 
 static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *path)
 {
@@ -125,7 +111,6 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
         why = "the string table or time sections are malformed";
         goto bad;
     }
-    ds->longest_string = longest_string(ds->strings, ds->nstrings);
     ds->stops = SEC(ds, TT_SEC_STOPS, tt_stop);
     ds->stop_by_id = SEC(ds, TT_SEC_STOP_BY_ID, uint32_t);
     ds->children = SEC(ds, TT_SEC_STOP_CHILDREN, uint32_t);
@@ -297,7 +282,8 @@ static int derive_grid_points(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
-/* Fills ds->trip_hot (see dataset_internal.h). */
+/* Fills ds->trip_hot (see dataset_internal.h), but for the route-and-
+ * headsign texts, which departure_json_derive places. */
 static int derive_trip_hot(dataset *ds, char *err, size_t errlen)
 {
     uint32_t n = ds->meta->ntrips;
@@ -310,8 +296,6 @@ static int derive_trip_hot(dataset *ds, char *err, size_t errlen)
         const tt_trip *tr = &ds->trips[t];
         trip_hot *h = &ds->trip_hot[t];
         memset(h, 0, sizeof *h);
-        h->route = tr->route;
-        h->headsign = tr->headsign;
         const char *id = ds->strings + tr->id;
         size_t len = json_plain_length(id, TRIP_HOT_ID_MAX);
         if (len <= TRIP_HOT_ID_MAX) {
@@ -376,6 +360,8 @@ static void free_derived(dataset *ds)
     free(ds->grid_points);
     free(ds->grid_visits);
     free(ds->trip_hot);
+    free(ds->stop_text);
+    free(ds->row_text);
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);
@@ -435,7 +421,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
         derive_grid_points(ds, err, errlen) != 0 || derive_trip_hot(ds, err, errlen) != 0 ||
-        derive_id_hashes(ds, err, errlen) != 0) {
+        departure_json_derive(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         free(ds);

@@ -44,16 +44,28 @@ typedef struct visit_hot {
  * the id is kept inline when it is plain ASCII (no control byte, quote or
  * backslash: written to JSON as it is) and fits, which is every id of the
  * shared feeds; otherwise `id_len` is TRIP_HOT_SPILLED and the row writes
- * the pool's string. 64 bytes a trip (3.7 MB for NYC Brooklyn). */
+ * the pool's string. Beside it, where in row_text the JSON of the trip's
+ * route and headsign lies (see row_text below). 64 bytes a trip (3.7 MB
+ * for NYC Brooklyn). */
 #define TRIP_HOT_ID_MAX 55
 #define TRIP_HOT_SPILLED 0xff
 
 typedef struct trip_hot {
-    uint32_t route;                   /* the trip's */
-    uint32_t headsign;                /* string offset */
+    uint32_t middle_off, middle_len;  /* the trip's route-and-headsign text in row_text */
     uint8_t id_len;                   /* bytes of id, or TRIP_HOT_SPILLED */
     char id[TRIP_HOT_ID_MAX];         /* the trip id, unterminated */
 } trip_hot;
+
+/* Derived when the dataset is opened (departure_json_derive): the JSON a
+ * departure row copies for its stop, in row_text. The head, then the tail
+ * right after it:
+ *   head  {"stop_id":"…","trip_id":
+ *   tail  ,"stop_name":"…","distance_m":
+ * 12 bytes a stop, and the text. */
+typedef struct stop_text {
+    uint32_t off;                     /* the head's first byte in row_text */
+    uint32_t head_len, tail_len;
+} stop_text;
 
 /* Derived when the dataset is opened: the coordinates of GRID_STOPS, in its
  * order, so that the stops of a grid cell are one sequential read instead
@@ -102,7 +114,6 @@ struct dataset {
     const tt_meta *meta;
     const char *strings;
     uint64_t nstrings;
-    uint32_t longest_string;       /* derived: the longest string's length, bounding JSON writes */
     const tt_stop *stops;
     const uint32_t *stop_by_id, *children, *stop_routes, *grid_cells, *grid_stops;
     uint64_t nchildren, nstop_routes, ngrid_stops;
@@ -128,6 +139,9 @@ struct dataset {
     grid_point *grid_points;       /* ngrid_stops, owned */
     grid_visits *grid_visits;      /* ngrid_stops, owned */
     trip_hot *trip_hot;            /* ntrips, owned, 64-byte aligned */
+    stop_text *stop_text;          /* nstops, owned */
+    char *row_text;                /* owned: the rows' stop and route-and-headsign texts */
+    size_t row_text_len;           /* bytes of text, followed by ROW_TEXT_SLACK more */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
 };
 

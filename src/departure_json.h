@@ -9,10 +9,17 @@
 #define TRANSIT_DEPARTURE_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "transit/json_writer.h"
 #include "transit/query.h"
+
+/* Derives, when a dataset is opened, the JSON text a row copies for its
+ * stop and for its trip's route and headsign: ds->stop_text, ds->row_text
+ * and each trip_hot's middle_off and middle_len. Fills err and returns -1
+ * when memory runs out or the text would pass 4 GB. */
+int departure_json_derive(dataset *ds, char *err, size_t errlen);
 
 /* Writes `count` Departure objects as elements of the array the caller
  * opened; near_point adds "stop_name" and "distance_m" (/v1/departures). */

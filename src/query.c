@@ -508,7 +508,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         departure *d = &out[n++];
         /* the caller writes the trip and the stop out next: start their loads now */
         __builtin_prefetch(&ds->trip_hot[r->trip]);
-        __builtin_prefetch(&ds->stops[c->stop].id);
+        __builtin_prefetch(&ds->stop_text[c->stop]);
         int64_t instant = from + (int64_t)(top->hi >> 32);
         if (instant < offset_from || instant >= offset_until)
             offset = dataset_utc_offset_span(ds, instant, &offset_from, &offset_until);

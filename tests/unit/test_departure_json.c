@@ -1,17 +1,17 @@
 /* test_departure_json.c — the departure row writer against the generic one.
  *
- * Why it exists: src/departure_json.c writes Departure objects with its own
- * copies, a memo of fragments already written and cached date and offset
- * texts. Its output must be byte for byte what the generic json_writer calls
- * give for the same departures. The feed here is built to stress that:
- * names that need escaping (quotes, backslashes, a tab, UTF-8), empty
- * headsigns (null), more distinct headsigns and more stops than the
- * fragment tables have slots, rows after midnight (a second local date) and
- * a DST change inside the window, and trip ids the row writer keeps inline
- * (plain, up to 55 bytes) beside ones it must take from the string pool
- * (56 bytes, a quote, a backslash, UTF-8). Every check runs twice: on that feed, and
- * on the same feed with one string too long for the writer to reserve room
- * from the dataset's longest string, so that each string is measured.
+ * Why it exists: src/departure_json.c writes Departure objects by copying
+ * stop and route texts derived when the dataset is opened, with cached date
+ * and offset texts. Its output must be byte for byte what the generic
+ * json_writer calls give for the same departures. The feed here is built to
+ * stress that: names that need escaping (quotes, backslashes, a tab, UTF-8),
+ * empty headsigns (null), 75 distinct headsigns and 70-odd stops in one
+ * response, rows after midnight (a second local date) and a DST change
+ * inside the window, and trip ids the row writer keeps inline (plain, up to
+ * 55 bytes) beside ones it must take from the string pool (56 bytes, a
+ * quote, a backslash, UTF-8). Every check runs twice: on that feed, and on
+ * the same feed with a 1,600-byte stop name, one byte in eight a quote, so
+ * that a derived text is far longer than the rest.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
@@ -25,7 +25,7 @@
 #include "transit/timetable.h"
 
 #define NTRIPS 150
-#define NWALK_STOPS 70   /* more than the writer's 64 fragment slots */
+#define NWALK_STOPS 70   /* stops in one response */
 
 static char g_dir[512], g_dir_long[512];
 static dataset *g_ds, *g_ds_long;
@@ -63,16 +63,18 @@ static void write_feed(const char *dir, bool long_string)
                "agency_id,agency_name,agency_url,agency_timezone\n"
                "A1,Test Transit,http://example.com,America/New_York\n");
     static char stops[NWALK_STOPS * 64 + 4096];
-    char desc[1601] = "";
+    char name[1601] = "Last", csv_name[2 * sizeof name + 2];
     if (long_string) {
-        memset(desc, 'd', 1600);
-        desc[1600] = '\0';
+        for (int i = 0; i < 1600; i++)
+            name[i] = i % 8 == 7 ? '"' : 'd';
+        name[1600] = '\0';
     }
+    csv_quote(name, csv_name, sizeof csv_name);
     size_t o = (size_t)snprintf(stops, sizeof stops,
                                 "stop_id,stop_name,stop_lat,stop_lon,stop_desc\n"
                                 "\"Q\"\"1\",\"Quote \"\"Q\"\" \\ back\",40.7000,-74.0000,\n"
                                 "S2,\"Stra\xc3\x9f" "e\t\xe2\x82\xac\",40.7005,-74.0000,\n"
-                                "S3,Last,40.7010,-74.0000,%s\n", desc);
+                                "S3,%s,40.7010,-74.0000,\n", csv_name);
     for (int i = 0; i < NWALK_STOPS; i++)
         o += (size_t)snprintf(stops + o, sizeof stops - o, "P%02d,\"Walk \"\"%d\"\"\",%.4f,-74.0010,\n", i, i,
                               40.7000 + i * 0.00002);
@@ -138,10 +140,10 @@ static int setup(void **state)
     (void)state;
     g_ds = build(g_dir, sizeof g_dir, "departure_json", false);
     g_ds_long = build(g_dir_long, sizeof g_dir_long, "departure_json_long", true);
-    /* the long feed's longest string is past what the writer assumes (1024) */
+    /* the long feed's S3 has the 1,600-byte name */
     stop_info st;
     dataset_stop(g_ds_long, dataset_find_stop(g_ds_long, "S3", 2), &st);
-    assert_int_equal(strlen(st.desc), 1600);
+    assert_int_equal(strlen(st.name), 1600);
     return 0;
 }
 
@@ -250,7 +252,7 @@ static void test_rows_across_a_dst_change(void **state)
     check_departures_at(g_ds_long, "2026-10-31T21:30:00", from);
 }
 
-static void test_escaped_fragments_are_reused_correctly(void **state)
+static void test_escaped_texts_appear_on_their_rows(void **state)
 {
     (void)state;
     api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"time", "2026-11-20T21:30:00"},
@@ -262,7 +264,7 @@ static void test_escaped_fragments_are_reused_correctly(void **state)
     api_problem prob;
     int cache = 0;
     assert_int_equal(api_departures(t, g_ds, &req, &out, &prob, &cache), 200);
-    /* the memoised stop and route fragments appear on many rows, escaped */
+    /* the derived stop and route texts appear on many rows, escaped */
     assert_non_null(strstr(out.buf, "\"stop_id\":\"Q\\\"1\""));
     assert_non_null(strstr(out.buf, "\"stop_name\":\"Quote \\\"Q\\\" \\\\ back\""));
     assert_non_null(strstr(out.buf, "\"stop_name\":\"Stra\xc3\x9f" "e\\u0009\xe2\x82\xac\""));
@@ -270,8 +272,8 @@ static void test_escaped_fragments_are_reused_correctly(void **state)
                                     "\"route_long_name\":\"Long \\\"one\\\"\",\"route_type\":3"));
     assert_non_null(strstr(out.buf, "\"route_long_name\":\"\",\"route_type\":700,\"headsign\":null"));
     assert_non_null(strstr(out.buf, "\"headsign\":\"\\\"Via\\\" 2\""));
-    /* more stops in one response than the fragment tables have slots (the
-     * walk trip's last stop has no departure) */
+    /* every walk stop's texts, in one response (the walk trip's last stop
+     * has no departure) */
     for (int i = 0; i < NWALK_STOPS - 1; i++) {
         char row[96];
         snprintf(row, sizeof row, "{\"stop_id\":\"P%02d\",\"trip_id\":\"TW\"", i);
@@ -288,7 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_the_generic_writer),
         cmocka_unit_test(test_rows_across_a_dst_change),
-        cmocka_unit_test(test_escaped_fragments_are_reused_correctly),
+        cmocka_unit_test(test_escaped_texts_appear_on_their_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

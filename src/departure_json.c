@@ -275,10 +275,11 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
     return p + len;
 }
 
-/* The row's own values, besides its texts: 12 + 13 + 27 + 18 + 17 bytes of
- * text, two numbers of at most 20 digits, the closing brace, the quotes of
- * an inline trip id and the slack of three text copies. */
-#define ROW_OWN_BYTES (140 + 3 * ROW_TEXT_SLACK)
+/* A row's own bytes, besides its texts and its trip id: the dates and
+ * instant (37 + 8 + 25), ,"stop_sequence": (17), three numbers of at most 10
+ * digits, the id's quotes, the comma before the row and its closing brace
+ * (121 in all, rounded up), and the slack of its three text copies. */
+#define ROW_OWN_BYTES (128 + 3 * ROW_TEXT_SLACK)
 
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
                                 uint32_t count, bool near_point)
@@ -290,33 +291,36 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
      * asked for the trip_hot and stop_text records). A middle is a few
      * lines long; its first two hold all but the longest route names. */
     uint32_t last_stop = UINT32_MAX;
+    size_t room = 0;
     for (uint32_t i = 0; i < count; i++) {
         const trip_hot *th = &ds->trip_hot[deps[i].trip];
+        const stop_text *st = &ds->stop_text[deps[i].stop];
         __builtin_prefetch(text + th->middle_off);
         __builtin_prefetch(text + th->middle_off + 64);
+        /* an inline id is copied whole, TRIP_HOT_ID_MAX bytes, between its quotes */
+        room += ROW_OWN_BYTES + TRIP_HOT_ID_MAX + st->head_len + th->middle_len + (near_point ? st->tail_len : 0);
         if (th->id_len == TRIP_HOT_SPILLED)
-            __builtin_prefetch(ds->strings + ds->trips[deps[i].trip].id);
+            room += string_room(ds->strings + ds->trips[deps[i].trip].id);
         if (deps[i].stop != last_stop) {
-            const stop_text *st = &ds->stop_text[deps[i].stop];
             __builtin_prefetch(text + st->off);
             __builtin_prefetch(text + st->off + st->head_len);
             last_stop = deps[i].stop;
         }
     }
+    /* one reservation for every row; the rows after the first write their
+     * own commas */
+    char *p = count ? json_raw_begin(w, room) : NULL;
+    if (!p)
+        return;
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
         const trip_hot *th = &ds->trip_hot[d->trip];
         const stop_text *st = &ds->stop_text[d->stop];
-        const char *spilled_id = th->id_len == TRIP_HOT_SPILLED ? ds->strings + ds->trips[d->trip].id : NULL;
-        /* an inline id is copied whole, TRIP_HOT_ID_MAX bytes, between its quotes */
-        size_t room = ROW_OWN_BYTES + (spilled_id ? string_room(spilled_id) : TRIP_HOT_ID_MAX) +
-                      st->head_len + th->middle_len + (near_point ? st->tail_len : 0);
-        char *p = json_raw_begin(w, room);
-        if (!p)
-            return;
+        if (i)
+            *p++ = ',';
         p = put_text(p, text + st->off, st->head_len);
-        if (spilled_id) {
-            p = json_put_cstring(p, spilled_id, strings_end);
+        if (th->id_len == TRIP_HOT_SPILLED) {
+            p = json_put_cstring(p, ds->strings + ds->trips[d->trip].id, strings_end);
         } else {
             *p++ = '"';
             memcpy(p, th->id, TRIP_HOT_ID_MAX);
@@ -334,6 +338,6 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
         }
         *p++ = '}';
-        json_raw_end(w, p);
     }
+    json_raw_end(w, p);
 }

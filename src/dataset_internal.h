@@ -140,8 +140,8 @@ struct dataset {
     grid_visits *grid_visits;      /* ngrid_stops, owned */
     trip_hot *trip_hot;            /* ntrips, owned, 64-byte aligned */
     stop_text *stop_text;          /* nstops, owned */
-    char *row_text;                /* owned: the rows' stop and route-and-headsign texts */
-    size_t row_text_len;           /* bytes of text, followed by ROW_TEXT_SLACK more */
+    char *row_text;                /* owned: the rows' stop and route-and-headsign texts, then
+                                      ROW_TEXT_SLACK zero bytes */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
 };
 

@@ -254,11 +254,12 @@ int departure_json_derive(dataset *ds, char *err, size_t errlen)
         ds->stop_text[i] = (stop_text){(uint32_t)t.len, (uint32_t)head_len, (uint32_t)((size_t)(q - p) - head_len)};
         t.len += (size_t)(q - p);
     }
+    /* (reserving nothing allocates the slack even for a feed with no stops
+     * and no trips) */
     if (derive_middles(ds, &t) != 0 || !text_reserve(&t, 0))
         goto fail;
     memset(t.buf + t.len, 0, ROW_TEXT_SLACK);
     ds->row_text = t.buf;
-    ds->row_text_len = t.len;
     return 0;
 fail:
     free(t.buf);

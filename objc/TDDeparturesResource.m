@@ -20,4 +20,9 @@
     return YES;
 }
 
++ (BOOL)showsAlerts
+{
+    return YES;
+}
+
 @end

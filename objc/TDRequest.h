@@ -44,6 +44,8 @@ typedef enum td_verb {
     const char *body;                 /* request body (POST/PUT/PATCH), may be NULL */
     size_t bodyLength;
     dataset *dataset;                 /* retained for this request, or NULL */
+    alert_view *alerts;               /* retained for this request when the route shows
+                                       * alerts (resolved against `dataset`), or NULL */
     int64_t now;                      /* Unix seconds, truncated to the minute */
     api_thread *apiThread;            /* this thread's api context */
 
@@ -57,6 +59,9 @@ typedef enum td_verb {
     const char *contentType;          /* NULL: application/json; charset=utf-8 */
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */
+    char responseEtag[64];            /* set by a resource that makes its own ETag, or "" */
+    char location[320];               /* Location of a 201, or "" */
+    const char *wwwAuthenticate;      /* the WWW-Authenticate of a 401, or NULL */
 
     /* ---- per-thread storage, reused across requests */
     json_writer jsonOut;

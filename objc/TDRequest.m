@@ -55,19 +55,31 @@ void td_request_reset_response(TDRequest *req)
     req->problem.title = NULL;
     req->problem.detail[0] = '\0';
     req->problem.param[0] = '\0';
+    req->problem.pointer[0] = '\0';
+    req->responseEtag[0] = '\0';
+    req->location[0] = '\0';
+    req->wwwAuthenticate = NULL;
 }
 
 const char *td_status_title(int status)
 {
     switch (status) {
     case 200: return "OK";
+    case 201: return "Created";
     case 204: return "No Content";
     case 304: return "Not Modified";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 412: return "Precondition Failed";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 428: return "Precondition Required";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -81,6 +93,7 @@ void td_request_problem(TDRequest *req, int status, const char *param, const cha
     req->problem.status = status;
     req->problem.title = td_status_title(status);
     snprintf(req->problem.param, sizeof req->problem.param, "%s", param ? param : "");
+    req->problem.pointer[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(req->problem.detail, sizeof req->problem.detail, fmt, ap);
@@ -94,6 +107,7 @@ void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
         .nparams = req->nparams,
         .id = req->resourceId,
         .now = req->now,
+        .alerts = req->alerts,
     };
     int cache = -1;
     int status = endpoint(req->apiThread, req->dataset, &ar, req->out, &req->problem, &cache);

@@ -33,6 +33,13 @@
 /* Whether the answer depends on the clock when no `time` parameter is given
  * (departures); the ETag then includes the current minute. Default NO. */
 + (BOOL)dependsOnClock;
+/* Whether requests get the alert view (TDRequest.alerts), and GET ETags
+ * change with every alert write. Default NO. */
++ (BOOL)showsAlerts;
+/* Whether GET answers get the server's weak ETag (dataset version, alert
+ * generation, route, id, parameters). Default: needsDataset || showsAlerts.
+ * A resource that answers NO sets TDRequest.responseEtag itself. */
++ (BOOL)usesServerETag;
 @end
 
 /* A resource whose GET is one api.h endpoint. Subclasses override -endpoint. */

@@ -24,6 +24,16 @@
     return NO;
 }
 
++ (BOOL)showsAlerts
+{
+    return NO;
+}
+
++ (BOOL)usesServerETag
+{
+    return [self needsDataset] || [self showsAlerts];
+}
+
 @end
 
 @implementation TDApiResource

@@ -23,6 +23,8 @@ const td_route_spec td_route_table[] = {
     {"/v1/trips/{id}", "TDTripResource"},
     {"/v1/agencies", "TDAgenciesResource"},
     {"/v1/feed", "TDFeedResource"},
+    {"/v1/alerts", "TDAlertsResource"},
+    {"/v1/alerts/{id}", "TDAlertResource"},
 };
 
 const int td_route_table_count = (int)(sizeof td_route_table / sizeof td_route_table[0]);

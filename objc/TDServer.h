@@ -12,7 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include "transit/alert_view.h"
+#include "transit/auth.h"
 #include "transit/body_pool.h"
+#include "transit/live_store.h"
 #include "transit/metrics.h"
 #include "transit/query.h"
 #import "TDRequest.h"
@@ -23,6 +27,7 @@ typedef struct td_config {
     const char *data_dir;
     const char *bind;            /* numeric IPv4/IPv6 address or host name */
     const char *openapi_path;    /* NULL: look beside the binary */
+    const char *tokens_path;     /* bearer tokens for writes; NULL: writes answer 403 */
     int port;                    /* 0: any free port (reported at start-up) */
     int threads;
     unsigned max_connections;
@@ -54,6 +59,8 @@ typedef struct td_route {
     TDResource *resource;
     IMP verb_imp[TD_VERB_COUNT];
     bool needs_dataset, depends_on_clock;
+    bool shows_alerts;           /* the request gets the alert view; GET ETags follow it */
+    bool server_etag;            /* GET answers get the server's weak ETag (else the resource's) */
     char allow[64];              /* "GET, HEAD, OPTIONS" */
 } td_route;
 
@@ -80,6 +87,11 @@ extern const int td_route_table_count;
     char openapiSource[1024];    /* where it was read, or where we looked */
     int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
     dataset *currentDataset;
+    alert_view *currentAlerts;   /* resolved against currentDataset; same lock */
+    live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
+    pthread_mutex_t alertWrites; /* one alert write (store, then view) at a time */
+    pthread_mutex_t tokensLock;
+    auth_tokens *tokens;         /* NULL: no --tokens, writes answer 403 */
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
 }
 
@@ -97,5 +109,26 @@ dataset *td_server_acquire_dataset(TDServer *server);
 void td_server_install_dataset(TDServer *server, dataset *ds);
 /* Re-opens config.data_dir; on success swaps it in. Logs either way. */
 bool td_server_reload(TDServer *server);
+
+/* The alerts being shown, retained for the caller (release it), or NULL. */
+alert_view *td_server_acquire_alerts(TDServer *server);
+/* The dataset and the alert view resolved against it, taken together. */
+void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts);
+/* Opens DATA/live.sqlite and loads the alerts (start-up); false with err. */
+bool td_server_open_live(TDServer *server, char *err, size_t errlen);
+/* Loads every alert again from the store (another process wrote). */
+bool td_server_reload_alerts(TDServer *server);
+/* Alert writers: hold the lock around the store write and the publish. */
+void td_server_lock_alert_writes(TDServer *server);
+void td_server_unlock_alert_writes(TDServer *server);
+/* Installs view v (taking over the caller's reference), built from the
+ * current alerts; call with the write lock held. */
+void td_server_publish_alerts(TDServer *server, alert_view *v);
+/* Reads config.tokens_path (start-up and SIGHUP); keeps the old tokens and
+ * returns false with err when the file is bad. */
+bool td_server_load_tokens(TDServer *server, char *err, size_t errlen);
+/* Whether the request's Authorization header carries a configured token;
+ * otherwise fills the 401/403 problem and returns false. */
+bool td_server_authorize(TDServer *server, TDRequest *req);
 /* Reads the OpenAPI document (config.openapi_path or beside the binary). */
 void td_server_load_openapi(TDServer *server);

@@ -101,26 +101,184 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 
 /* ------------------------------------------------------------ datasets */
 
+static void lock_current(TDServer *server);
+static void unlock_current(TDServer *server);
+
 dataset *td_server_acquire_dataset(TDServer *server)
 {
-    while (__atomic_exchange_n(&server->datasetLock, 1, __ATOMIC_ACQUIRE))
-        ;
+    lock_current(server);
     dataset *ds = server->currentDataset;
     if (ds)
         dataset_retain(ds);
-    __atomic_store_n(&server->datasetLock, 0, __ATOMIC_RELEASE);
+    unlock_current(server);
     return ds;
+}
+
+static void lock_current(TDServer *server)
+{
+    while (__atomic_exchange_n(&server->datasetLock, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void unlock_current(TDServer *server)
+{
+    __atomic_store_n(&server->datasetLock, 0, __ATOMIC_RELEASE);
+}
+
+alert_view *td_server_acquire_alerts(TDServer *server)
+{
+    lock_current(server);
+    alert_view *v = server->currentAlerts;
+    if (v)
+        alert_view_retain(v);
+    unlock_current(server);
+    return v;
+}
+
+void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts)
+{
+    lock_current(server);
+    if ((*ds = server->currentDataset))
+        dataset_retain(*ds);
+    if ((*alerts = server->currentAlerts))
+        alert_view_retain(*alerts);
+    unlock_current(server);
+}
+
+/* Swaps in a dataset and its alert view together, so a request never pairs a
+ * view with a dataset it was not resolved against. */
+static void install_current(TDServer *server, dataset *ds, alert_view *v)
+{
+    lock_current(server);
+    dataset *old = server->currentDataset;
+    alert_view *old_view = server->currentAlerts;
+    server->currentDataset = ds;
+    server->currentAlerts = v;
+    unlock_current(server);
+    if (old_view)
+        alert_view_release(old_view);
+    if (old)
+        dataset_release(old);
 }
 
 void td_server_install_dataset(TDServer *server, dataset *ds)
 {
-    while (__atomic_exchange_n(&server->datasetLock, 1, __ATOMIC_ACQUIRE))
-        ;
-    dataset *old = server->currentDataset;
-    server->currentDataset = ds;
-    __atomic_store_n(&server->datasetLock, 0, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&server->alertWrites);
+    alert_view *current = td_server_acquire_alerts(server);
+    alert_view *v = current ? alert_view_rebase(current, ds) : NULL;
+    if (current && !v)
+        fprintf(stderr, "transitd: out of memory resolving the alerts; none shown until the "
+                        "next write\n");
+    if (current)
+        alert_view_release(current);
+    install_current(server, ds, v);
+    pthread_mutex_unlock(&server->alertWrites);
+}
+
+void td_server_lock_alert_writes(TDServer *server)
+{
+    pthread_mutex_lock(&server->alertWrites);
+}
+
+void td_server_unlock_alert_writes(TDServer *server)
+{
+    pthread_mutex_unlock(&server->alertWrites);
+}
+
+void td_server_publish_alerts(TDServer *server, alert_view *v)
+{
+    lock_current(server);
+    alert_view *old = server->currentAlerts;
+    server->currentAlerts = v;
+    unlock_current(server);
     if (old)
-        dataset_release(old);
+        alert_view_release(old);
+}
+
+static void warn_to_stderr(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "transitd: warning: %s\n", message);
+}
+
+bool td_server_reload_alerts(TDServer *server)
+{
+    if (!server->live)
+        return false;
+    alert **alerts = NULL;
+    uint32_t n = 0;
+    int64_t generation = 0;
+    char err[512];
+    if (live_store_load(server->live, &alerts, &n, &generation, warn_to_stderr, NULL, err,
+                        sizeof err) != 0) {
+        fprintf(stderr, "transitd: cannot load the alerts, still showing the previous ones: %s\n",
+                err);
+        return false;
+    }
+    pthread_mutex_lock(&server->alertWrites);
+    dataset *ds = td_server_acquire_dataset(server);
+    alert_view *v = alert_view_new(alerts, n, ds, generation);
+    if (v)
+        td_server_publish_alerts(server, v);
+    else
+        fprintf(stderr, "transitd: out of memory loading %u alerts\n", n);
+    if (ds)
+        dataset_release(ds);
+    pthread_mutex_unlock(&server->alertWrites);
+    live_alerts_free(alerts, n);
+    return v != NULL;
+}
+
+bool td_server_open_live(TDServer *server, char *err, size_t errlen)
+{
+    if (!(server->live = live_store_open(server->config.data_dir, err, errlen)))
+        return false;
+    return td_server_reload_alerts(server);
+}
+
+bool td_server_load_tokens(TDServer *server, char *err, size_t errlen)
+{
+    if (!server->config.tokens_path)
+        return true;
+    auth_tokens *t = auth_tokens_load(server->config.tokens_path, err, errlen);
+    if (!t)
+        return false;
+    pthread_mutex_lock(&server->tokensLock);
+    auth_tokens *old = server->tokens;
+    server->tokens = t;
+    pthread_mutex_unlock(&server->tokensLock);
+    auth_tokens_free(old);
+    return true;
+}
+
+bool td_server_authorize(TDServer *server, TDRequest *req)
+{
+    const char *header = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *token = NULL;
+    size_t len = 0;
+    int kind = auth_bearer_token(header, &token, &len);
+    pthread_mutex_lock(&server->tokensLock);
+    bool configured = server->tokens != NULL;
+    bool ok = configured && kind == 1 && auth_tokens_check(server->tokens, token, len, NULL);
+    pthread_mutex_unlock(&server->tokensLock);
+    if (ok)
+        return true;
+    if (!configured) {
+        td_request_problem(req, 403, NULL,
+                           "writes are disabled: this server has no bearer tokens. Make one with "
+                           "`transitd token new --tokens FILE` and start the server with "
+                           "`transitd serve --tokens FILE`");
+    } else if (kind == 0) {
+        req->wwwAuthenticate = "Bearer realm=\"transitd\"";
+        td_request_problem(req, 401, NULL,
+                           "%s needs an Authorization: Bearer <token> header", req->method);
+    } else {
+        req->wwwAuthenticate = "Bearer realm=\"transitd\", error=\"invalid_token\"";
+        td_request_problem(req, 401, NULL, kind < 0 ? "the Authorization header is not a Bearer token"
+                                                    : "the bearer token is not valid");
+    }
+    return false;
 }
 
 bool td_server_reload(TDServer *server)
@@ -254,6 +412,8 @@ static bool compile_route(td_route *r, const char *pattern)
     config = *cfg;
     datasetLock = 0;
     draining = 0;
+    pthread_mutex_init(&alertWrites, NULL);
+    pthread_mutex_init(&tokensLock, NULL);
     if (td_route_table_count > TD_MAX_ROUTES) {
         snprintf(err, errlen, "too many routes (%d, at most %d)", td_route_table_count,
                  TD_MAX_ROUTES);
@@ -278,6 +438,8 @@ static bool compile_route(td_route *r, const char *pattern)
         r->resource = [[cls alloc] initWithServer:self];
         r->needs_dataset = [cls needsDataset];
         r->depends_on_clock = [cls dependsOnClock];
+        r->shows_alerts = [cls showsAlerts];
+        r->server_etag = [cls usesServerETag];
         size_t used = 0;
         for (int v = 0; v < TD_VERB_OTHER; v++) {
             SEL sel = verb_selector((td_verb)v);
@@ -316,8 +478,14 @@ static bool compile_route(td_route *r, const char *pattern)
     metrics_free(counters);
     body_pool_free(bodies);
     free(openapiDocument);
+    if (currentAlerts)
+        alert_view_release(currentAlerts);
     if (currentDataset)
         dataset_release(currentDataset);
+    live_store_close(live);
+    auth_tokens_free(tokens);
+    pthread_mutex_destroy(&alertWrites);
+    pthread_mutex_destroy(&tokensLock);
     [super dealloc];
 }
 
@@ -436,11 +604,19 @@ static void make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
         h = fnv1a(h, p->key, strlen(p->key) + 1);
         h = fnv1a(h, p->value, strlen(p->value) + 1);
     }
-    if (route->depends_on_clock && !has_time)
+    /* alerts: every write changes the generation; with alerts present, what
+     * is active changes with the clock too */
+    bool clock = route->depends_on_clock;
+    if (req->alerts) {
+        int64_t generation = alert_view_generation(req->alerts);
+        h = fnv1a(h, &generation, sizeof generation);
+        clock = clock || alert_view_count(req->alerts) > 0;
+    }
+    if (clock && !has_time)
         h = fnv1a(h, &req->now, sizeof req->now);
     /* written by hand: snprintf was a visible share of a small response */
     static const char hex[] = "0123456789abcdef";
-    const char *version = dataset_version(req->dataset);
+    const char *version = req->dataset ? dataset_version(req->dataset) : "live";
     size_t vlen = strlen(version);
     if (vlen + 22 > cap)   /* W/" version - 16 hex " NUL */
         vlen = cap - 22;
@@ -522,6 +698,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     td_request_reset_response(req);
     req->server = self;
     req->dataset = NULL;
+    req->alerts = NULL;
     req->resourceId = NULL;
     req->nparams = 0;
     req->pathBuffer[0] = '\0';
@@ -566,17 +743,25 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
                 MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, collect_param,
                                           req);
                 req->now = (int64_t)time(NULL) / 60 * 60;
+                bool write = verb == TD_POST || verb == TD_PUT || verb == TD_PATCH ||
+                             verb == TD_DELETE;
+                if (route->shows_alerts)
+                    td_server_acquire_both(self, &req->dataset, &req->alerts);
+                else if (route->needs_dataset)
+                    req->dataset = td_server_acquire_dataset(self);
                 if (req->nparams > TD_MAX_PARAMS) {
                     td_request_problem(req, 400, NULL, "more than %d query parameters",
                                        TD_MAX_PARAMS);
-                } else if (route->needs_dataset && !(req->dataset = td_server_acquire_dataset(self))) {
+                } else if (write && !td_server_authorize(self, req)) {
+                    /* 401 or 403, set by td_server_authorize */
+                } else if (route->needs_dataset && !req->dataset) {
                     td_request_problem(req, 503, NULL,
                                        "no dataset is loaded yet; import one into %.150s and "
                                        "send SIGHUP",
                                        config.data_dir);
                 } else {
                     const char *inm = NULL;
-                    if (verb == TD_GET && route->needs_dataset) {
+                    if (verb == TD_GET && route->server_etag) {
                         make_etag(req, route, etag, sizeof etag);
                         inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
                                                           MHD_HTTP_HEADER_IF_NONE_MATCH);
@@ -597,6 +782,10 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     if (req->dataset) {
         dataset_release(req->dataset);
         req->dataset = NULL;
+    }
+    if (req->alerts) {
+        alert_view_release(req->alerts);
+        req->alerts = NULL;
     }
     uint64_t micros = monotonic_us() - conn->started_us;
     metrics_observe(counters, route_index, req->status, micros);
@@ -720,8 +909,13 @@ static const char *cache_control(int seconds, char *text, size_t cap)
                                 cache_control(req->cacheSeconds < 0 ? -1 : req->cacheSeconds,
                                               text, sizeof text));
     }
-    if (etag[0] && (status == 200 || status == 304))
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+    const char *tag = etag[0] ? etag : req->responseEtag;
+    if (tag[0] && (status == 200 || status == 201 || status == 304))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, tag);
+    if (req->location[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, req->location);
+    if (req->wwwAuthenticate)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, req->wwwAuthenticate);
     if (allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     if (status == 503)

@@ -15,4 +15,9 @@
     return api_stop;
 }
 
++ (BOOL)showsAlerts
+{
+    return YES;
+}
+
 @end

@@ -69,6 +69,9 @@ static void print_usage(FILE *out)
           "  --max-body BYTES      largest request body accepted, else 413 (default 65536)\n"
           "  --openapi FILE        the OpenAPI document to serve (default: $TRANSITD_OPENAPI,\n"
           "                        else docs/openapi.json beside the binary or in .)\n"
+          "  --tokens FILE         bearer tokens (hashed, see `transitd token new`) that may\n"
+          "                        POST, PUT, PATCH and DELETE /v1/alerts; without it,\n"
+          "                        writes answer 403 (default: $TRANSITD_TOKENS)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        SIGHUP finds one\n"
           "  --quiet               no access log\n"
@@ -76,8 +79,9 @@ static void print_usage(FILE *out)
           "\n"
           "Access log (stderr, one line per request):\n"
           "  TIME METHOD TARGET STATUS BODY_BYTES MICROSECONDS\n"
-          "Signals: SIGHUP reloads the data directory's active version; SIGTERM or SIGINT\n"
-          "stop gracefully.\n",
+          "Alerts live in DATA/live.sqlite; writes by other processes show within a second.\n"
+          "Signals: SIGHUP reloads the data directory's active version and the tokens file;\n"
+          "SIGTERM or SIGINT stop gracefully.\n",
           out);
 }
 
@@ -127,6 +131,13 @@ static int run_server(td_config *cfg)
     td_server_load_openapi(server);
     if (ds)
         td_server_install_dataset(server, ds);
+    if (!td_server_load_tokens(server, err, sizeof err)) {
+        fprintf(stderr, "transitd serve: %s\n", err);
+        [server release];
+        return CLI_RUNTIME_ERROR;
+    }
+    char live_err[512] = "";
+    bool live_ok = td_server_open_live(server, live_err, sizeof live_err);
 
     if (pipe(signal_pipe) != 0) {
         fprintf(stderr, "transitd serve: pipe: %s\n", strerror(errno));
@@ -164,18 +175,32 @@ static int run_server(td_config *cfg)
     dataset *shown = td_server_acquire_dataset(server);
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
-    fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s\n",
+    alert_view *alerts = td_server_acquire_alerts(server);
+    fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s, "
+                    "%u alerts (writes %s)\n",
             v6 ? "[" : "", addr, v6 ? "]" : "", td_daemon_port(daemon), cfg->threads,
-            shown ? dataset_version(shown) : "(none)");
+            shown ? dataset_version(shown) : "(none)", alerts ? alert_view_count(alerts) : 0,
+            cfg->tokens_path ? "need a bearer token" : "disabled: no --tokens");
+    if (alerts)
+        alert_view_release(alerts);
+    if (!live_ok)
+        fprintf(stderr, "transitd serve: warning: no live store, alerts are empty and read-only: "
+                        "%s\n", live_err);
     if (shown)
         dataset_release(shown);
 
     int exit_code = CLI_OK;
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-        int n = poll(&pfd, 1, -1);
+        /* once a second: alerts another process (transitd or sqlite3) wrote */
+        int n = poll(&pfd, 1, 1000);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0) {
+            if (server->live && live_store_changed_elsewhere(server->live))
+                td_server_reload_alerts(server);
+            continue;
+        }
         if (n < 0) {
             fprintf(stderr, "transitd serve: poll: %s\n", strerror(errno));
             exit_code = CLI_RUNTIME_ERROR;
@@ -186,6 +211,8 @@ static int run_server(td_config *cfg)
             continue;
         if (signo == SIGHUP) {
             td_server_reload(server);
+            if (!td_server_load_tokens(server, err, sizeof err))
+                fprintf(stderr, "transitd: tokens not reloaded, the previous ones stay: %s\n", err);
             continue;
         }
         fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",
@@ -215,6 +242,9 @@ int serve_main(int argc, char **argv)
     cfg.openapi_path = getenv("TRANSITD_OPENAPI") && *getenv("TRANSITD_OPENAPI")
                            ? getenv("TRANSITD_OPENAPI")
                            : NULL;
+    cfg.tokens_path = getenv("TRANSITD_TOKENS") && *getenv("TRANSITD_TOKENS")
+                          ? getenv("TRANSITD_TOKENS")
+                          : NULL;
     cfg.port = 8080;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
@@ -239,13 +269,15 @@ int serve_main(int argc, char **argv)
         } else if (strcmp(opt, "--wait-for-data") == 0) {
             cfg.wait_for_data = true;
         } else if (strcmp(opt, "--data") == 0 || strcmp(opt, "--bind") == 0 ||
-                   strcmp(opt, "--openapi") == 0) {
+                   strcmp(opt, "--openapi") == 0 || strcmp(opt, "--tokens") == 0) {
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opt);
             if (opt[2] == 'd')
                 cfg.data_dir = arg;
             else if (opt[2] == 'b')
                 cfg.bind = arg;
+            else if (opt[2] == 't')
+                cfg.tokens_path = arg;
             else
                 cfg.openapi_path = arg;
             i++;

@@ -19,6 +19,7 @@
 
 #define CACHE_DEPARTURES 30
 #define CACHE_STATIC 86400
+#define CACHE_STOP_WITH_ALERTS 60   /* a stop's detail shows the alerts active now */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
 #define RADIUS_DEFAULT 500
@@ -34,6 +35,7 @@ struct api_thread {
     uint32_t stop_times_cap;
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
+    alert_marks *marks;             /* the alerts a response shows */
     schedule_db *schedule;          /* for the dataset version below */
     char schedule_version[64];
 };
@@ -49,7 +51,8 @@ api_thread *api_thread_new(void)
     t->scratch = query_scratch_new();
     /* Start with room for typical stops and trips so the engine is never
      * handed a NULL array, and most threads never grow them. */
-    if (!t->scratch || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
+    t->marks = alert_marks_new();
+    if (!t->scratch || !t->marks || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
     }
@@ -64,6 +67,7 @@ void api_thread_free(api_thread *t)
         query_scratch_free(t->scratch);
     free(t->stop_times);
     free(t->indices);
+    alert_marks_free(t->marks);
     if (t->schedule)
         schedule_close(t->schedule);
     free(t);
@@ -80,10 +84,12 @@ static int problem(api_problem *prob, int status, const char *param, const char 
     switch (status) {
     case 400: prob->title = "Bad Request"; break;
     case 404: prob->title = "Not Found"; break;
+    case 422: prob->title = "Unprocessable Content"; break;
     case 503: prob->title = "Service Unavailable"; break;
     default: prob->title = "Internal Server Error"; break;
     }
     snprintf(prob->param, sizeof prob->param, "%s", param ? param : "");
+    prob->pointer[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(prob->detail, sizeof prob->detail, fmt, ap);
@@ -116,6 +122,8 @@ void api_problem_write(const api_problem *prob, const char *instance_path, json_
     json_kv_string(out, "detail", prob->detail);
     if (instance_path)
         json_kv_string(out, "instance", instance_path);
+    if (prob->pointer[0])
+        json_kv_string(out, "pointer", prob->pointer);
     json_object_end(out);
 }
 
@@ -395,9 +403,9 @@ static void kv_optional(json_writer *w, const char *key, const char *s)
 {
     json_key(w, key);
     if (s && s[0])
-        json_string(w, s);
+        json_str(w, s);
     else
-        json_null(w);
+        json_null_value(w);
 }
 
 /* Text the feed should carry: "" rather than null when it does not. */
@@ -440,9 +448,9 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
     if (st->parent != QUERY_NONE) {
         stop_info parent;
         dataset_stop(ds, st->parent, &parent);
-        json_string(w, parent.id);
+        json_str(w, parent.id);
     } else {
-        json_null(w);
+        json_null_value(w);
     }
 }
 
@@ -479,6 +487,27 @@ static void end_truncated_list(json_writer *w, bool truncated)
 {
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
+    json_object_end(w);
+}
+
+/* Starts the response's alert marks: the request's view when it was
+ * resolved against this dataset and holds alerts; returns the marks for the
+ * departure rows, or NULL when no alert can apply. */
+static alert_marks *begin_alerts(api_thread *t, const api_request *req, const dataset *ds)
+{
+    const alert_view *v = req->alerts;
+    bool usable = v && alert_view_dataset(v) == ds && alert_view_count(v) > 0;
+    alert_marks_begin(t->marks, usable ? v : NULL);
+    return usable ? t->marks : NULL;
+}
+
+/* ],"truncated":…,"alerts":[…]} — closes a departures list with the alerts
+ * its rows (or its stop) showed. */
+static void end_departures(api_thread *t, json_writer *w, bool truncated)
+{
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    alert_marks_write(t->marks, w);
     json_object_end(w);
 }
 
@@ -625,7 +654,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     for (uint32_t i = 0; i < n; i++) {
         stop_info child;
         dataset_stop(ds, t->indices[i], &child);
-        json_string(out, child.id);
+        json_str(out, child.id);
     }
     json_array_end(out);
 
@@ -640,8 +669,13 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     }
     json_array_end(out);
     json_object_end(out);
+    /* the alerts about the stop or the routes serving it (t->indices), now */
+    if (begin_alerts(t, req, ds))
+        alert_marks_stop(t->marks, ds, stop, t->indices, n, req->now);
+    alert_marks_write(t->marks, out);
     json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return finish(out, prob, cache_seconds,
+                  req->alerts && alert_view_count(req->alerts) ? CACHE_STOP_WITH_ALERTS : CACHE_STATIC);
 }
 
 int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
@@ -677,8 +711,8 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
-    departure_json_write_items(out, ds, t->departures, count, false);
-    end_truncated_list(out, truncated);
+    departure_json_write_items(out, ds, t->departures, count, false, begin_alerts(t, req, ds));
+    end_departures(t, out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -707,8 +741,8 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
-    departure_json_write_items(out, ds, t->departures, count, true);
-    end_truncated_list(out, truncated);
+    departure_json_write_items(out, ds, t->departures, count, true, begin_alerts(t, req, ds));
+    end_departures(t, out, truncated);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -824,7 +858,7 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     if (tr.direction_id == 0 || tr.direction_id == 1)
         json_int(out, tr.direction_id);
     else
-        json_null(out);
+        json_null_value(out);
     kv_optional(out, "shape_id", tr.shape_id);
     if (date_text)
         json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
@@ -906,4 +940,94 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_object_end(out);
     json_object_end(out);
     return finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+/* ------------------------------------------------------------ alerts */
+
+#define ALERT_LIST_DEFAULT 100
+#define ALERT_LIST_MAX 1000
+
+/* Whether one of a's informed entities names `id` in the selector `which`. */
+static bool alert_names(const alert *a, int which, const char *id)
+{
+    for (uint32_t i = 0; i < a->nentities; i++) {
+        const alert_entity *e = &a->entities[i];
+        const char *v = which == 0 ? e->stop_id : which == 1 ? e->route_id
+                      : which == 2 ? e->trip_id : e->agency_id;
+        if (v && strcmp(v, id) == 0)
+            return true;
+    }
+    return false;
+}
+
+int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+               api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    static const char *const allowed[] = {"stop_id", "route_id", "trip_id", "agency_id",
+                                          "active_at", "limit", "after", NULL};
+    static const char *const selectors[] = {"stop_id", "route_id", "trip_id", "agency_id"};
+    long limit;
+    if (check_params(req, allowed, prob) ||
+        get_int(req, "limit", ALERT_LIST_DEFAULT, 1, ALERT_LIST_MAX, "an integer", &limit, prob))
+        return prob->status;
+    const char *wanted[4];
+    for (int k = 0; k < 4; k++)
+        wanted[k] = param_value(req, selectors[k]);
+    const char *after = param_value(req, "after");
+    const char *at = param_value(req, "active_at");
+    int64_t instant = req->now;
+    if (at && strcmp(at, "now") != 0) {
+        int64_t local;
+        bool has_offset;
+        int32_t offset;
+        if (api_parse_datetime(at, &local, &has_offset, &offset) != 0 || (!has_offset && !ds))
+            return problem(prob, 400, "active_at",
+                           "active_at must be now or an RFC 3339 date-time such as "
+                           "2026-11-21T18:15:00-05:00");
+        instant = has_offset ? local - offset : dataset_local_to_instant(ds, local);
+    }
+    const alert_view *v = req->alerts;
+    uint32_t n = v ? alert_view_count(v) : 0, written = 0;
+    bool truncated = false;
+    const char *last = NULL;
+    begin_list(out, "alerts");
+    for (uint32_t i = 0; i < n; i++) {
+        const alert *a = alert_view_at(v, i);
+        if (after && strcmp(a->id, after) <= 0)
+            continue;
+        bool keep = !at || alert_active_at(a, instant);
+        for (int k = 0; keep && k < 4; k++)
+            keep = !wanted[k] || alert_names(a, k, wanted[k]);
+        if (!keep)
+            continue;
+        if (written == (uint32_t)limit) {
+            truncated = true;
+            break;
+        }
+        json_raw(out, a->json, a->json_len);
+        last = a->id;
+        written++;
+    }
+    json_array_end(out);
+    json_kv_bool(out, "truncated", truncated);
+    if (truncated)
+        json_kv_string(out, "next_after", last);
+    json_object_end(out);
+    return finish(out, prob, cache_seconds, 0);
+}
+
+int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    (void)ds;
+    if (check_params(req, NO_PARAMS, prob) || need_id(req, "alert_id", prob))
+        return prob->status;
+    long i = req->alerts ? alert_view_find(req->alerts, req->id) : -1;
+    if (i < 0)
+        return problem(prob, 404, "alert_id", "there is no alert '%.200s'", req->id);
+    const alert *a = alert_view_at(req->alerts, (uint32_t)i);
+    json_raw(out, a->json, a->json_len);
+    return finish(out, prob, cache_seconds, 0);
 }

@@ -282,7 +282,7 @@ static void print_summary(FILE *out, const char *feed, const char *data_dir,
 }
 
 /* The summary as one JSON object. Written with the project's json_writer,
- * not jansson: jansson's json_string/json_null would collide at link time
+ * not jansson: jansson's json_str/json_null_value would collide at link time
  * with json_writer.h's functions of the same names. */
 static void json_summary(json_writer *w, const char *feed, const char *data_dir,
                          const import_result *r, const char *error)
@@ -369,7 +369,7 @@ static void json_summary(json_writer *w, const char *feed, const char *data_dir,
     json_key(w, "examples");
     json_array_begin(w);
     for (int i = 0; i < r->diag.nexamples && i < DIAG_EXAMPLES; i++)
-        json_string(w, r->diag.examples[i]);
+        json_str(w, r->diag.examples[i]);
     json_array_end(w);
 
     json_key(w, "pruned");

@@ -1,7 +1,7 @@
 /* cli_query_batch.h — reading one line of `transitd query batch` input.
  *
  * Why it exists: the batch input is JSON, read with jansson, whose names
- * (json_string, json_null) collide with the response writer's; so the reading
+ * (json_str, json_null_value) collide with the response writer's; so the reading
  * lives in its own file and hands cli_query.c plain key/value strings.
  */
 #ifndef TRANSIT_CLI_QUERY_BATCH_H

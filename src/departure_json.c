@@ -283,7 +283,7 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
 #define ROW_OWN_BYTES (128 + 3 * ROW_TEXT_SLACK)
 
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point)
+                                uint32_t count, bool near_point, alert_marks *alerts)
 {
     row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
     const char *text = ds->row_text, *strings_end = ds->strings + ds->nstrings;
@@ -302,6 +302,8 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         room += ROW_OWN_BYTES + TRIP_HOT_ID_MAX + st->head_len + th->middle_len + (near_point ? st->tail_len : 0);
         if (th->id_len == TRIP_HOT_SPILLED)
             room += string_room(ds->strings + ds->trips[deps[i].trip].id);
+        if (alerts)
+            room += alert_marks_departure(alerts, ds, &deps[i], i);
         if (deps[i].stop != last_stop) {
             __builtin_prefetch(text + st->off);
             __builtin_prefetch(text + st->off + st->head_len);
@@ -338,6 +340,8 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             /* within the radius, so at most QUERY_RADIUS_MAX */
             p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
         }
+        if (alerts && alert_marks_row_count(alerts, i))
+            p = alert_marks_put_row(alerts, i, p);
         *p++ = '}';
     }
     json_raw_end(w, p);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transit/alert_view.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
 
@@ -22,8 +23,10 @@
 int departure_json_derive(dataset *ds, char *err, size_t errlen);
 
 /* Writes `count` Departure objects as elements of the array the caller
- * opened; near_point adds "stop_name" and "distance_m" (/v1/departures). */
+ * opened; near_point adds "stop_name" and "distance_m" (/v1/departures).
+ * With `alerts` (begun with a view), a row that alerts apply to gets an
+ * "alerts" member with their ids, and they are marked for the response. */
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point);
+                                uint32_t count, bool near_point, alert_marks *alerts);
 
 #endif

@@ -380,10 +380,10 @@ void json_string_plain(json_writer *w, const char *s, size_t len)
     w->buf[w->len] = '\0';
 }
 
-void json_string(json_writer *w, const char *s)
+void json_str(json_writer *w, const char *s)
 {
     if (!s) {
-        json_null(w);
+        json_null_value(w);
         return;
     }
     json_string_n(w, s, strlen(s));
@@ -455,7 +455,7 @@ static bool put_fixed_small(json_writer *w, double v, int decimals)
 void json_double(json_writer *w, double v, int decimals)
 {
     if (!isfinite(v)) {
-        json_null(w);
+        json_null_value(w);
         return;
     }
     if (decimals < 0)
@@ -468,7 +468,7 @@ void json_double(json_writer *w, double v, int decimals)
     char tmp[352];
     int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
     if (n <= 0 || (size_t)n >= sizeof tmp) {
-        json_null(w);
+        json_null_value(w);
         return;
     }
     /* Whatever the locale made of the decimal separator (possibly several
@@ -507,7 +507,7 @@ void json_bool(json_writer *w, bool v)
         append(w, "false", 5);
 }
 
-void json_null(json_writer *w)
+void json_null_value(json_writer *w)
 {
     before_value(w);
     append(w, "null", 4);

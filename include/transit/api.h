@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "transit/alert_view.h"
+#include "transit/api_time.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
 #include "transit/stores.h"
@@ -26,6 +28,7 @@ typedef struct api_request {
     int nparams;
     const char *id;            /* the {id} path segment, URL-decoded, or NULL */
     int64_t now;               /* Unix seconds: the default for `time` */
+    const alert_view *alerts;  /* the alerts to show (resolved against the dataset), or NULL */
 } api_request;
 
 /* An RFC 9457 problem: filled when an endpoint returns a status >= 400. */
@@ -34,6 +37,7 @@ typedef struct api_problem {
     const char *title;         /* static: "Bad Request", "Not Found", ... */
     char detail[256];          /* precise enough to fix the request */
     char param[48];            /* offending parameter, or "" */
+    char pointer[160];         /* JSON pointer of the offending body member, or "" */
 } api_problem;
 
 /* Per-thread context: the dataset is borrowed for the request; the rest is
@@ -70,6 +74,13 @@ int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer
                  api_problem *prob, int *cache_seconds);               /* GET /v1/agencies */
 int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds);                   /* GET /v1/feed */
+/* The alerts of req->alerts (ds may be NULL): the list, filtered by the
+ * selectors they name and by activity at an instant, in id order with an
+ * `after` cursor; and one alert by id. */
+int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+               api_problem *prob, int *cache_seconds);                 /* GET /v1/alerts */
+int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds);                  /* GET /v1/alerts/{id} */
 
 /* Writes a problem as application/problem+json into out. */
 void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out);
@@ -81,12 +92,5 @@ int api_parse_time(const dataset *ds, const char *s, int64_t *instant);
 /* Formats an instant with a UTC offset as RFC 3339, no fractional seconds
  * ("2026-11-21T18:15:00-05:00"). out has room for 26 bytes. */
 void api_format_instant(int64_t instant, int32_t utc_offset, char out[26]);
-/* The syntax half of api_parse_time, needing no dataset: the date-time as
- * seconds since 1970-01-01T00:00 read as if UTC, and whether an offset (Z or
- * +HH:MM/-HH:MM, seconds east in *utc_offset) was given. Seconds may be
- * omitted; fractional seconds are accepted and truncated. Returns 0 or -1. */
-int api_parse_datetime(const char *s, int64_t *local_secs, bool *has_offset, int32_t *utc_offset);
-/* Formats an instant in UTC as "2026-11-21T23:15:00Z". out has room for 21 bytes. */
-void api_format_utc(int64_t instant, char out[21]);
 
 #endif

@@ -38,14 +38,14 @@ void json_object_end(json_writer *w);
 void json_array_begin(json_writer *w);
 void json_array_end(json_writer *w);
 void json_key_n(json_writer *w, const char *key, size_t len);  /* key is trusted ASCII */
-void json_string(json_writer *w, const char *s);   /* NULL writes null */
+void json_str(json_writer *w, const char *s);   /* NULL writes null */
 void json_string_n(json_writer *w, const char *s, size_t len);
 /* A string the caller knows needs no escaping (e.g. a formatted date). */
 void json_string_plain(json_writer *w, const char *s, size_t len);
 void json_int(json_writer *w, int64_t v);
 void json_double(json_writer *w, double v, int decimals); /* fixed decimals, trailing zeros trimmed */
 void json_bool(json_writer *w, bool v);
-void json_null(json_writer *w);
+void json_null_value(json_writer *w);
 void json_raw(json_writer *w, const char *s, size_t len); /* a pre-rendered JSON value */
 
 /* Direct writing, for loops that emit many small pieces (departure rows).
@@ -115,7 +115,7 @@ static inline void json_key(json_writer *w, const char *key) { json_key_n(w, key
 static inline void json_kv_string(json_writer *w, const char *key, const char *s)
 {
     json_key(w, key);
-    json_string(w, s);
+    json_str(w, s);
 }
 static inline void json_kv_int(json_writer *w, const char *key, int64_t v)
 {
@@ -135,7 +135,7 @@ static inline void json_kv_bool(json_writer *w, const char *key, bool v)
 static inline void json_kv_null(json_writer *w, const char *key)
 {
     json_key(w, key);
-    json_null(w);
+    json_null_value(w);
 }
 
 #endif

@@ -278,7 +278,7 @@ def test_tiny_stop_departures_of_a_station(tiny):
             "route_long_name": "Main Line", "route_type": 3, "headsign": "Downtown",
             "service_date": "2026-11-02", "departure": "2026-11-02T08:00:00-05:00",
             "departure_secs": 28800, "stop_sequence": 1}],
-        "truncated": False}
+        "truncated": False, "alerts": []}
 
 
 def test_tiny_past_midnight_and_dst_offsets(tiny):
@@ -364,7 +364,7 @@ def test_tiny_stop_detail(tiny):
     assert answer(tiny, "stop", "P1") == {"stop": {
         "id": "P1", "name": "Central Platform 1", "lat": 40, "lon": -74, "location_type": 0,
         "parent_station": "STA", "code": "C1", "desc": "Northbound", "platform_code": "1",
-        "wheelchair_boarding": 1, "children": [], "routes": [R1]}}
+        "wheelchair_boarding": 1, "children": [], "routes": [R1]}, "alerts": []}
     station = answer(tiny, "stop", "STA")["stop"]
     assert station["children"] == ["P1"]
     assert station["routes"] == [R1]

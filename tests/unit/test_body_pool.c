@@ -15,7 +15,7 @@ static void test_writer_hands_its_buffer_over(void **state)
     assert_non_null(pool);
     json_writer w;
     json_init(&w);
-    json_string(&w, "first body");
+    json_str(&w, "first body");
     const char *written = w.buf;
 
     body_buffer *b = body_pool_take(pool);
@@ -28,7 +28,7 @@ static void test_writer_hands_its_buffer_over(void **state)
     assert_int_equal(w.len, 0);
     assert_null(w.buf);   /* it took the empty buffer it was given */
 
-    json_string(&w, "second");   /* the writer grows a buffer of its own again */
+    json_str(&w, "second");   /* the writer grows a buffer of its own again */
     assert_string_equal(w.buf, "\"second\"");
     assert_ptr_not_equal(w.buf, b->buf);
 

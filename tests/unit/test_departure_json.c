@@ -179,9 +179,9 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
         json_kv_int(w, "route_type", rt.type);
         json_key(w, "headsign");
         if (tr.headsign[0])
-            json_string(w, tr.headsign);
+            json_str(w, tr.headsign);
         else
-            json_null(w);
+            json_null_value(w);
         format_date(d->service_date, date);
         json_kv_string(w, "service_date", date);
         api_format_instant(d->instant, d->utc_offset, instant);
@@ -194,6 +194,9 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
     }
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
+    json_key(w, "alerts");
+    json_array_begin(w);
+    json_array_end(w);
     json_object_end(w);
 }
 
@@ -205,7 +208,7 @@ static void check_departures_at(dataset *ds, const char *time, int64_t from)
     for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
         api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"radius", "500"},
                               {"time", time},     {"window", "600"},    {"limit", limits[k]}};
-        api_request req = {params, 6, NULL, 0};
+        api_request req = {.params = params, .nparams = 6};
         api_thread *t = api_thread_new();
         json_writer got, want;
         json_init(&got);
@@ -257,7 +260,7 @@ static void test_escaped_texts_appear_on_their_rows(void **state)
     (void)state;
     api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"time", "2026-11-20T21:30:00"},
                           {"window", "600"}, {"limit", "500"}};
-    api_request req = {params, 5, NULL, 0};
+    api_request req = {.params = params, .nparams = 5};
     api_thread *t = api_thread_new();
     json_writer out;
     json_init(&out);

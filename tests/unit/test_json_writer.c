@@ -66,7 +66,7 @@ static void test_null_string_writes_null(void **state)
     (void)state;
     json_writer w;
     json_init(&w);
-    json_string(&w, NULL);
+    json_str(&w, NULL);
     assert_output(&w, "null");
     json_free(&w);
 }
@@ -85,7 +85,7 @@ static void test_commas_and_nesting(void **state)
     json_object_end(&w);
     json_array_begin(&w);
     json_array_end(&w);
-    json_null(&w);
+    json_null_value(&w);
     json_array_end(&w);
     json_key(&w, "o");
     json_object_begin(&w);
@@ -110,9 +110,9 @@ static void test_top_level_array_of_strings(void **state)
     json_writer w;
     json_init(&w);
     json_array_begin(&w);
-    json_string(&w, "a");
-    json_string(&w, NULL);
-    json_string(&w, "b");
+    json_str(&w, "a");
+    json_str(&w, NULL);
+    json_str(&w, "b");
     json_array_end(&w);
     assert_output(&w, "[\"a\",null,\"b\"]");
     json_free(&w);
@@ -275,7 +275,7 @@ static void test_buffer_is_reused_after_reset(void **state)
     json_writer w;
     json_init(&w);
     for (int i = 0; i < 2000; i++)
-        json_string(&w, "0123456789");
+        json_str(&w, "0123456789");
     assert_true(w.len > 20000);
     char *buf = w.buf;
     size_t cap = w.cap;

@@ -661,8 +661,8 @@ static void test_live_store(void **state)
         fail_msg("live_store_ensure: %s", err);
     query_text(path, "PRAGMA journal_mode", text, sizeof text);
     assert_string_equal(text, "wal");
-    assert_int_equal(query_int(path, "PRAGMA user_version"), 1);
-    assert_int_equal(query_int(path, "SELECT count(*) FROM schema_version"), 1);
+    assert_int_equal(query_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM schema_version"), 2);
 
     exec_on(path, "INSERT INTO alerts(id, cause, effect, header_text, active_from, active_until,"
                   " created_at, updated_at) VALUES ('a1', 'STRIKE', 'NO_SERVICE', 'Strike',"
@@ -674,7 +674,7 @@ static void test_live_store(void **state)
     assert_int_equal(query_int(path, "SELECT count(*) FROM alerts"), 1);
     assert_int_equal(query_int(path, "SELECT count(*) FROM alert_entities WHERE route_id='R1'"),
                      1);
-    assert_int_equal(query_int(path, "SELECT count(*) FROM schema_version"), 1);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM schema_version"), 2);
 
     /* a newer schema is left alone with a clear error */
     exec_on(path, "PRAGMA user_version=99;");

@@ -1,0 +1,374 @@
+/* TDAlertsResource.m — /v1/alerts and /v1/alerts/{id}: service alerts, the
+ * API's one writable resource.
+ *
+ * Why it exists: the verbs are messages. GET lists or shows (api_alerts and
+ * api_alert in src/api.c, on the request's alert view); POST creates with a
+ * server id; PUT creates or replaces by id (idempotent); PATCH applies a JSON
+ * merge patch; DELETE removes. The server has already checked the bearer
+ * token (TDServer's -answer:). A write checks the body (alert.c) and the ids
+ * it names against the dataset being served, then, holding the server's
+ * alert-write lock, commits to live.sqlite with the client's If-Match /
+ * If-None-Match checked inside the transaction, and publishes a new alert
+ * view: the next request sees the change, and the ETags of the responses
+ * that show alerts change with the generation.
+ */
+#import "TDResource.h"
+#import "TDServer.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* ------------------------------------------------------------ shared */
+
+/* The media type of the body, without parameters, is one of `types`. */
+static bool content_type_is(TDRequest *req, const char *const *types)
+{
+    const char *ct = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    for (const char *const *t = types; *t; t++)
+        if (strlen(*t) == n && strncasecmp(ct, *t, n) == 0)
+            return true;
+    return false;
+}
+
+/* The checks every write makes before reading the body. */
+static bool ready_to_write(TDServer *server, TDRequest *req, bool merge_patch)
+{
+    static const char *const json_types[] = {"application/json", NULL};
+    static const char *const patch_types[] = {"application/merge-patch+json", "application/json",
+                                              NULL};
+    if (!server->live) {
+        td_request_problem(req, 503, NULL, "the live store (%.200s/live.sqlite) could not be "
+                                           "opened; see the server log",
+                           server->config.data_dir);
+        return false;
+    }
+    if (!content_type_is(req, merge_patch ? patch_types : json_types)) {
+        td_request_problem(req, 415, NULL, "send the alert as Content-Type: %s",
+                           merge_patch ? "application/merge-patch+json" : "application/json");
+        return false;
+    }
+    if (!req->dataset) {
+        td_request_problem(req, 503, NULL, "no dataset is loaded, so the stop, route and trip "
+                                           "ids of an alert cannot be checked yet");
+        return false;
+    }
+    return true;
+}
+
+/* If-Match: * or a list of strong tags "N"; If-None-Match: * only. */
+static bool read_conditions(TDRequest *req, live_condition *c)
+{
+    memset(c, 0, sizeof *c);
+    const char *im = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_IF_MATCH);
+    const char *inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_IF_NONE_MATCH);
+    if (inm) {
+        const char *p = inm + strspn(inm, " \t");
+        if (p[0] != '*' || p[1 + strspn(p + 1, " \t")] != '\0') {
+            td_request_problem(req, 400, "If-None-Match",
+                               "on a write, If-None-Match takes only * (create, never replace)");
+            return false;
+        }
+        c->if_none_match_any = true;
+    }
+    if (!im)
+        return true;
+    c->if_match = true;
+    const char *p = im;
+    for (;;) {
+        p += strspn(p, " \t,");
+        if (!*p)
+            break;
+        if (*p == '*') {
+            c->if_match_any = true;
+            p++;
+            continue;
+        }
+        bool weak = p[0] == 'W' && p[1] == '/';   /* never matches: If-Match compares strongly */
+        if (weak)
+            p += 2;
+        char *end = NULL;
+        long long v = *p == '"' ? strtoll(p + 1, &end, 10) : -1;
+        if (!end || *end != '"' || v <= 0) {
+            td_request_problem(req, 400, "If-Match",
+                               "If-Match must be * or ETags such as \"42\" (as GET returned)");
+            return false;
+        }
+        if (!weak && c->nrevisions < LIVE_CONDITION_TAGS)
+            c->revisions[c->nrevisions++] = v;
+        p = end + 1;
+    }
+    return true;
+}
+
+static void problem_of(TDRequest *req, const alert_error *e)
+{
+    td_request_problem(req, e->status, NULL, "%s", e->detail);
+    snprintf(req->problem.pointer, sizeof req->problem.pointer, "%s", e->pointer);
+}
+
+/* The alert's representation as the response, with its strong ETag. */
+static void answer_with(TDRequest *req, const alert *a, int status)
+{
+    req->status = status;
+    json_raw(req->out, a->json, a->json_len);
+    snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld\"", (long long)a->revision);
+    req->cacheSeconds = -1;
+}
+
+static void precondition_failed(TDRequest *req, const live_condition *c, const char *id)
+{
+    if (c->if_none_match_any)
+        td_request_problem(req, 412, NULL, "alert '%.100s' exists already (If-None-Match: *)", id);
+    else if (c->if_match && c->expect_revision == 0)
+        td_request_problem(req, 412, NULL, "alert '%.100s' has changed or is gone since the "
+                                           "ETag in If-Match was read; GET it again", id);
+    else
+        td_request_problem(req, 412, NULL, "alert '%.100s' changed while the patch was applied; "
+                                           "send it again", id);
+}
+
+/* Commits `a` (checked, its ids checked) and publishes the new view. Call
+ * with the alert-write lock held. */
+static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_condition *c)
+{
+    char err[512];
+    live_result r = live_store_put(server->live, a, c, (int64_t)time(NULL), err, sizeof err);
+    switch (r) {
+    case LIVE_CREATED:
+    case LIVE_REPLACED: {
+        alert_view *current = td_server_acquire_alerts(server);
+        dataset *ds = td_server_acquire_dataset(server);
+        alert_view *v = alert_view_with(current, a, ds, a->revision);
+        if (v)
+            td_server_publish_alerts(server, v);
+        else
+            fprintf(stderr, "transitd: out of memory publishing alert %s; it is stored and shows "
+                            "after the next reload\n", a->id);
+        if (current)
+            alert_view_release(current);
+        if (ds)
+            dataset_release(ds);
+        answer_with(req, a, r == LIVE_CREATED ? 201 : 200);
+        if (r == LIVE_CREATED)
+            snprintf(req->location, sizeof req->location, "/v1/alerts/%s", a->id);
+        break;
+    }
+    case LIVE_PRECONDITION_FAILED:
+        precondition_failed(req, c, a->id);
+        break;
+    case LIVE_FULL:
+        td_request_problem(req, 409, NULL, "there are %d alerts already, the most the live store "
+                                           "keeps; delete some first", LIVE_ALERTS_MAX);
+        break;
+    default:
+        fprintf(stderr, "transitd: alert write failed: %s\n", err);
+        td_request_problem(req, 500, NULL, "the live store could not write the alert: %.180s", err);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------ /v1/alerts */
+
+@interface TDAlertsResource : TDApiResource
+@end
+
+@implementation TDAlertsResource
+
+- (api_endpoint_fn)endpoint
+{
+    return api_alerts;
+}
+
++ (BOOL)needsDataset
+{
+    return NO;
+}
+
++ (BOOL)showsAlerts
+{
+    return YES;
+}
+
+- (void)post:(TDRequest *)req
+{
+    live_condition c;
+    if (!ready_to_write(server, req, false) || !read_conditions(req, &c))
+        return;
+    if (c.if_match) {
+        td_request_problem(req, 400, "If-Match", "a POST creates a new alert; If-Match belongs "
+                                                 "on PUT, PATCH or DELETE of /v1/alerts/{id}");
+        return;
+    }
+    char id[ALERT_ID_MAX + 1];
+    alert_new_id(id);
+    alert_error e = {0};
+    alert *a = alert_parse(req->body, req->bodyLength, id, false, &e);
+    if (!a || alert_check_references(a, req->dataset, &e) != 0) {
+        problem_of(req, &e);
+        alert_release(a);
+        return;
+    }
+    c.if_none_match_any = true;   /* a fresh id: never replace */
+    td_server_lock_alert_writes(server);
+    commit_alert(server, req, a, &c);
+    td_server_unlock_alert_writes(server);
+    alert_release(a);
+}
+
+@end
+
+/* ------------------------------------------------------------ /v1/alerts/{id} */
+
+@interface TDAlertResource : TDApiResource
+@end
+
+@implementation TDAlertResource
+
+- (api_endpoint_fn)endpoint
+{
+    return api_alert;
+}
+
++ (BOOL)needsDataset
+{
+    return NO;
+}
+
++ (BOOL)showsAlerts
+{
+    return YES;
+}
+
++ (BOOL)usesServerETag
+{
+    return NO;   /* the alert's own strong ETag, its revision, usable in If-Match */
+}
+
+- (void)get:(TDRequest *)req
+{
+    td_request_run_endpoint(req, endpointFunction);
+    if (req->status != 200)
+        return;
+    long i = alert_view_find(req->alerts, req->resourceId);
+    const alert *a = alert_view_at(req->alerts, (uint32_t)i);
+    snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld\"", (long long)a->revision);
+    const char *inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_IF_NONE_MATCH);
+    if (inm && (strstr(inm, req->responseEtag) || strchr(inm, '*'))) {
+        json_reset(req->out);
+        req->status = 304;
+    }
+}
+
+/* The path's id, when it may name an alert. */
+static bool valid_id(TDRequest *req)
+{
+    if (alert_id_valid(req->resourceId))
+        return true;
+    td_request_problem(req, 400, "alert_id",
+                       "an alert id is 1 to %d characters of A-Z a-z 0-9 . _ ~ : - (got '%.80s')",
+                       ALERT_ID_MAX, req->resourceId);
+    return false;
+}
+
+- (void)put:(TDRequest *)req
+{
+    live_condition c;
+    if (!valid_id(req) || !ready_to_write(server, req, false) || !read_conditions(req, &c))
+        return;
+    alert_error e = {0};
+    alert *a = alert_parse(req->body, req->bodyLength, req->resourceId, true, &e);
+    if (!a || alert_check_references(a, req->dataset, &e) != 0) {
+        problem_of(req, &e);
+        alert_release(a);
+        return;
+    }
+    td_server_lock_alert_writes(server);
+    commit_alert(server, req, a, &c);
+    td_server_unlock_alert_writes(server);
+    alert_release(a);
+}
+
+- (void)patch:(TDRequest *)req
+{
+    live_condition c;
+    if (!valid_id(req) || !ready_to_write(server, req, true) || !read_conditions(req, &c))
+        return;
+    if (c.if_none_match_any) {
+        td_request_problem(req, 400, "If-None-Match", "a PATCH changes an existing alert; to "
+                                                      "create one, PUT it");
+        return;
+    }
+    td_server_lock_alert_writes(server);
+    alert_view *v = td_server_acquire_alerts(server);
+    long i = v ? alert_view_find(v, req->resourceId) : -1;
+    if (i < 0) {
+        td_request_problem(req, 404, "alert_id", "there is no alert '%.200s'", req->resourceId);
+    } else {
+        const alert *old = alert_view_at(v, (uint32_t)i);
+        alert_error e = {0};
+        alert *a = NULL;
+        /* the store checks the client's If-Match, and that nobody wrote
+         * since `old` was read */
+        c.expect_revision = old->revision;
+        if (!(a = alert_merge_patch(old, req->body, req->bodyLength, &e)) ||
+            alert_check_references(a, req->dataset, &e) != 0)
+            problem_of(req, &e);
+        else
+            commit_alert(server, req, a, &c);
+        alert_release(a);
+    }
+    if (v)
+        alert_view_release(v);
+    td_server_unlock_alert_writes(server);
+}
+
+- (void)delete:(TDRequest *)req
+{
+    live_condition c;
+    if (!valid_id(req) || !read_conditions(req, &c))
+        return;
+    if (!server->live) {
+        td_request_problem(req, 503, NULL, "the live store could not be opened; see the server log");
+        return;
+    }
+    char err[512];
+    int64_t generation = 0;
+    td_server_lock_alert_writes(server);
+    live_result r = live_store_delete(server->live, req->resourceId, &c, &generation, err,
+                                      sizeof err);
+    if (r == LIVE_DELETED) {
+        alert_view *current = td_server_acquire_alerts(server);
+        dataset *ds = td_server_acquire_dataset(server);
+        alert_view *v = alert_view_without(current, req->resourceId, ds, generation);
+        if (v)
+            td_server_publish_alerts(server, v);
+        if (current)
+            alert_view_release(current);
+        if (ds)
+            dataset_release(ds);
+        req->status = 204;
+    } else if (r == LIVE_NOT_FOUND) {
+        td_request_problem(req, 404, "alert_id", "there is no alert '%.200s'", req->resourceId);
+    } else if (r == LIVE_PRECONDITION_FAILED) {
+        precondition_failed(req, &c, req->resourceId);
+    } else {
+        fprintf(stderr, "transitd: alert delete failed: %s\n", err);
+        td_request_problem(req, 500, NULL, "the live store could not delete the alert: %.180s",
+                           err);
+    }
+    td_server_unlock_alert_writes(server);
+}
+
+@end

@@ -17,9 +17,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 OPENAPI_PATH = ROOT / "docs" / "openapi.json"
 
 # Keywords that only document and constrain nothing checkable here.
-_ANNOTATIONS = {"description", "default", "title", "example", "examples"}
+_ANNOTATIONS = {"description", "default", "title", "example", "examples", "readOnly"}
 _CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum",
-            "minimum", "maximum", "minLength", "format", "$ref"}
+            "minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems",
+            "oneOf", "format", "$ref"}
 
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 # RFC 3339 as the API writes it: seconds always, no fraction, Z or +HH:MM.
@@ -99,6 +100,10 @@ def validate(value, schema, doc=None, path="$"):
                          f"{sorted(unknown)}")
     if "$ref" in schema:
         return validate(value, resolve(doc, schema["$ref"]), doc, path)
+    if "oneOf" in schema:
+        matching = [alt for alt in schema["oneOf"] if not validate(value, alt, doc, path)]
+        if len(matching) != 1:
+            return [f"{path}: matches {len(matching)} of the oneOf alternatives, not exactly 1"]
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_type_ok(value, t) for t in types):
@@ -114,6 +119,10 @@ def validate(value, schema, doc=None, path="$"):
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
             errors.append(f"{path}: shorter than {schema['minLength']}")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{path}: longer than {schema['maxLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{path}: {value!r} does not match {schema['pattern']}")
         if "format" in schema and not _format_ok(value, schema["format"]):
             errors.append(f"{path}: {value!r} is not a valid {schema['format']}")
     if isinstance(value, dict):
@@ -129,6 +138,11 @@ def validate(value, schema, doc=None, path="$"):
                 errors.append(f"{path}: unexpected property {key!r}")
             elif isinstance(extra, dict):
                 errors.extend(validate(item, extra, doc, f"{path}.{key}"))
+    if isinstance(value, list):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            errors.append(f"{path}: fewer than {schema['minItems']} items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(f"{path}: more than {schema['maxItems']} items")
     if isinstance(value, list) and "items" in schema:
         for n, item in enumerate(value):
             errors.extend(validate(item, schema["items"], doc, f"{path}[{n}]"))

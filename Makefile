@@ -66,7 +66,7 @@ PORT ?= 8080
 # The first python3 that has pytest and requests (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http clean demo-feed
+.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts clean demo-feed
 
 all: $(TRANSITD)
 
@@ -125,6 +125,7 @@ api: build-tests
 
 bench: deps build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --all
+	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -140,6 +141,9 @@ bench-csv: build-tests
 
 bench-http: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --http
+
+bench-alerts: build-tests
+	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip

@@ -187,13 +187,20 @@ static bool build_index(alert_view *v)
                 break;
             }
         }
-        for (uint32_t t = 0; any_route && t < ntrips; t++)
-            if (route_marked[ds->trips[t].route])
-                set_bit(v->trip_bits, t);
-        for (uint32_t s = 0; any_stop && s < nstops; s++) {
-            uint32_t parent = ds->stops[s].parent;
-            if (stop_marked[s] || (parent != TT_NONE && stop_marked[parent]))
-                set_bit(v->stop_bits, s);
+        for (uint32_t r = 0; any_route && r < nroutes; r++)
+            if (route_marked[r])
+                for (uint32_t i = ds->route_trip_first[r]; i < ds->route_trip_first[r + 1]; i++)
+                    set_bit(v->trip_bits, ds->route_trips[i]);
+        /* a stop's alert covers it and, for a station, its platforms */
+        for (uint32_t i = 0; any_stop && i < v->nentities; i++) {
+            const view_entity *e = &v->entities[i];
+            if (e->kind != KEY_STOP || !stop_marked[e->stop])
+                continue;
+            stop_marked[e->stop] = 0;   /* each stop once */
+            set_bit(v->stop_bits, e->stop);
+            const tt_stop *st = &ds->stops[e->stop];
+            for (uint32_t c = 0; c < st->children_count; c++)
+                set_bit(v->stop_bits, ds->children[st->children_first + c]);
         }
     }
     free(route_marked);

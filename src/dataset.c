@@ -354,8 +354,31 @@ static int derive_id_hashes(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
+/* Fills ds->route_trip_first and ds->route_trips: each route's trips, for
+ * the alerts about a route (alert_view.c), which mark them without a pass
+ * over every trip. A counting sort: two passes over the trips. */
+static int derive_route_trips(dataset *ds, char *err, size_t errlen)
+{
+    uint32_t nroutes = ds->meta->nroutes, ntrips = ds->meta->ntrips;
+    if (!(ds->route_trip_first = derived_array((uint64_t)nroutes + 1, sizeof(uint32_t), err, errlen)) ||
+        !(ds->route_trips = derived_array(ntrips, sizeof(uint32_t), err, errlen)))
+        return -1;
+    for (uint32_t t = 0; t < ntrips; t++)
+        ds->route_trip_first[ds->trips[t].route + 1]++;
+    for (uint32_t r = 0; r < nroutes; r++)
+        ds->route_trip_first[r + 1] += ds->route_trip_first[r];
+    for (uint32_t t = 0; t < ntrips; t++)   /* route_trip_first[r] runs ahead, then is put back */
+        ds->route_trips[ds->route_trip_first[ds->trips[t].route]++] = t;
+    for (uint32_t r = nroutes; r > 0; r--)
+        ds->route_trip_first[r] = ds->route_trip_first[r - 1];
+    ds->route_trip_first[0] = 0;
+    return 0;
+}
+
 static void free_derived(dataset *ds)
 {
+    free(ds->route_trip_first);
+    free(ds->route_trips);
     free(ds->visit_hot);
     free(ds->grid_points);
     free(ds->grid_visits);
@@ -421,7 +444,8 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
         derive_grid_points(ds, err, errlen) != 0 || derive_trip_hot(ds, err, errlen) != 0 ||
-        departure_json_derive(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0) {
+        departure_json_derive(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
+        derive_route_trips(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         free(ds);

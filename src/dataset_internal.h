@@ -143,6 +143,8 @@ struct dataset {
     char *row_text;                /* owned: the rows' stop and route-and-headsign texts, then
                                       ROW_TEXT_SLACK zero bytes */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
+    uint32_t *route_trip_first;    /* nroutes + 1, owned: route r's trips are */
+    uint32_t *route_trips;         /* route_trips[route_trip_first[r] .. [r + 1]) (ntrips) */
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */

@@ -148,7 +148,8 @@ end
 common.encode = encode
 
 -- Installs wrk's callbacks. `build_path` returns one request path (and,
--- optionally, a kind label counted in the closing line, for the mix).
+-- optionally, a kind label counted in the closing line, for the mix, and a
+-- method, headers and body for requests other than GET).
 function common.install(script_name, build_path)
   local threads = {}
   local next_id = 1
@@ -167,8 +168,8 @@ function common.install(script_name, build_path)
     requests_list = {}
     kinds = {}
     for i = 1, LIST_SIZE do
-      local path, kind = build_path()
-      requests_list[i] = wrk.format("GET", path)
+      local path, kind, method, headers, body = build_path()
+      requests_list[i] = wrk.format(method or "GET", path, headers, body)
       if kind then
         kinds[kind] = (kinds[kind] or 0) + 1
       end

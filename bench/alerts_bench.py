@@ -91,13 +91,21 @@ def main(argv=None):
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", help="JSON record (default bench/results/<date>-<host>-alerts.json)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one 2 s repetition on the demo feed; fails only on errors or non-2xx "
+                         "(part of make test through make bench-smoke)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.reps, args.duration = 1, 2
     build = Path(args.build).resolve()
     transitd = rb.require_binary(build / "transitd", "the server")
-    work = build / "bench-alerts"
+    work = build / ("bench-alerts-smoke" if args.smoke else "bench-alerts")
     rb.remove_own_dir(work)
     work.mkdir(parents=True)
-    feed, source = rb.choose_feed(args, build)
+    if args.smoke:
+        feed, source = rb.generate_feed("demo", work / "demo.zip"), "generated demo"
+    else:
+        feed, source = rb.choose_feed(args, build)
     rb.log(f"feed: {feed} ({source})")
     data_dir = rb.import_for_serving(transitd, feed, work / "data")
     tokens = work / "tokens"
@@ -135,6 +143,13 @@ def main(argv=None):
     finally:
         server.stop()
     good = [r for r in runs if r["ok"]]
+    if args.smoke:
+        for r in runs:
+            for side in ("plain", "alerts"):
+                for p in r[side]["problems"]:
+                    rb.log(f"FAILED: {r[side]['script']}: {p}")
+        rb.log(f"alerts smoke {'OK' if len(good) == len(runs) else 'FAILED'}")
+        return 0 if len(good) == len(runs) else 1
     if not good:
         rb.log("every repetition was flagged; no result")
         return 1

@@ -1144,6 +1144,10 @@ def run_smoke(args, build):
         failures.append(str(e))
     rows = http_rows(hb.summary())
     print(text_table(rows))
+    alerts = subprocess.run([sys.executable, str(BENCH_DIR / "alerts_bench.py"), "--build", str(build),
+                             "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+    if alerts.returncode != 0:
+        failures.append(f"alerts_bench.py --smoke exited {alerts.returncode}")
     elapsed = time.monotonic() - started
     if failures:
         for f in failures:

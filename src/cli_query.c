@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "transit/api.h"
+#include "transit/live_store.h"
 #include "cli_query_batch.h"
 
 #define MAX_OPTIONS 8
@@ -59,6 +61,11 @@ static const subcommand subcommands[] = {
      "all agencies (GET /v1/agencies)"},
     {"feed", api_feed, "/v1/feed", {NULL}, {NULL}, NULL, NULL,
      "the imported feed (GET /v1/feed)"},
+    {"alerts", api_alerts, "/v1/alerts",
+     {"stop_id", "route_id", "trip_id", "agency_id", "active_at", "limit", "after"}, {NULL}, NULL,
+     NULL, "service alerts in DATA/live.sqlite (GET /v1/alerts)"},
+    {"alert", api_alert, "/v1/alerts/%s", {NULL}, {NULL}, NULL, "ID",
+     "one service alert (GET /v1/alerts/{id})"},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
@@ -74,6 +81,8 @@ static const char *option_help(const char *name)
                "feed timezone (default now)";
     if (strcmp(name, "date") == 0) return "--date YYYY-MM-DD  also give absolute times on that service date";
     if (strcmp(name, "stop") == 0) return "--stop ID        the stop or station id";
+    if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
+    if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
     return name;
 }
 
@@ -148,12 +157,39 @@ static const subcommand *find_subcommand(const char *name)
     return NULL;
 }
 
-/* The dataset and the reusable per-thread state of one invocation. */
+/* The dataset, its alerts and the reusable per-thread state of one invocation. */
 typedef struct query_session {
     dataset *ds;
+    alert_view *alerts;    /* DATA/live.sqlite's, as the server shows them; NULL when none */
     api_thread *thread;
     json_writer out;
 } query_session;
+
+static void warn_alerts(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "transitd query: warning: %s\n", message);
+}
+
+/* The alerts of DATA/live.sqlite, when it exists (a query never creates it),
+ * so the answers are the server's byte for byte. */
+static void session_load_alerts(query_session *s, const char *data_dir)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/live.sqlite", data_dir);
+    if (access(path, F_OK) != 0)
+        return;
+    live_store *ls = live_store_open(data_dir, err, sizeof err);
+    alert **list = NULL;
+    uint32_t n = 0;
+    int64_t generation = 0;
+    if (!ls || live_store_load(ls, &list, &n, &generation, warn_alerts, NULL, err, sizeof err) != 0)
+        fprintf(stderr, "transitd query: warning: alerts not shown: %s\n", err);
+    else if (!(s->alerts = alert_view_new(list, n, s->ds, generation)))
+        fprintf(stderr, "transitd query: warning: alerts not shown: out of memory\n");
+    live_alerts_free(list, n);
+    live_store_close(ls);
+}
 
 static int session_open(query_session *s, const char *data_dir)
 {
@@ -172,11 +208,14 @@ static int session_open(query_session *s, const char *data_dir)
         s->ds = NULL;
         return -1;
     }
+    session_load_alerts(s, data_dir);
     return 0;
 }
 
 static void session_close(query_session *s)
 {
+    if (s->alerts)
+        alert_view_release(s->alerts);
     api_thread_free(s->thread);
     if (s->ds)
         dataset_close(s->ds);
@@ -316,7 +355,8 @@ static int run_subcommand(const subcommand *sc, int argc, char **argv, const cha
     query_session s;
     if (session_open(&s, data_dir) != 0)
         return CLI_RUNTIME_ERROR;
-    api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL)};
+    api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL),
+                       .alerts = s.alerts};
     api_problem prob;
     int status = session_call(&s, sc, &req, &prob);
     int rc = CLI_OK;
@@ -403,7 +443,8 @@ static void batch_answer(query_session *s, const char *text, size_t len)
         batch_line_release(&line);
         return;
     }
-    api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL)};
+    api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL),
+                       .alerts = s->alerts};
     api_problem prob;
     int status = session_call(s, sc, &req, &prob);
     if (status != 200)

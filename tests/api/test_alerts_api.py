@@ -426,3 +426,18 @@ def test_another_process_sees_writes_within_seconds(env):
         while requests.get(url(env, "/v1/alerts/cross-process"), timeout=10).status_code != 404:
             assert time.time() < deadline, "the first server still shows a deleted alert"
             time.sleep(0.2)
+
+
+def test_query_cli_shows_the_same_alerts_as_the_server(env):
+    requests.put(url(env, "/v1/alerts/cli-parity"), data=json.dumps(alert_body()), headers=auth(env),
+                 timeout=10)
+    http_body = requests.get(url(env, f"/v1/stops/{STATION}/departures?time={WHEN}&limit=5"),
+                             timeout=10).content
+    p = subprocess.run([transitd_bin(), "query", "--data", str(env["data"]), "stop-departures",
+                        "--stop", STATION, "--time", WHEN, "--limit", "5"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    assert p.stdout.rstrip(b"\n") == http_body
+    assert b"cli-parity" in p.stdout
+    listed = subprocess.run([transitd_bin(), "query", "--data", str(env["data"]), "alert",
+                             "cli-parity"], stdout=subprocess.PIPE, check=True).stdout
+    assert json.loads(listed) == requests.get(url(env, "/v1/alerts/cli-parity"), timeout=10).json()

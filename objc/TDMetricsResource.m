@@ -1,14 +1,16 @@
 /* TDMetricsResource.m — GET /metrics: Prometheus text exposition.
  *
  * Why it exists: request counts by route and status, latency histograms,
- * the dataset version and reload counts, for scraping. The counters are the
- * lock-free ones in src/metrics.c; this only renders them into the thread's
- * text buffer.
+ * the dataset version and reload counts, the alerts stored and the live
+ * store's generation, for scraping. The counters are the lock-free ones in
+ * src/metrics.c; this only renders them into the thread's text buffer.
  */
 #import "TDResource.h"
 #import "TDServer.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 @interface TDMetricsResource : TDResource
 @end
@@ -31,6 +33,32 @@
         }
         need = metrics_render(server->counters, ds ? version : NULL, req->text, req->textCap);
     }
+    /* the alerts: how many are stored, how many are active now, the generation */
+    alert_view *v = td_server_acquire_alerts(server);
+    uint32_t stored = v ? alert_view_count(v) : 0, active = 0;
+    int64_t now = (int64_t)time(NULL);
+    for (uint32_t i = 0; i < stored; i++)
+        active += alert_active_at(alert_view_at(v, i), now);
+    char tail[512];
+    int n = snprintf(tail, sizeof tail,
+                     "# HELP transitd_alerts Service alerts in the live store.\n"
+                     "# TYPE transitd_alerts gauge\n"
+                     "transitd_alerts %u\n"
+                     "# HELP transitd_alerts_active Service alerts active now.\n"
+                     "# TYPE transitd_alerts_active gauge\n"
+                     "transitd_alerts_active %u\n"
+                     "# HELP transitd_alerts_generation The live store's write generation.\n"
+                     "# TYPE transitd_alerts_generation gauge\n"
+                     "transitd_alerts_generation %lld\n",
+                     stored, active, (long long)(v ? alert_view_generation(v) : 0));
+    if (v)
+        alert_view_release(v);
+    if (!td_request_reserve_text(req, need + (size_t)n + 1)) {
+        td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+        return;
+    }
+    memcpy(req->text + need, tail, (size_t)n + 1);
+    need += (size_t)n;
     req->responseBody = req->text;
     req->responseLength = need;
     req->contentType = "text/plain; version=0.0.4; charset=utf-8";

@@ -8,6 +8,7 @@ Runs against the demo feed (bench/gtfs_gen.py --scale demo, seed 1), so it
 needs nothing from ../shared.
 """
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -441,3 +442,17 @@ def test_query_cli_shows_the_same_alerts_as_the_server(env):
     listed = subprocess.run([transitd_bin(), "query", "--data", str(env["data"]), "alert",
                              "cli-parity"], stdout=subprocess.PIPE, check=True).stdout
     assert json.loads(listed) == requests.get(url(env, "/v1/alerts/cli-parity"), timeout=10).json()
+
+
+def test_metrics_count_alerts(env):
+    text = requests.get(url(env, "/metrics"), timeout=10).text
+    stored = int(re.search(r"^transitd_alerts (\d+)$", text, re.M).group(1))
+    assert stored == len(listing(env))
+    generation = int(re.search(r"^transitd_alerts_generation (\d+)$", text, re.M).group(1))
+    requests.put(url(env, "/v1/alerts/metrics-1"), data=json.dumps(alert_body(active_period=[
+        {"start": "2020-01-01T00:00:00Z", "end": "2020-01-02T00:00:00Z"}])), headers=auth(env),
+        timeout=10)
+    after = requests.get(url(env, "/metrics"), timeout=10).text
+    assert int(re.search(r"^transitd_alerts_generation (\d+)$", after, re.M).group(1)) > generation
+    active = int(re.search(r"^transitd_alerts_active (\d+)$", after, re.M).group(1))
+    assert active < int(re.search(r"^transitd_alerts (\d+)$", after, re.M).group(1))

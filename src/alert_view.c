@@ -469,19 +469,18 @@ static bool entity_matches(const alert_view *v, const dataset *ds, const view_en
 /* Adds slot to the row list being built at row_slots[first..], in slot order. */
 static bool add_row_slot(alert_marks *m, uint32_t first, uint32_t slot)
 {
+    if (m->nrow_slots == m->row_slots_cap) {   /* room first: row_slots starts NULL */
+        uint32_t cap = m->row_slots_cap ? m->row_slots_cap * 2 : 64;
+        if (!grow_u32(&m->row_slots, cap))
+            return false;
+        m->row_slots_cap = cap;
+    }
     uint32_t *list = m->row_slots + first, n = m->nrow_slots - first;
     uint32_t at = 0;
     while (at < n && list[at] < slot)
         at++;
     if (at < n && list[at] == slot)
         return true;
-    if (m->nrow_slots == m->row_slots_cap) {
-        uint32_t cap = m->row_slots_cap ? m->row_slots_cap * 2 : 64;
-        if (!grow_u32(&m->row_slots, cap))
-            return false;
-        m->row_slots_cap = cap;
-        list = m->row_slots + first;
-    }
     memmove(list + at + 1, list + at, (n - at) * sizeof *list);
     list[at] = slot;
     m->nrow_slots++;

@@ -319,10 +319,17 @@ static bool valid_id(TDRequest *req)
         const alert *old = alert_view_at(v, (uint32_t)i);
         alert_error e = {0};
         alert *a = NULL;
-        /* the store checks the client's If-Match, and that nobody wrote
-         * since `old` was read */
+        bool tag_matches = c.if_match_any || !c.if_match;
+        for (int k = 0; k < c.nrevisions; k++)
+            tag_matches = tag_matches || c.revisions[k] == old->revision;
+        /* the store checks the client's If-Match again, and that nobody
+         * wrote since `old` was read */
         c.expect_revision = old->revision;
-        if (!(a = alert_merge_patch(old, req->body, req->bodyLength, &e)) ||
+        if (!tag_matches)
+            td_request_problem(req, 412, NULL, "alert '%.100s' has changed since the ETag in "
+                                               "If-Match was read (it is now \"%lld\"); GET it "
+                                               "again", old->id, (long long)old->revision);
+        else if (!(a = alert_merge_patch(old, req->body, req->bodyLength, &e)) ||
             alert_check_references(a, req->dataset, &e) != 0)
             problem_of(req, &e);
         else

@@ -212,7 +212,7 @@ static const char *const STATEMENTS[] = {
     " VALUES (?1, json_extract(?2, '$.cause'), json_extract(?2, '$.effect'),"
     " json_extract(?2, '$.severity_level'), json_extract(?2, '$.header_text.translation[0].text'),"
     " json_extract(?2, '$.description_text.translation[0].text'),"
-    " json_extract(?2, '$.url.translation[0].text'), ?3, ?4, ?5, ?5, ?2, ?6)"
+    " json_extract(?2, '$.url.translation[0].text'), ?3, ?4, ?5, ?7, ?2, ?6)"
     " ON CONFLICT(id) DO UPDATE SET cause = excluded.cause, effect = excluded.effect,"
     " severity_level = excluded.severity_level, header_text = excluded.header_text,"
     " description_text = excluded.description_text, url = excluded.url,"
@@ -434,8 +434,9 @@ static bool store_rows(live_store *ls, const alert *a, int64_t revision, int64_t
         sqlite3_bind_int64(s, 4, until);
     else
         sqlite3_bind_null(s, 4);
-    sqlite3_bind_int64(s, 5, created ? created : now);
+    sqlite3_bind_int64(s, 5, created ? created : now);   /* created_at, kept on a replace */
     sqlite3_bind_int64(s, 6, revision);
+    sqlite3_bind_int64(s, 7, now);                       /* updated_at */
     bool ok = step_done(s);   /* a replaced alert keeps created_at: the update leaves it */
     sqlite3_bind_text(ls->stmt[DELETE_ENTITIES], 1, a->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(ls->stmt[DELETE_PERIODS], 1, a->id, -1, SQLITE_STATIC);

@@ -199,6 +199,8 @@ static int run_server(td_config *cfg)
         if (n == 0) {
             if (server->live && live_store_changed_elsewhere(server->live))
                 td_server_reload_alerts(server);
+            if (server->live)
+                live_store_checkpoint(server->live);   /* the fsyncs, off the server threads */
             continue;
         }
         if (n < 0) {

@@ -192,6 +192,7 @@ int live_store_ensure(const char *data_dir, char *err, size_t errlen)
 struct live_store {
     pthread_mutex_t lock;
     sqlite3 *db;
+    sqlite3 *checkpointer;       /* a second connection, for live_store_checkpoint only */
     char path[4096];
     int64_t data_version;
     sqlite3_stmt *stmt[10];      /* prepared once, in the order of STATEMENTS */
@@ -243,6 +244,19 @@ live_store *live_store_open(const char *data_dir, char *err, size_t errlen)
      * the process; only a power loss can take back the last commits (never
      * corrupting the file). See docs/sqlite-stores.md. */
     sqlite3_exec(ls->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL, NULL, NULL);
+    /* No checkpoint inside a write (its fsync would stall the server thread
+     * that answers it): live_store_checkpoint does them, on its own
+     * connection, from the server's main loop. */
+    sqlite3_exec(ls->db, "PRAGMA wal_autocheckpoint=0;", NULL, NULL, NULL);
+    if (sqlite3_open_v2(ls->path, &ls->checkpointer, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open: %s", ls->path, sqlite3_errmsg(ls->checkpointer));
+        live_store_close(ls);
+        return NULL;
+    }
+    sqlite3_busy_timeout(ls->checkpointer, 1000);
+    /* a connection knows the file is in WAL mode once it has read it */
+    sqlite3_exec(ls->checkpointer, "SELECT count(*) FROM sqlite_master;", NULL, NULL, NULL);
     for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
         if (sqlite3_prepare_v3(ls->db, STATEMENTS[i], -1, SQLITE_PREPARE_PERSISTENT, &ls->stmt[i],
                                NULL) != SQLITE_OK) {
@@ -260,6 +274,7 @@ void live_store_close(live_store *ls)
         return;
     for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
         sqlite3_finalize(ls->stmt[i]);
+    sqlite3_close(ls->checkpointer);
     sqlite3_close(ls->db);
     pthread_mutex_destroy(&ls->lock);
     free(ls);
@@ -363,6 +378,15 @@ bool live_store_changed_elsewhere(live_store *ls)
     ls->data_version = v;
     pthread_mutex_unlock(&ls->lock);
     return changed;
+}
+
+int live_store_checkpoint(live_store *ls)
+{
+    int log_frames = 0, done = 0;
+    /* PASSIVE: copies what no reader still needs, never waits for writers */
+    int rc = sqlite3_wal_checkpoint_v2(ls->checkpointer, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_frames,
+                                       &done);
+    return rc == SQLITE_OK ? done : -1;
 }
 
 /* The precondition against the stored revision (0 when there is none). */

@@ -38,6 +38,12 @@ void live_alerts_free(alert **alerts, uint32_t count);
  * data_version): the cue to load again. */
 bool live_store_changed_elsewhere(live_store *ls);
 
+/* Copies committed pages from the WAL into the database (PASSIVE, on a
+ * connection of its own), which writes never do themselves; call it now and
+ * then (the server: once a second). Returns how many frames of the WAL are
+ * now in the database file, or -1. */
+int live_store_checkpoint(live_store *ls);
+
 /* HTTP preconditions (RFC 9110 §13.1), checked inside the write transaction
  * against the stored revision. */
 typedef struct live_condition {

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "transit/alert.h"
 #include "transit/alert_view.h"
@@ -741,6 +742,47 @@ static void test_live_store_reload_keeps_updated_at_of_a_replace(void **state)
         fail_msg("after a replace at 2000: alerts.updated_at is %lld, a reload gives updated_at "
                  "%lld (expected 2000 for both)",
                  (long long)updated, (long long)reloaded);
+}
+
+/* Writes leave their pages in the WAL (no checkpoint, hence no fsync, on
+ * a server thread); live_store_checkpoint moves them into the database file,
+ * and what it moved reads back the same. */
+static void test_live_store_checkpoints_apart_from_writes(void **state)
+{
+    (void)state;
+    char dir[600], path[700], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "alerts-ckpt");
+    snprintf(path, sizeof path, "%s/live.sqlite", dir);
+    live_store *ls = live_store_open(dir, err, sizeof err);
+    if (!ls)
+        fail_msg("live_store_open: %s", err);
+    const live_condition none = {0};
+    char id[16];
+    for (int i = 0; i < 300; i++) {   /* more pages than SQLite's default autocheckpoint (1000) */
+        snprintf(id, sizeof id, "c%d", i % 40);
+        alert *a = stored_alert(id, "STRIKE");
+        put_expect(ls, a, &none, 1000 + i, i < 40 ? LIVE_CREATED : LIVE_REPLACED);
+        alert_release(a);
+    }
+    struct stat before;
+    char wal[720];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    assert_int_equal(stat(wal, &before), 0);
+    assert_true(before.st_size > 1000 * 4096);   /* nothing was checkpointed along the way */
+    int copied = live_store_checkpoint(ls);
+    if (copied <= 1000)
+        fail_msg("checkpoint copied %d frames", copied);
+    assert_int_equal(live_store_checkpoint(ls), copied);   /* all of the WAL is in, still */
+    live_store_close(ls);
+    ls = live_store_open(dir, err, sizeof err);
+    if (!ls)
+        fail_msg("live_store_open (again): %s", err);
+    loaded l;
+    load(ls, &l);
+    assert_int_equal(l.count, 40);
+    live_alerts_free(l.alerts, l.count);
+    live_store_close(ls);
+    remove_dir(dir);
 }
 
 /* ================================================================ schema v1 */
@@ -1665,6 +1707,7 @@ int main(void)
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_live_store_writes_and_preconditions),
         cmocka_unit_test(test_live_store_reload_keeps_updated_at_of_a_replace),
+        cmocka_unit_test(test_live_store_checkpoints_apart_from_writes),
         cmocka_unit_test(test_live_store_upgrades_schema_v1),
         cmocka_unit_test(test_stop_alert_shows_on_its_platforms_rows),
         cmocka_unit_test(test_route_alert_only_on_its_routes_rows),

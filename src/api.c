@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "departure_json.h"
+#include "transit/feed_validity.h"
 #include "transit/gtfs.h"
 
 #define CACHE_DEPARTURES 30
 #define CACHE_STATIC 86400
+#define CACHE_FEED 3600          /* its feed_validity changes with the date */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
 #define RADIUS_DEFAULT 500
@@ -482,6 +484,21 @@ static void end_truncated_list(json_writer *w, bool truncated)
     json_object_end(w);
 }
 
+/* ],"truncated":B[,"warning":"..."]} — closes a departures list. The warning
+ * comes only with an empty list whose window lies outside the feed's service,
+ * so a normal answer pays one comparison and no bytes. */
+static void end_departures(json_writer *w, const dataset *ds, uint32_t count, bool truncated,
+                           int64_t from, long window_minutes)
+{
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    char warning[256];
+    if (count == 0 && feed_validity_departures_warning(ds, from, (uint32_t)window_minutes * 60,
+                                                       warning, sizeof warning))
+        json_kv_string(w, "warning", warning);
+    json_object_end(w);
+}
+
 static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
                        const double *distance_m)
 {
@@ -678,7 +695,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_key(out, "departures");
     json_array_begin(out);
     departure_json_write_items(out, ds, t->departures, count, false);
-    end_truncated_list(out, truncated);
+    end_departures(out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -708,7 +725,7 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
     departure_json_write_items(out, ds, t->departures, count, true);
-    end_truncated_list(out, truncated);
+    end_departures(out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -904,6 +921,9 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
     json_object_end(out);
     json_object_end(out);
+    feed_validity validity;
+    feed_validity_at(ds, req->now, &validity);
+    feed_validity_write(out, &validity);
     json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return finish(out, prob, cache_seconds, CACHE_FEED);
 }

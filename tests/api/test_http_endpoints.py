@@ -102,8 +102,10 @@ def test_operational_endpoints(server, path):
 
 def test_health_ready_and_openapi_bodies(server):
     assert get(server, "/healthz").json() == {"status": "ok"}
-    version = get(server, "/v1/feed").json()["feed"]["version"]
-    assert get(server, "/readyz").json() == {"status": "ready", "dataset_version": version}
+    feed = get(server, "/v1/feed").json()
+    ready = get(server, "/readyz").json()
+    assert (ready["status"], ready["dataset_version"]) == ("ready", feed["feed"]["version"])
+    assert ready["feed_validity"] == feed["feed_validity"]
     assert get(server, "/openapi.json").json() == DOC
 
 

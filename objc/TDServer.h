@@ -15,6 +15,7 @@
 #include "transit/body_pool.h"
 #include "transit/metrics.h"
 #include "transit/query.h"
+#include "transit/site.h"
 #import "TDRequest.h"
 
 @class TDResource;
@@ -30,6 +31,7 @@ typedef struct td_config {
     size_t max_body;
     bool quiet;
     bool wait_for_data;
+    const char *pages_dir;       /* NULL: look beside the binary (site.h) */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -78,6 +80,8 @@ extern const int td_route_table_count;
     char *openapiDocument;       /* NULL when not found */
     size_t openapiLength;
     char openapiSource[1024];    /* where it was read, or where we looked */
+    site *pages;                 /* the web pages (www/), NULL when not found */
+    char pagesSource[1024];      /* where they were read, or where we looked */
     int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
     dataset *currentDataset;
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
@@ -99,3 +103,5 @@ void td_server_install_dataset(TDServer *server, dataset *ds);
 bool td_server_reload(TDServer *server);
 /* Reads the OpenAPI document (config.openapi_path or beside the binary). */
 void td_server_load_openapi(TDServer *server);
+/* Reads the web pages (config.pages_dir or beside the binary). */
+void td_server_load_pages(TDServer *server);

@@ -17,9 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__APPLE__)
-#include <mach-o/dyld.h>
-#endif
+#include "transit/share_dir.h"
 
 #define GZIP_MIN_BYTES 1024
 #define RETRY_AFTER_SECONDS "5"
@@ -141,31 +139,6 @@ bool td_server_reload(TDServer *server)
 
 /* ------------------------------------------------------------ OpenAPI */
 
-/* The directory of the running binary (a platform seam). */
-static bool executable_dir(char *out, size_t cap)
-{
-    char path[PATH_MAX];
-#if defined(__linux__)
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        return false;
-    path[n] = '\0';
-#elif defined(__APPLE__)
-    char raw[PATH_MAX];
-    uint32_t size = sizeof raw;
-    if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, path))
-        return false;
-#else
-    return false;
-#endif
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return false;
-    *slash = '\0';
-    snprintf(out, cap, "%s", path);
-    return true;
-}
-
 static char *read_whole_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -190,18 +163,12 @@ static char *read_whole_file(const char *path, size_t *len)
 
 void td_server_load_openapi(TDServer *server)
 {
-    char candidates[4][PATH_MAX];
+    char candidates[SHARE_MAX_CANDIDATES][SHARE_PATH_MAX];
     int n = 0;
-    if (server->config.openapi_path) {
-        snprintf(candidates[n++], PATH_MAX, "%s", server->config.openapi_path);
-    } else {
-        char dir[PATH_MAX];
-        if (executable_dir(dir, sizeof dir)) {
-            snprintf(candidates[n++], PATH_MAX, "%.4000s/../docs/openapi.json", dir);
-            snprintf(candidates[n++], PATH_MAX, "%.4000s/../../docs/openapi.json", dir);
-        }
-        snprintf(candidates[n++], PATH_MAX, "docs/openapi.json");
-    }
+    if (server->config.openapi_path)
+        snprintf(candidates[n++], SHARE_PATH_MAX, "%s", server->config.openapi_path);
+    else
+        n = share_candidates("openapi.json", "docs/openapi.json", candidates, SHARE_MAX_CANDIDATES);
     server->openapiSource[0] = '\0';
     for (int i = 0; i < n; i++) {
         size_t len = 0;
@@ -218,6 +185,17 @@ void td_server_load_openapi(TDServer *server)
     }
     fprintf(stderr, "transitd: warning: no OpenAPI document found (looked at %s); "
                     "/openapi.json will answer 404\n", server->openapiSource);
+}
+
+void td_server_load_pages(TDServer *server)
+{
+    server->pages = site_locate(server->config.pages_dir, server->pagesSource,
+                                sizeof server->pagesSource);
+    if (server->pages)
+        snprintf(server->pagesSource, sizeof server->pagesSource, "%s", server->pages->dir);
+    else
+        fprintf(stderr, "transitd: warning: no web pages found (%s); / and /docs will answer "
+                        "404\n", server->pagesSource);
 }
 
 /* ------------------------------------------------------------ routes */
@@ -316,6 +294,7 @@ static bool compile_route(td_route *r, const char *pattern)
     metrics_free(counters);
     body_pool_free(bodies);
     free(openapiDocument);
+    site_free(pages);
     if (currentDataset)
         dataset_release(currentDataset);
     [super dealloc];

@@ -69,6 +69,8 @@ static void print_usage(FILE *out)
           "  --max-body BYTES      largest request body accepted, else 413 (default 65536)\n"
           "  --openapi FILE        the OpenAPI document to serve (default: $TRANSITD_OPENAPI,\n"
           "                        else docs/openapi.json beside the binary or in .)\n"
+          "  --pages DIR           the web pages to serve at / and /docs (default: $TRANSITD_PAGES,\n"
+          "                        else share/transitd/www beside the binary, or www/ in a build)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        SIGHUP finds one\n"
           "  --quiet               no access log\n"
@@ -125,6 +127,7 @@ static int run_server(td_config *cfg)
         return CLI_RUNTIME_ERROR;
     }
     td_server_load_openapi(server);
+    td_server_load_pages(server);
     if (ds)
         td_server_install_dataset(server, ds);
 
@@ -221,6 +224,9 @@ int serve_main(int argc, char **argv)
     cfg.max_connections = 1024;
     cfg.timeout_s = 30;
     cfg.max_body = 64 * 1024;
+    cfg.pages_dir = getenv("TRANSITD_PAGES") && *getenv("TRANSITD_PAGES")
+                        ? getenv("TRANSITD_PAGES")
+                        : NULL;
     long long v;
     const char *env_port = getenv("TRANSITD_PORT");
     if (env_port && *env_port) {
@@ -248,6 +254,11 @@ int serve_main(int argc, char **argv)
                 cfg.bind = arg;
             else
                 cfg.openapi_path = arg;
+            i++;
+        } else if (strcmp(opt, "--pages") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            cfg.pages_dir = arg;
             i++;
         } else if (strcmp(opt, "--port") == 0) {
             if (!parse_number(arg, 0, 65535, &v))

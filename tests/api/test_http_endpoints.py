@@ -41,6 +41,7 @@ ENDPOINTS = [
     ("/v1/feed", "/v1/feed"),
 ]
 OPERATIONAL = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
+PAGES = ["/", "/docs", "/assets/{id}"]   # tested in test_pages.py
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +111,7 @@ def test_health_ready_and_openapi_bodies(server):
 
 
 def test_every_documented_path_is_served(server):
-    served = {api for _, api in ENDPOINTS} | set(OPERATIONAL)
+    served = {api for _, api in ENDPOINTS} | set(OPERATIONAL) | set(PAGES)
     assert served == set(DOC["paths"])
 
 

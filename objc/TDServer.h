@@ -20,6 +20,8 @@
 
 @class TDResource;
 
+#define TD_MAX_CORS_ORIGINS 16
+
 typedef struct td_config {
     const char *data_dir;
     const char *bind;            /* numeric IPv4/IPv6 address or host name */
@@ -32,6 +34,8 @@ typedef struct td_config {
     bool quiet;
     bool wait_for_data;
     const char *pages_dir;       /* NULL: look beside the binary (site.h) */
+    const char *cors_origins[TD_MAX_CORS_ORIGINS];   /* "*" or "https://host[:port]" */
+    int ncors_origins;           /* 0: no CORS headers at all */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */

@@ -198,6 +198,43 @@ void td_server_load_pages(TDServer *server)
                         "404\n", server->pagesSource);
 }
 
+/* ------------------------------------------------------------ CORS */
+
+#define CORS_ALLOW_HEADERS "Authorization, Content-Type, If-Match, If-None-Match"
+#define CORS_EXPOSE_HEADERS "ETag, Retry-After, Allow"
+#define CORS_MAX_AGE_SECONDS "7200"   /* the most Chromium honours */
+
+/* The CORS headers of a response while --cors-origin is set. With "*" every
+ * response allows any origin. With a list, every response says Vary: Origin
+ * (a cache must not hand one origin's answer to another), and a request
+ * whose Origin is on the list gets it back as Access-Control-Allow-Origin.
+ * An allowed preflight (OPTIONS on a route) also gets the route's own Allow
+ * list as its methods, so verbs a resource adds are allowed as they appear. */
+static void add_cors_headers(const td_config *cfg, TDRequest *req, const td_route *route,
+                             struct MHD_Response *r)
+{
+    const char *allowed = NULL;
+    if (strcmp(cfg->cors_origins[0], "*") == 0) {
+        allowed = "*";
+    } else {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Origin");
+        const char *origin = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_ORIGIN);
+        for (int i = 0; origin && !allowed && i < cfg->ncors_origins; i++)
+            if (strcmp(origin, cfg->cors_origins[i]) == 0)
+                allowed = origin;
+    }
+    if (!allowed)
+        return;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+    MHD_add_response_header(r, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    if (req->verb == TD_OPTIONS && route) {
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", route->allow);
+        MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+        MHD_add_response_header(r, "Access-Control-Max-Age", CORS_MAX_AGE_SECONDS);
+    }
+}
+
 /* ------------------------------------------------------------ routes */
 
 static bool compile_route(td_route *r, const char *pattern)
@@ -635,7 +672,7 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     int status = req->status;
     bool closing = __atomic_load_n(&draining, __ATOMIC_RELAXED) ||
                    status == 413 || status == 414;
-    if (req->sharedResponse && !closing) {
+    if (req->sharedResponse && !closing && !config.ncors_origins) {
         *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
         return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
     }
@@ -707,6 +744,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_SECONDS);
     if (closing)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (config.ncors_origins)
+        add_cors_headers(&config, req, route, r);
     enum MHD_Result ok = MHD_queue_response(req->connection, (unsigned)status, r);
     MHD_destroy_response(r);
     *sent = req->verb == TD_HEAD ? 0 : len;

@@ -71,6 +71,9 @@ static void print_usage(FILE *out)
           "                        else docs/openapi.json beside the binary or in .)\n"
           "  --pages DIR           the web pages to serve at / and /docs (default: $TRANSITD_PAGES,\n"
           "                        else share/transitd/www beside the binary, or www/ in a build)\n"
+          "  --cors-origin ORIGIN  let browser apps from ORIGIN (https://app.example.org[:port])\n"
+          "                        call the API; repeatable, or * for any origin (default:\n"
+          "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        SIGHUP finds one\n"
           "  --quiet               no access log\n"
@@ -90,6 +93,54 @@ static int usage_error(const char *fmt, const char *arg)
     fputc('\n', stderr);
     print_usage(stderr);
     return CLI_USAGE_ERROR;
+}
+
+/* An origin as browsers send it: http(s)://host[:port], nothing after. */
+static bool valid_origin(const char *o)
+{
+    const char *host = strncmp(o, "https://", 8) == 0 ? o + 8
+                       : strncmp(o, "http://", 7) == 0 ? o + 7
+                                                        : NULL;
+    if (!host || !*host || strlen(o) > 200)
+        return false;
+    for (const char *p = host; *p; p++)
+        if (*p == '/' || *p == '?' || *p == '#' || *p == '@' || (unsigned char)*p <= ' ')
+            return false;
+    return true;
+}
+
+/* Adds one --cors-origin (or one item of $TRANSITD_CORS_ORIGIN); NULL when it
+ * is accepted, else what is wrong with it. */
+static const char *add_cors_origin(td_config *cfg, const char *origin)
+{
+    if (cfg->ncors_origins == TD_MAX_CORS_ORIGINS)
+        return "at most 16 CORS origins, got '%s' too";
+    bool any = strcmp(origin, "*") == 0;
+    if (!any && !valid_origin(origin))
+        return "--cors-origin must be * or http(s)://host[:port] with no path, got '%s'";
+    if (cfg->ncors_origins && (any || strcmp(cfg->cors_origins[0], "*") == 0))
+        return "--cors-origin * allows every origin and cannot be combined with others ('%s')";
+    cfg->cors_origins[cfg->ncors_origins++] = origin;
+    return NULL;
+}
+
+/* $TRANSITD_CORS_ORIGIN: origins separated by commas or spaces. */
+static const char *cors_origins_from_env(td_config *cfg, const char **bad)
+{
+    static char list[4096];
+    const char *env = getenv("TRANSITD_CORS_ORIGIN");
+    if (!env || !*env)
+        return NULL;
+    snprintf(list, sizeof list, "%s", env);
+    for (char *save = NULL, *item = strtok_r(list, ", ", &save); item;
+         item = strtok_r(NULL, ", ", &save)) {
+        const char *why = add_cors_origin(cfg, item);
+        if (why) {
+            *bad = item;
+            return why;
+        }
+    }
+    return NULL;
 }
 
 static bool parse_number(const char *text, long long min, long long max, long long *out)
@@ -227,6 +278,11 @@ int serve_main(int argc, char **argv)
     cfg.pages_dir = getenv("TRANSITD_PAGES") && *getenv("TRANSITD_PAGES")
                         ? getenv("TRANSITD_PAGES")
                         : NULL;
+    const char *bad_origin = NULL;
+    const char *why = cors_origins_from_env(&cfg, &bad_origin);
+    if (why)
+        return usage_error(why, bad_origin);
+    bool cors_from_env = cfg.ncors_origins > 0;
     long long v;
     const char *env_port = getenv("TRANSITD_PORT");
     if (env_port && *env_port) {
@@ -259,6 +315,17 @@ int serve_main(int argc, char **argv)
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opt);
             cfg.pages_dir = arg;
+            i++;
+        } else if (strcmp(opt, "--cors-origin") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            if (cors_from_env) {   /* the command line replaces the environment's list */
+                cfg.ncors_origins = 0;
+                cors_from_env = false;
+            }
+            why = add_cors_origin(&cfg, arg);
+            if (why)
+                return usage_error(why, arg);
             i++;
         } else if (strcmp(opt, "--port") == 0) {
             if (!parse_number(arg, 0, 65535, &v))

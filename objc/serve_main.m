@@ -7,7 +7,9 @@
  * swaps the dataset in (requests in flight finish on the old mapping, which
  * goes away with its last reference; a failed reload keeps the old one);
  * SIGTERM/SIGINT stop accepting, let requests already received finish, and
- * exit 0 within 5 seconds.
+ * exit 0 within 5 seconds. With --wait-for-data a server started before the
+ * first import (a fresh systemd unit or container) looks for it every second
+ * instead of exiting, and loads it as soon as an import activates it.
  */
 #import <Foundation/Foundation.h>
 
@@ -27,6 +29,7 @@
 #import "http_daemon.h"
 
 #define DRAIN_MS 4000
+#define DATA_POLL_MS 1000   /* --wait-for-data: how often to look for a first dataset */
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -75,7 +78,7 @@ static void print_usage(FILE *out)
           "                        call the API; repeatable, or * for any origin (default:\n"
           "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
-          "                        SIGHUP finds one\n"
+          "                        the data directory has one (checked every second) or SIGHUP\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
@@ -156,6 +159,16 @@ static bool parse_number(const char *text, long long min, long long max, long lo
     return true;
 }
 
+/* Where DATA/current points ("versions/<v>": an import activated it), or ""
+ * when there is no such link yet. */
+static void current_target(const char *data_dir, char *out, size_t cap)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/current", data_dir);
+    ssize_t n = readlink(path, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
 static int run_server(td_config *cfg)
 {
     char err[1024];
@@ -165,7 +178,8 @@ static int run_server(td_config *cfg)
         return CLI_RUNTIME_ERROR;
     }
     if (!ds)
-        fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for SIGHUP\n", err);
+        fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for an import into %s "
+                        "(checked every second) or SIGHUP\n", err, cfg->data_dir);
 
     TDServer *server = nil;
     @autoreleasepool {
@@ -225,9 +239,23 @@ static int run_server(td_config *cfg)
         dataset_release(shown);
 
     int exit_code = CLI_OK;
+    bool have_data = ds != NULL;
+    char tried[PATH_MAX] = "";   /* the last version looked at while waiting */
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-        int n = poll(&pfd, 1, -1);
+        int n = poll(&pfd, 1, have_data ? -1 : DATA_POLL_MS);
+        if (n == 0) {
+            /* --wait-for-data: load the first dataset as soon as an import
+             * activates one, without waiting for SIGHUP; a version that
+             * fails to open is tried once, not every second */
+            char target[PATH_MAX];
+            current_target(cfg->data_dir, target, sizeof target);
+            if (target[0] && strcmp(target, tried) != 0) {
+                snprintf(tried, sizeof tried, "%s", target);
+                have_data = td_server_reload(server);
+            }
+            continue;
+        }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -239,7 +267,8 @@ static int run_server(td_config *cfg)
         if (read(signal_pipe[0], &signo, 1) != 1)
             continue;
         if (signo == SIGHUP) {
-            td_server_reload(server);
+            if (td_server_reload(server))
+                have_data = true;
             continue;
         }
         fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",

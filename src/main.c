@@ -26,6 +26,7 @@ static void print_usage(FILE *out)
           "                and make it the active version\n"
           "  serve         serve the active version over HTTP (the v1 JSON API)\n"
           "  query WHAT    answer a question from the active version on the command line\n"
+          "  health        ask a running server whether it is ready (exit 0 or 1)\n"
           "  version       print the version of transitd and of its libraries\n"
           "  help [CMD]    show this help, or a command's help\n"
           "\n"
@@ -55,6 +56,8 @@ static command_fn find_command(const char *name)
         return serve_main;
     if (strcmp(name, "query") == 0)
         return cli_query_main;
+    if (strcmp(name, "health") == 0)
+        return cli_health_main;
     return NULL;
 }
 

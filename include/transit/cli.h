@@ -18,6 +18,7 @@
 int cli_import_main(int argc, char **argv);   /* src/cli_import.c */
 int cli_query_main(int argc, char **argv);    /* src/cli_query.c */
 int serve_main(int argc, char **argv);        /* objc/serve_main.m */
+int cli_health_main(int argc, char **argv);   /* src/cli_health.c */
 
 /* The data directory: --data, else $TRANSITD_DATA, else "./data". */
 const char *cli_default_data_dir(void);

@@ -20,7 +20,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, tool_or_skip
+from conftest import ROOT, tool_or_skip, transitd_bin
 from http_server import Server, TMP, demo_feed, free_port, import_feed
 
 DOCKER = ROOT / "docker"
@@ -227,8 +227,6 @@ def test_dockerfile_health_check_and_build():
     for src in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (ROOT / src).exists(), f"COPY {src}: not in the repository"
     # what the health check runs exists and behaves: exit 1 when nothing listens
-    p = subprocess.run([str(ROOT / "build" / "transitd") if not os.environ.get("TRANSITD_BUILD")
-                        else os.path.join(os.environ["TRANSITD_BUILD"], "transitd"),
-                        "health", "--timeout", "3"], capture_output=True, text=True, timeout=30,
-                       env=dict(os.environ, TRANSITD_PORT=str(free_port())))
+    p = subprocess.run([transitd_bin(), "health", "--timeout", "3"], capture_output=True,
+                       text=True, timeout=30, env=dict(os.environ, TRANSITD_PORT=str(free_port())))
     assert p.returncode == 1 and "refused" in p.stderr

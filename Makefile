@@ -70,8 +70,12 @@ PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, r
 
 all: $(TRANSITD)
 
+# What `make test` needs (run time + tests and benchmarks), and what `make run` needs.
 deps:
-	@bash .ci/deps
+	@bash .ci/deps test
+
+deps-run:
+	@bash .ci/deps run
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
@@ -108,7 +112,7 @@ build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
 
 # ---------------------------------------------------------------- the two commands
 
-run: deps $(TRANSITD)
+run: deps-run $(TRANSITD)
 	@bash .ci/make-run "$(TRANSITD)" "$(DATA)" "$(FEED)" "$(PORT)"
 
 test: deps
@@ -159,7 +163,7 @@ INSTALL_BIN := $(DESTDIR)$(PREFIX)/bin
 INSTALL_SHARE := $(DESTDIR)$(PREFIX)/share/transitd
 INSTALL_UNIT := $(DESTDIR)$(PREFIX)/lib/systemd/system
 
-.PHONY: install uninstall
+.PHONY: deps-run install uninstall
 
 install: $(TRANSITD)
 	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/www $(INSTALL_UNIT)

@@ -57,11 +57,7 @@ static void print_usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fputs("transitd health: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n\n", stderr);
-    print_usage(stderr);
-    return CLI_USAGE_ERROR;
+    return cli_usage_error("health", print_usage, fmt, arg);
 }
 
 /* http://host[:port][/path], host a name, IPv4 or [IPv6]. */

@@ -11,6 +11,8 @@
 #ifndef TRANSIT_CLI_H
 #define TRANSIT_CLI_H
 
+#include <stdio.h>
+
 #define CLI_OK 0
 #define CLI_RUNTIME_ERROR 1
 #define CLI_USAGE_ERROR 2
@@ -22,5 +24,10 @@ int cli_health_main(int argc, char **argv);   /* src/cli_health.c */
 
 /* The data directory: --data, else $TRANSITD_DATA, else "./data". */
 const char *cli_default_data_dir(void);
+
+/* A usage error: "transitd COMMAND: " and the message (fmt with one %s), a
+ * blank line, then the command's usage, on stderr. Returns CLI_USAGE_ERROR. */
+int cli_usage_error(const char *command, void (*print_usage)(FILE *out), const char *fmt,
+                    const char *arg);
 
 #endif

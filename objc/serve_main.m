@@ -60,7 +60,7 @@ static void print_usage(FILE *out)
     fputs("usage: transitd serve [--data DIR] [--port N] [--bind ADDR] [--threads N] [options]\n"
           "\n"
           "Serves the active dataset of the data directory over HTTP (the v1 JSON API,\n"
-          "/healthz, /readyz, /metrics, /openapi.json).\n"
+          "/healthz, /readyz, /metrics, /openapi.json, and pages for people: / and /docs).\n"
           "\n"
           "options:\n"
           "  --data DIR            data directory (default: $TRANSITD_DATA, else ./data)\n"

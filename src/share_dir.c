@@ -7,6 +7,7 @@
 #include "transit/share_dir.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

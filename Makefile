@@ -70,8 +70,12 @@ PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, r
 
 all: $(TRANSITD)
 
+# What `make test` needs (run time + tests and benchmarks), and what `make run` needs.
 deps:
-	@bash .ci/deps
+	@bash .ci/deps test
+
+deps-run:
+	@bash .ci/deps run
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
@@ -108,7 +112,7 @@ build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
 
 # ---------------------------------------------------------------- the two commands
 
-run: deps $(TRANSITD)
+run: deps-run $(TRANSITD)
 	@bash .ci/make-run "$(TRANSITD)" "$(DATA)" "$(FEED)" "$(PORT)"
 
 test: deps
@@ -150,3 +154,33 @@ demo-feed:
 
 clean:
 	rm -rf build
+
+# ---------------------------------------------------------------- install
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, what it serves beside the API
+# (the OpenAPI document and the pages, found from the binary as ../share/transitd), and the
+# service files with PREFIX's paths: the systemd unit in PREFIX/lib/systemd/system (on
+# systemd's search path for /usr and /usr/local), the launchd plist in PREFIX/share/transitd.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BIN := $(DESTDIR)$(PREFIX)/bin
+INSTALL_SHARE := $(DESTDIR)$(PREFIX)/share/transitd
+INSTALL_UNIT := $(DESTDIR)$(PREFIX)/lib/systemd/system
+
+.PHONY: deps-run install uninstall
+
+install: $(TRANSITD)
+	install -d $(INSTALL_BIN) $(INSTALL_SHARE)/www $(INSTALL_UNIT)
+	install -m 755 $(TRANSITD) $(INSTALL_BIN)/transitd
+	install -m 644 docs/openapi.json $(INSTALL_SHARE)/openapi.json
+	install -m 644 www/* $(INSTALL_SHARE)/www/
+	sed 's|/usr/local|$(PREFIX)|g' etc/transitd.service > $(INSTALL_UNIT)/transitd.service
+	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.plist > $(INSTALL_SHARE)/org.transitd.plist
+	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist
+ifeq ($(UNAME_S),Darwin)
+	install -d $(DESTDIR)$(PREFIX)/var/transitd $(DESTDIR)$(PREFIX)/var/log
+endif
+
+uninstall:
+	rm -f $(INSTALL_BIN)/transitd $(INSTALL_UNIT)/transitd.service
+	rm -rf $(INSTALL_SHARE)

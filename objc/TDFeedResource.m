@@ -1,4 +1,5 @@
-/* TDFeedResource.m — GET /v1/feed: the dataset being served (version, counts, dates).
+/* TDFeedResource.m — GET /v1/feed: the dataset being served (version, counts,
+ * dates) and its feed_validity, which depends on today's date.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
  * itself is api_feed() in src/api.c, shared with `transitd query`.
@@ -13,6 +14,11 @@
 - (api_endpoint_fn)endpoint
 {
     return api_feed;
+}
+
++ (BOOL)dependsOnClock
+{
+    return YES;
 }
 
 @end

@@ -1,9 +1,10 @@
 /* TDMetricsResource.m — GET /metrics: Prometheus text exposition.
  *
  * Why it exists: request counts by route and status, latency histograms,
- * the dataset version and reload counts, the alerts stored and the live
- * store's generation, for scraping. The counters are the lock-free ones in
- * src/metrics.c; this only renders them into the thread's text buffer.
+ * the dataset version, the days until the feed expires and reload counts,
+ * the alerts stored and the live store's generation, for scraping. The
+ * counters are the lock-free ones in src/metrics.c; this only renders them
+ * into the thread's text buffer.
  */
 #import "TDResource.h"
 #import "TDServer.h"
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include "transit/feed_validity.h"
 
 @interface TDMetricsResource : TDResource
 @end
@@ -23,6 +26,9 @@
     dataset *ds = td_server_acquire_dataset(server);
     if (ds) {
         snprintf(version, sizeof version, "%s", dataset_version(ds));
+        feed_validity validity;
+        feed_validity_at(ds, (int64_t)time(NULL), &validity);
+        metrics_set_feed_days_until_expiry(server->counters, validity.days_until_expiry);
         dataset_release(ds);
     }
     size_t need = metrics_render(server->counters, ds ? version : NULL, req->text, req->textCap);

@@ -19,9 +19,12 @@
 #include "transit/live_store.h"
 #include "transit/metrics.h"
 #include "transit/query.h"
+#include "transit/site.h"
 #import "TDRequest.h"
 
 @class TDResource;
+
+#define TD_MAX_CORS_ORIGINS 16
 
 typedef struct td_config {
     const char *data_dir;
@@ -35,6 +38,9 @@ typedef struct td_config {
     size_t max_body;
     bool quiet;
     bool wait_for_data;
+    const char *pages_dir;       /* NULL: look beside the binary (site.h) */
+    const char *cors_origins[TD_MAX_CORS_ORIGINS];   /* "*" or "https://host[:port]" */
+    int ncors_origins;           /* 0: no CORS headers at all */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -85,6 +91,8 @@ extern const int td_route_table_count;
     char *openapiDocument;       /* NULL when not found */
     size_t openapiLength;
     char openapiSource[1024];    /* where it was read, or where we looked */
+    site *pages;                 /* the web pages (www/), NULL when not found */
+    char pagesSource[1024];      /* where they were read, or where we looked */
     int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
     dataset *currentDataset;
     alert_view *currentAlerts;   /* resolved against currentDataset; same lock */
@@ -132,3 +140,5 @@ bool td_server_load_tokens(TDServer *server, char *err, size_t errlen);
 bool td_server_authorize(TDServer *server, TDRequest *req);
 /* Reads the OpenAPI document (config.openapi_path or beside the binary). */
 void td_server_load_openapi(TDServer *server);
+/* Reads the web pages (config.pages_dir or beside the binary). */
+void td_server_load_pages(TDServer *server);

@@ -17,9 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__APPLE__)
-#include <mach-o/dyld.h>
-#endif
+#include "transit/share_dir.h"
 
 #define GZIP_MIN_BYTES 1024
 #define RETRY_AFTER_SECONDS "5"
@@ -299,31 +297,6 @@ bool td_server_reload(TDServer *server)
 
 /* ------------------------------------------------------------ OpenAPI */
 
-/* The directory of the running binary (a platform seam). */
-static bool executable_dir(char *out, size_t cap)
-{
-    char path[PATH_MAX];
-#if defined(__linux__)
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        return false;
-    path[n] = '\0';
-#elif defined(__APPLE__)
-    char raw[PATH_MAX];
-    uint32_t size = sizeof raw;
-    if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, path))
-        return false;
-#else
-    return false;
-#endif
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return false;
-    *slash = '\0';
-    snprintf(out, cap, "%s", path);
-    return true;
-}
-
 static char *read_whole_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -348,18 +321,12 @@ static char *read_whole_file(const char *path, size_t *len)
 
 void td_server_load_openapi(TDServer *server)
 {
-    char candidates[4][PATH_MAX];
+    char candidates[SHARE_MAX_CANDIDATES][SHARE_PATH_MAX];
     int n = 0;
-    if (server->config.openapi_path) {
-        snprintf(candidates[n++], PATH_MAX, "%s", server->config.openapi_path);
-    } else {
-        char dir[PATH_MAX];
-        if (executable_dir(dir, sizeof dir)) {
-            snprintf(candidates[n++], PATH_MAX, "%.4000s/../docs/openapi.json", dir);
-            snprintf(candidates[n++], PATH_MAX, "%.4000s/../../docs/openapi.json", dir);
-        }
-        snprintf(candidates[n++], PATH_MAX, "docs/openapi.json");
-    }
+    if (server->config.openapi_path)
+        snprintf(candidates[n++], SHARE_PATH_MAX, "%s", server->config.openapi_path);
+    else
+        n = share_candidates("openapi.json", "docs/openapi.json", candidates, SHARE_MAX_CANDIDATES);
     server->openapiSource[0] = '\0';
     for (int i = 0; i < n; i++) {
         size_t len = 0;
@@ -376,6 +343,54 @@ void td_server_load_openapi(TDServer *server)
     }
     fprintf(stderr, "transitd: warning: no OpenAPI document found (looked at %s); "
                     "/openapi.json will answer 404\n", server->openapiSource);
+}
+
+void td_server_load_pages(TDServer *server)
+{
+    server->pages = site_locate(server->config.pages_dir, server->pagesSource,
+                                sizeof server->pagesSource);
+    if (server->pages)
+        snprintf(server->pagesSource, sizeof server->pagesSource, "%s", server->pages->dir);
+    else
+        fprintf(stderr, "transitd: warning: no web pages found (%s); / and /docs will answer "
+                        "404\n", server->pagesSource);
+}
+
+/* ------------------------------------------------------------ CORS */
+
+#define CORS_ALLOW_HEADERS "Authorization, Content-Type, If-Match, If-None-Match"
+#define CORS_EXPOSE_HEADERS "ETag, Location, Retry-After, Allow, WWW-Authenticate"
+#define CORS_MAX_AGE_SECONDS "7200"   /* the most Chromium honours */
+
+/* The CORS headers of a response while --cors-origin is set. With "*" every
+ * response allows any origin. With a list, every response says Vary: Origin
+ * (a cache must not hand one origin's answer to another), and a request
+ * whose Origin is on the list gets it back as Access-Control-Allow-Origin.
+ * An allowed preflight (OPTIONS on a route) also gets the route's own Allow
+ * list as its methods, so verbs a resource adds are allowed as they appear. */
+static void add_cors_headers(const td_config *cfg, TDRequest *req, const td_route *route,
+                             struct MHD_Response *r)
+{
+    const char *allowed = NULL;
+    if (strcmp(cfg->cors_origins[0], "*") == 0) {
+        allowed = "*";
+    } else {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Origin");
+        const char *origin = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_ORIGIN);
+        for (int i = 0; origin && !allowed && i < cfg->ncors_origins; i++)
+            if (strcmp(origin, cfg->cors_origins[i]) == 0)
+                allowed = origin;
+    }
+    if (!allowed)
+        return;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+    MHD_add_response_header(r, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    if (req->verb == TD_OPTIONS && route) {
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", route->allow);
+        MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+        MHD_add_response_header(r, "Access-Control-Max-Age", CORS_MAX_AGE_SECONDS);
+    }
 }
 
 /* ------------------------------------------------------------ routes */
@@ -480,6 +495,7 @@ static bool compile_route(td_route *r, const char *pattern)
     free(openapiDocument);
     if (currentAlerts)
         alert_view_release(currentAlerts);
+    site_free(pages);
     if (currentDataset)
         dataset_release(currentDataset);
     live_store_close(live);
@@ -845,7 +861,7 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     int status = req->status;
     bool closing = __atomic_load_n(&draining, __ATOMIC_RELAXED) ||
                    status == 413 || status == 414;
-    if (req->sharedResponse && !closing) {
+    if (req->sharedResponse && !closing && !config.ncors_origins) {
         *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
         return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
     }
@@ -922,6 +938,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_SECONDS);
     if (closing)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (config.ncors_origins)
+        add_cors_headers(&config, req, route, r);
     enum MHD_Result ok = MHD_queue_response(req->connection, (unsigned)status, r);
     MHD_destroy_response(r);
     *sent = req->verb == TD_HEAD ? 0 : len;

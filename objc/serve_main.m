@@ -7,7 +7,9 @@
  * swaps the dataset in (requests in flight finish on the old mapping, which
  * goes away with its last reference; a failed reload keeps the old one);
  * SIGTERM/SIGINT stop accepting, let requests already received finish, and
- * exit 0 within 5 seconds.
+ * exit 0 within 5 seconds. With --wait-for-data a server started before the
+ * first import (a fresh systemd unit or container) looks for it every second
+ * instead of exiting, and loads it as soon as an import activates it.
  */
 #import <Foundation/Foundation.h>
 
@@ -27,6 +29,7 @@
 #import "http_daemon.h"
 
 #define DRAIN_MS 4000
+#define DATA_POLL_MS 1000   /* --wait-for-data: how often to look for a first dataset */
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -57,7 +60,7 @@ static void print_usage(FILE *out)
     fputs("usage: transitd serve [--data DIR] [--port N] [--bind ADDR] [--threads N] [options]\n"
           "\n"
           "Serves the active dataset of the data directory over HTTP (the v1 JSON API,\n"
-          "/healthz, /readyz, /metrics, /openapi.json).\n"
+          "/healthz, /readyz, /metrics, /openapi.json, and pages for people: / and /docs).\n"
           "\n"
           "options:\n"
           "  --data DIR            data directory (default: $TRANSITD_DATA, else ./data)\n"
@@ -72,8 +75,13 @@ static void print_usage(FILE *out)
           "  --tokens FILE         bearer tokens (hashed, see `transitd token new`) that may\n"
           "                        POST, PUT, PATCH and DELETE /v1/alerts; without it,\n"
           "                        writes answer 403 (default: $TRANSITD_TOKENS)\n"
+          "  --pages DIR           the web pages to serve at / and /docs (default: $TRANSITD_PAGES,\n"
+          "                        else share/transitd/www beside the binary, or www/ in a build)\n"
+          "  --cors-origin ORIGIN  let browser apps from ORIGIN (https://app.example.org[:port])\n"
+          "                        call the API; repeatable, or * for any origin (default:\n"
+          "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
-          "                        SIGHUP finds one\n"
+          "                        the data directory has one (checked every second) or SIGHUP\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
@@ -94,6 +102,54 @@ static int usage_error(const char *fmt, const char *arg)
     return CLI_USAGE_ERROR;
 }
 
+/* An origin as browsers send it: http(s)://host[:port], nothing after. */
+static bool valid_origin(const char *o)
+{
+    const char *host = strncmp(o, "https://", 8) == 0 ? o + 8
+                       : strncmp(o, "http://", 7) == 0 ? o + 7
+                                                        : NULL;
+    if (!host || !*host || strlen(o) > 200)
+        return false;
+    for (const char *p = host; *p; p++)
+        if (*p == '/' || *p == '?' || *p == '#' || *p == '@' || (unsigned char)*p <= ' ')
+            return false;
+    return true;
+}
+
+/* Adds one --cors-origin (or one item of $TRANSITD_CORS_ORIGIN); NULL when it
+ * is accepted, else what is wrong with it. */
+static const char *add_cors_origin(td_config *cfg, const char *origin)
+{
+    if (cfg->ncors_origins == TD_MAX_CORS_ORIGINS)
+        return "at most 16 CORS origins, got '%s' too";
+    bool any = strcmp(origin, "*") == 0;
+    if (!any && !valid_origin(origin))
+        return "--cors-origin must be * or http(s)://host[:port] with no path, got '%s'";
+    if (cfg->ncors_origins && (any || strcmp(cfg->cors_origins[0], "*") == 0))
+        return "--cors-origin * allows every origin and cannot be combined with others ('%s')";
+    cfg->cors_origins[cfg->ncors_origins++] = origin;
+    return NULL;
+}
+
+/* $TRANSITD_CORS_ORIGIN: origins separated by commas or spaces. */
+static const char *cors_origins_from_env(td_config *cfg, const char **bad)
+{
+    static char list[4096];
+    const char *env = getenv("TRANSITD_CORS_ORIGIN");
+    if (!env || !*env)
+        return NULL;
+    snprintf(list, sizeof list, "%s", env);
+    for (char *save = NULL, *item = strtok_r(list, ", ", &save); item;
+         item = strtok_r(NULL, ", ", &save)) {
+        const char *why = add_cors_origin(cfg, item);
+        if (why) {
+            *bad = item;
+            return why;
+        }
+    }
+    return NULL;
+}
+
 static bool parse_number(const char *text, long long min, long long max, long long *out)
 {
     if (!text || !*text)
@@ -107,6 +163,16 @@ static bool parse_number(const char *text, long long min, long long max, long lo
     return true;
 }
 
+/* Where DATA/current points ("versions/<v>": an import activated it), or ""
+ * when there is no such link yet. */
+static void current_target(const char *data_dir, char *out, size_t cap)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/current", data_dir);
+    ssize_t n = readlink(path, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
 static int run_server(td_config *cfg)
 {
     char err[1024];
@@ -116,7 +182,8 @@ static int run_server(td_config *cfg)
         return CLI_RUNTIME_ERROR;
     }
     if (!ds)
-        fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for SIGHUP\n", err);
+        fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for an import into %s "
+                        "(checked every second) or SIGHUP\n", err, cfg->data_dir);
 
     TDServer *server = nil;
     @autoreleasepool {
@@ -129,6 +196,7 @@ static int run_server(td_config *cfg)
         return CLI_RUNTIME_ERROR;
     }
     td_server_load_openapi(server);
+    td_server_load_pages(server);
     if (ds)
         td_server_install_dataset(server, ds);
     if (!td_server_load_tokens(server, err, sizeof err)) {
@@ -190,10 +258,24 @@ static int run_server(td_config *cfg)
         dataset_release(shown);
 
     int exit_code = CLI_OK;
+    bool have_data = ds != NULL;
+    char tried[PATH_MAX] = "";   /* the last version looked at while waiting */
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-        /* once a second: alerts another process (transitd or sqlite3) wrote */
-        int n = poll(&pfd, 1, 1000);
+        /* once a second: the first import while waiting for data, alerts
+         * another process (transitd or sqlite3) wrote, the live checkpoint */
+        int n = poll(&pfd, 1, DATA_POLL_MS);
+        if (n == 0 && !have_data) {
+            /* --wait-for-data: load the first dataset as soon as an import
+             * activates one, without waiting for SIGHUP; a version that
+             * fails to open is tried once, not every second */
+            char target[PATH_MAX];
+            current_target(cfg->data_dir, target, sizeof target);
+            if (target[0] && strcmp(target, tried) != 0) {
+                snprintf(tried, sizeof tried, "%s", target);
+                have_data = td_server_reload(server);
+            }
+        }
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0) {
@@ -212,7 +294,8 @@ static int run_server(td_config *cfg)
         if (read(signal_pipe[0], &signo, 1) != 1)
             continue;
         if (signo == SIGHUP) {
-            td_server_reload(server);
+            if (td_server_reload(server))
+                have_data = true;
             if (!td_server_load_tokens(server, err, sizeof err))
                 fprintf(stderr, "transitd: tokens not reloaded, the previous ones stay: %s\n", err);
             continue;
@@ -253,6 +336,14 @@ int serve_main(int argc, char **argv)
     cfg.max_connections = 1024;
     cfg.timeout_s = 30;
     cfg.max_body = 64 * 1024;
+    cfg.pages_dir = getenv("TRANSITD_PAGES") && *getenv("TRANSITD_PAGES")
+                        ? getenv("TRANSITD_PAGES")
+                        : NULL;
+    const char *bad_origin = NULL;
+    const char *why = cors_origins_from_env(&cfg, &bad_origin);
+    if (why)
+        return usage_error(why, bad_origin);
+    bool cors_from_env = cfg.ncors_origins > 0;
     long long v;
     const char *env_port = getenv("TRANSITD_PORT");
     if (env_port && *env_port) {
@@ -282,6 +373,22 @@ int serve_main(int argc, char **argv)
                 cfg.tokens_path = arg;
             else
                 cfg.openapi_path = arg;
+            i++;
+        } else if (strcmp(opt, "--pages") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            cfg.pages_dir = arg;
+            i++;
+        } else if (strcmp(opt, "--cors-origin") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            if (cors_from_env) {   /* the command line replaces the environment's list */
+                cfg.ncors_origins = 0;
+                cors_from_env = false;
+            }
+            why = add_cors_origin(&cfg, arg);
+            if (why)
+                return usage_error(why, arg);
             i++;
         } else if (strcmp(opt, "--port") == 0) {
             if (!parse_number(arg, 0, 65535, &v))

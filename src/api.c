@@ -15,11 +15,13 @@
 #include <string.h>
 
 #include "departure_json.h"
+#include "transit/feed_validity.h"
 #include "transit/gtfs.h"
 
 #define CACHE_DEPARTURES 30
 #define CACHE_STATIC 86400
 #define CACHE_STOP_WITH_ALERTS 60   /* a stop's detail shows the alerts active now */
+#define CACHE_FEED 3600          /* its feed_validity changes with the date */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
 #define RADIUS_DEFAULT 500
@@ -501,12 +503,19 @@ static alert_marks *begin_alerts(api_thread *t, const api_request *req, const da
     return usable ? t->marks : NULL;
 }
 
-/* ],"truncated":…,"alerts":[…]} — closes a departures list with the alerts
- * its rows (or its stop) showed. */
-static void end_departures(api_thread *t, json_writer *w, bool truncated)
+/* ],"truncated":B[,"warning":"..."],"alerts":[…]} — closes a departures list
+ * with the alerts its rows (or its stop) showed. The warning comes only with
+ * an empty list whose window lies outside the feed's service, so a normal
+ * answer pays one comparison and no bytes. */
+static void end_departures(api_thread *t, json_writer *w, const dataset *ds, uint32_t count,
+                           bool truncated, int64_t from, long window_minutes)
 {
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
+    char warning[256];
+    if (count == 0 && feed_validity_departures_warning(ds, from, (uint32_t)window_minutes * 60,
+                                                       warning, sizeof warning))
+        json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
 }
@@ -712,7 +721,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_key(out, "departures");
     json_array_begin(out);
     departure_json_write_items(out, ds, t->departures, count, false, begin_alerts(t, req, ds));
-    end_departures(t, out, truncated);
+    end_departures(t, out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -742,7 +751,7 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
     departure_json_write_items(out, ds, t->departures, count, true, begin_alerts(t, req, ds));
-    end_departures(t, out, truncated);
+    end_departures(t, out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -938,8 +947,11 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
     json_object_end(out);
     json_object_end(out);
+    feed_validity validity;
+    feed_validity_at(ds, req->now, &validity);
+    feed_validity_write(out, &validity);
     json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return finish(out, prob, cache_seconds, CACHE_FEED);
 }
 
 /* ------------------------------------------------------------ alerts */

@@ -4,8 +4,8 @@
  * what the user sees of them: a line per phase as it completes on a terminal,
  * then a summary table (rows per file, time per phase, store sizes, the bad
  * rows by kind with the first examples), or the same summary as one JSON
- * object with --json. It also owns the data-directory default every
- * subcommand shares.
+ * object with --json. It also owns what every subcommand shares: the
+ * data-directory default and the usage-error format.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,13 +45,19 @@ static void print_usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+int cli_usage_error(const char *command, void (*print_usage)(FILE *out), const char *fmt,
+                    const char *arg)
 {
-    fputs("transitd import: ", stderr);
+    fprintf(stderr, "transitd %s: ", command);
     fprintf(stderr, fmt, arg);
     fputs("\n\n", stderr);
     print_usage(stderr);
     return CLI_USAGE_ERROR;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    return cli_usage_error("import", print_usage, fmt, arg);
 }
 
 /* ---------------------------------------------------------------- formatting */

@@ -27,6 +27,7 @@ static void print_usage(FILE *out)
           "  serve         serve the active version over HTTP (the v1 JSON API)\n"
           "  query WHAT    answer a question from the active version on the command line\n"
           "  token new     make a bearer token for the write verbs (alerts)\n"
+          "  health        ask a running server whether it is ready (exit 0 or 1)\n"
           "  version       print the version of transitd and of its libraries\n"
           "  help [CMD]    show this help, or a command's help\n"
           "\n"
@@ -58,6 +59,8 @@ static command_fn find_command(const char *name)
         return cli_query_main;
     if (strcmp(name, "token") == 0)
         return cli_token_main;
+    if (strcmp(name, "health") == 0)
+        return cli_health_main;
     return NULL;
 }
 

@@ -30,6 +30,7 @@ struct metrics {
     int nroutes;
     const char *const *labels;
     _Atomic uint64_t reloads_ok, reloads_failed;
+    _Atomic int64_t feed_days_until_expiry;    /* METRICS_NO_FEED: not rendered */
     route_counters routes[];                   /* nroutes + 1 (unmatched) */
 };
 
@@ -42,6 +43,7 @@ metrics *metrics_new(int nroutes, const char *const *route_labels)
         return NULL;
     m->nroutes = nroutes;
     m->labels = route_labels;
+    atomic_init(&m->feed_days_until_expiry, METRICS_NO_FEED);
     return m;
 }
 
@@ -77,6 +79,11 @@ void metrics_observe(metrics *m, int route, int status, uint64_t micros)
 void metrics_reload(metrics *m, bool ok)
 {
     atomic_fetch_add_explicit(ok ? &m->reloads_ok : &m->reloads_failed, 1, memory_order_relaxed);
+}
+
+void metrics_set_feed_days_until_expiry(metrics *m, int64_t days)
+{
+    atomic_store_explicit(&m->feed_days_until_expiry, days, memory_order_relaxed);
 }
 
 uint64_t metrics_request_count(const metrics *m, int route, int status)
@@ -183,6 +190,13 @@ size_t metrics_render(const metrics *m, const char *dataset_version, char *out, 
         emit_label_value(&t, dataset_version);
         emit(&t, "\"} 1\n");
     }
+    int64_t days = atomic_load_explicit(&m->feed_days_until_expiry, memory_order_relaxed);
+    if (dataset_version && days != METRICS_NO_FEED)
+        emit(&t, "# HELP transitd_feed_days_until_expiry Days from today (feed timezone) to the "
+                 "feed's last service date; negative once it has expired.\n"
+                 "# TYPE transitd_feed_days_until_expiry gauge\n"
+                 "transitd_feed_days_until_expiry %lld\n",
+             (long long)days);
     emit(&t, "# HELP transitd_dataset_reloads_total Dataset reloads (SIGHUP), by result.\n"
              "# TYPE transitd_dataset_reloads_total counter\n"
              "transitd_dataset_reloads_total{result=\"ok\"} %llu\n"

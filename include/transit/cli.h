@@ -11,6 +11,8 @@
 #ifndef TRANSIT_CLI_H
 #define TRANSIT_CLI_H
 
+#include <stdio.h>
+
 #define CLI_OK 0
 #define CLI_RUNTIME_ERROR 1
 #define CLI_USAGE_ERROR 2
@@ -19,8 +21,14 @@ int cli_import_main(int argc, char **argv);   /* src/cli_import.c */
 int cli_query_main(int argc, char **argv);    /* src/cli_query.c */
 int serve_main(int argc, char **argv);        /* objc/serve_main.m */
 int cli_token_main(int argc, char **argv);    /* src/cli_token.c */
+int cli_health_main(int argc, char **argv);   /* src/cli_health.c */
 
 /* The data directory: --data, else $TRANSITD_DATA, else "./data". */
 const char *cli_default_data_dir(void);
+
+/* A usage error: "transitd COMMAND: " and the message (fmt with one %s), a
+ * blank line, then the command's usage, on stderr. Returns CLI_USAGE_ERROR. */
+int cli_usage_error(const char *command, void (*print_usage)(FILE *out), const char *fmt,
+                    const char *arg);
 
 #endif

@@ -31,6 +31,13 @@ void metrics_observe(metrics *m, int route, int status, uint64_t micros);
 /* Counts one dataset reload attempt. */
 void metrics_reload(metrics *m, bool ok);
 
+/* The transitd_feed_days_until_expiry gauge, rendered with a dataset
+ * version only: set by whoever knows the dataset and the clock (the /metrics
+ * resource, just before it renders). METRICS_NO_FEED (the initial value)
+ * leaves it out. */
+#define METRICS_NO_FEED INT64_MIN
+void metrics_set_feed_days_until_expiry(metrics *m, int64_t days);
+
 uint64_t metrics_request_count(const metrics *m, int route, int status);
 uint64_t metrics_reload_count(const metrics *m, bool ok);
 

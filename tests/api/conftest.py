@@ -3,6 +3,7 @@ are, and the rule for a missing ../shared (skip visibly on a fresh clone; fail
 when CI=true)."""
 import os
 import pathlib
+import shutil
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -32,6 +33,18 @@ def engine_or_skip():
             pytest.fail(f"{path} is not built and CI=true")
         pytest.skip(f"{path} is not built")
     return path
+
+
+def tool_or_skip(*names):
+    """Path of the first of these programs on PATH (or an absolute path that
+    exists), or skip (fail under CI=true, where .ci/deps installs them)."""
+    for name in names:
+        path = name if os.path.isabs(name) and os.access(name, os.X_OK) else shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"none of {', '.join(names)} is installed and CI=true (see .ci/deps test)")
+    pytest.skip(f"{names[0]} is not installed (`.ci/deps test` installs it)")
 
 
 @pytest.fixture(scope="session")

@@ -44,6 +44,7 @@ ENDPOINTS = [
 # paths whose every verb is tested in test_alerts_api.py (they need an alert to exist)
 ALERT_ITEM = ["/v1/alerts/{id}"]
 OPERATIONAL = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
+PAGES = ["/", "/docs", "/assets/{id}"]   # tested in test_pages.py
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +106,15 @@ def test_operational_endpoints(server, path):
 
 def test_health_ready_and_openapi_bodies(server):
     assert get(server, "/healthz").json() == {"status": "ok"}
-    version = get(server, "/v1/feed").json()["feed"]["version"]
-    assert get(server, "/readyz").json() == {"status": "ready", "dataset_version": version}
+    feed = get(server, "/v1/feed").json()
+    ready = get(server, "/readyz").json()
+    assert (ready["status"], ready["dataset_version"]) == ("ready", feed["feed"]["version"])
+    assert ready["feed_validity"] == feed["feed_validity"]
     assert get(server, "/openapi.json").json() == DOC
 
 
 def test_every_documented_path_is_served(server):
-    served = {api for _, api in ENDPOINTS} | set(OPERATIONAL) | set(ALERT_ITEM)
+    served = {api for _, api in ENDPOINTS} | set(OPERATIONAL) | set(ALERT_ITEM) | set(PAGES)
     assert served == set(DOC["paths"])
 
 

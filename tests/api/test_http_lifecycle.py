@@ -1,7 +1,8 @@
 """`transitd serve` lifecycle, black-box: hot reload on SIGHUP under load
 (zero failed requests), a failed reload keeps the old dataset, graceful
-SIGTERM/SIGINT with a request in flight, --wait-for-data, and the fast
-start-up failures (port taken, dataset missing or damaged, usage errors).
+SIGTERM/SIGINT with a request in flight, --wait-for-data (which loads the
+first import by itself), and the fast start-up failures (port taken, dataset
+missing or damaged, usage errors).
 """
 import os
 import pathlib
@@ -203,6 +204,40 @@ def test_wait_for_data_answers_503_until_sighup():
         server.wait_for_log(r"now serving dataset")
         assert requests.get(server.url("/readyz"), timeout=10).status_code == 200
         assert requests.get(server.url("/v1/feed"), timeout=10).status_code == 200
+
+
+def test_wait_for_data_loads_the_first_import_by_itself():
+    # a unit or container started before any import: no restart loop, no SIGHUP needed
+    data = fresh_dir("http-wait-follow")
+    data.mkdir(parents=True)
+    with Server(data, "--quiet", "--wait-for-data") as server:
+        server.wait_for_log(r"waiting for an import into .*http-wait-follow")
+        assert requests.get(server.url("/readyz"), timeout=10).status_code == 503
+        import_feed(demo_feed(1), data)
+        server.wait_for_log(r"now serving dataset", timeout=5)
+        ready = requests.get(server.url("/readyz"), timeout=10)
+        assert ready.status_code == 200
+        assert os.readlink(data / "current").endswith(ready.json()["dataset_version"])
+        assert metric(server, 'transitd_dataset_reloads_total{result="ok"}') == 1
+        # once serving, later imports wait for SIGHUP (a rollout stays under control)
+        import_feed(demo_feed(2), data)
+        time.sleep(2.5)
+        assert requests.get(server.url("/readyz"), timeout=10).json() == ready.json()
+
+
+def test_wait_for_data_tries_a_broken_version_once():
+    data = fresh_dir("http-wait-broken")
+    (data / "versions").mkdir(parents=True)
+    (data / "current").symlink_to("versions/aaaaaaaaaaaa")
+    with Server(data, "--quiet", "--wait-for-data") as server:
+        server.wait_for_log(r"reload failed", timeout=5)
+        time.sleep(2.5)
+        assert server.log().count("reload failed") == 1, server.log()
+        assert requests.get(server.url("/readyz"), timeout=10).status_code == 503
+        (data / "current").unlink()
+        import_feed(demo_feed(1), data)   # a new version: tried at once
+        server.wait_for_log(r"now serving dataset", timeout=5)
+        assert requests.get(server.url("/readyz"), timeout=10).status_code == 200
 
 
 def run_serve(*args, env=None, timeout=10):

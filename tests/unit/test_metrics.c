@@ -1,5 +1,6 @@
 /* test_metrics.c — the /metrics counters: exact counts from many threads at
- * once, histogram buckets cumulative, and the Prometheus text as expected. */
+ * once, histogram buckets cumulative, the Prometheus text as expected, and
+ * the feed-expiry gauge. */
 #include "test_support.h"
 
 #include <pthread.h>
@@ -71,11 +72,36 @@ static void test_render(void **state)
     metrics_free(m);
 }
 
+/* transitd_feed_days_until_expiry: absent until set, absent without a
+ * dataset, negative once the feed has expired. */
+static void test_feed_days_gauge(void **state)
+{
+    (void)state;
+    metrics *m = metrics_new(2, labels);
+    char buf[8192];
+    metrics_render(m, "abcdef012345", buf, sizeof buf);
+    assert_null(strstr(buf, "transitd_feed_days_until_expiry"));
+    metrics_set_feed_days_until_expiry(m, 126);
+    metrics_render(m, "abcdef012345", buf, sizeof buf);
+    assert_non_null(strstr(buf, "# TYPE transitd_feed_days_until_expiry gauge\n"
+                                "transitd_feed_days_until_expiry 126\n"));
+    metrics_set_feed_days_until_expiry(m, -3);
+    metrics_render(m, "abcdef012345", buf, sizeof buf);
+    assert_non_null(strstr(buf, "\ntransitd_feed_days_until_expiry -3\n"));
+    metrics_render(m, NULL, buf, sizeof buf);
+    assert_null(strstr(buf, "transitd_feed_days_until_expiry"));
+    metrics_set_feed_days_until_expiry(m, METRICS_NO_FEED);
+    metrics_render(m, "abcdef012345", buf, sizeof buf);
+    assert_null(strstr(buf, "transitd_feed_days_until_expiry"));
+    metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_counts),
         cmocka_unit_test(test_render),
+        cmocka_unit_test(test_feed_days_gauge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

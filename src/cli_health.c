@@ -1,0 +1,294 @@
+/* cli_health.c — `transitd health [--url URL] [--timeout S]`: is a running
+ * server ready?
+ *
+ * Why it exists: container health checks (Dockerfile HEALTHCHECK, compose
+ * healthcheck) and scripts need a probe that exits 0 or 1, and the runtime
+ * image should not carry curl just for that. This is a minimal HTTP/1.0
+ * client: one GET, the status line read, the problem's detail shown when the
+ * answer is not 200. Only http:// (the server speaks plain HTTP; TLS ends at
+ * the proxy in front).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transit/cli.h"
+
+#define DEFAULT_TIMEOUT_S 5
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0   /* macOS: SO_NOSIGPIPE is set on the socket instead */
+#endif
+#define RESPONSE_MAX 4096
+
+typedef struct health_url {
+    char host[256];       /* without brackets */
+    char port[8];
+    char path[1024];
+} health_url;
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: transitd health [--url URL] [--timeout S]\n"
+          "\n"
+          "Asks a running `transitd serve` whether it is ready to answer queries: sends\n"
+          "GET URL and exits 0 when the answer is 200, else 1 with the reason (connection\n"
+          "refused, no answer in time, or the status and the problem's detail). Meant for\n"
+          "container and load-balancer health checks, where no curl is needed.\n"
+          "\n"
+          "options:\n"
+          "  --url URL     what to ask (default: http://127.0.0.1:PORT/readyz, PORT from\n"
+          "                $TRANSITD_PORT, else 8080; the host is $TRANSITD_BIND unless that\n"
+          "                is a wildcard address). Use /healthz to ask only whether it is alive.\n"
+          "  --timeout S   seconds for connecting and answering, 1..300 (default 5)\n"
+          "  -h, --help    show this help\n"
+          "\n"
+          "exit status: 0 ready (200), 1 not ready or not answering, 2 usage error\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    return cli_usage_error("health", print_usage, fmt, arg);
+}
+
+/* http://host[:port][/path], host a name, IPv4 or [IPv6]. */
+static bool parse_url(const char *url, health_url *u)
+{
+    memset(u, 0, sizeof *u);
+    if (strncmp(url, "http://", 7) != 0)
+        return false;
+    const char *p = url + 7, *host = p, *host_end;
+    if (*p == '[') {
+        host = p + 1;
+        host_end = strchr(host, ']');
+        if (!host_end)
+            return false;
+        p = host_end + 1;
+    } else {
+        while (*p && *p != ':' && *p != '/' && *p != '?' && *p != '#')
+            p++;
+        host_end = p;
+    }
+    size_t hlen = (size_t)(host_end - host);
+    if (hlen == 0 || hlen >= sizeof u->host)
+        return false;
+    memcpy(u->host, host, hlen);
+    snprintf(u->port, sizeof u->port, "80");
+    if (*p == ':') {
+        const char *digits = ++p;
+        long port = 0;
+        while (*p >= '0' && *p <= '9' && port <= 65535)
+            port = port * 10 + (*p++ - '0');
+        if (p == digits || port < 1 || port > 65535)
+            return false;
+        snprintf(u->port, sizeof u->port, "%ld", port);
+    }
+    if (*p && *p != '/')
+        return false;
+    snprintf(u->path, sizeof u->path, "%s", *p ? p : "/");
+    for (const char *c = u->path; *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f)
+            return false;
+    return strlen(p) < sizeof u->path;
+}
+
+/* The default URL: /readyz on this machine at $TRANSITD_PORT. */
+static void default_url(char *out, size_t cap)
+{
+    const char *port = getenv("TRANSITD_PORT");
+    const char *bind = getenv("TRANSITD_BIND");
+    if (!port || !*port)
+        port = "8080";
+    const char *host = "127.0.0.1";
+    if (bind && *bind && strcmp(bind, "0.0.0.0") != 0 && strcmp(bind, "*") != 0)
+        host = strcmp(bind, "::") == 0 ? "::1" : bind;
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(out, cap, "http://%s%s%s:%s/readyz", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for `events` on fd until the deadline; false on timeout or error. */
+static bool wait_for(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0)
+            return false;
+        struct pollfd pfd = {fd, events, 0};
+        int n = poll(&pfd, 1, (int)left);
+        if (n > 0)
+            return true;
+        if (n < 0 && errno != EINTR)
+            return false;
+    }
+}
+
+/* A connected non-blocking socket, or -1 with the reason in why. */
+static int connect_to(const health_url *u, int64_t deadline, char *why, size_t cap)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(u->host, u->port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, cap, "cannot resolve %s: %s", u->host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    snprintf(why, cap, "cannot connect to %s port %s", u->host, u->port);
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+#ifdef SO_NOSIGPIPE
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+        int err = 0;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            err = errno;
+            if (err == EINPROGRESS) {
+                socklen_t len = sizeof err;
+                err = ETIMEDOUT;
+                if (wait_for(fd, POLLOUT, deadline))
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            }
+        }
+        if (err) {
+            snprintf(why, cap, "cannot connect to %s port %s: %s", u->host, u->port,
+                     strerror(err));
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* The "detail" of a problem+json body, or the body's first line, into out. */
+static void answer_detail(const char *body, char *out, size_t cap)
+{
+    const char *d = strstr(body, "\"detail\":\"");
+    size_t n = 0;
+    if (d) {
+        d += 10;
+        while (d[n] && d[n] != '"' && n + 1 < cap)
+            n++;
+    } else {
+        d = body;
+        while (d[n] && d[n] != '\r' && d[n] != '\n' && n + 1 < cap)
+            n++;
+    }
+    memcpy(out, d, n);
+    out[n] = '\0';
+}
+
+int cli_health_main(int argc, char **argv)
+{
+    char url_text[1400];
+    default_url(url_text, sizeof url_text);
+    const char *url = url_text;
+    long timeout_s = DEFAULT_TIMEOUT_S;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_usage(stdout);
+            return CLI_OK;
+        } else if (strcmp(argv[i], "--url") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", argv[i]);
+            url = arg;
+            i++;
+        } else if (strcmp(argv[i], "--timeout") == 0) {
+            char *end = NULL;
+            timeout_s = arg ? strtol(arg, &end, 10) : 0;
+            if (!arg || !*arg || *end || timeout_s < 1 || timeout_s > 300)
+                return usage_error("--timeout must be 1..300 seconds, got '%s'", arg ? arg : "");
+            i++;
+        } else {
+            return usage_error("unknown option '%s'", argv[i]);
+        }
+    }
+    health_url u;
+    if (!parse_url(url, &u))
+        return usage_error("--url must be http://host[:port][/path], got '%s'", url);
+
+    int64_t deadline = now_ms() + timeout_s * 1000;
+    char why[512];
+    int fd = connect_to(&u, deadline, why, sizeof why);
+    if (fd < 0) {
+        fprintf(stderr, "transitd health: %s: %s\n", url, why);
+        return CLI_RUNTIME_ERROR;
+    }
+    bool v6 = strchr(u.host, ':') != NULL;
+    char request[1600];
+    int len = snprintf(request, sizeof request,
+                       "GET %s HTTP/1.0\r\nHost: %s%s%s:%s\r\nUser-Agent: transitd-health\r\n"
+                       "Accept: application/json\r\n\r\n",
+                       u.path, v6 ? "[" : "", u.host, v6 ? "]" : "", u.port);
+    size_t sent = 0;
+    while (sent < (size_t)len) {
+        ssize_t w = send(fd, request + sent, (size_t)len - sent, MSG_NOSIGNAL);
+        if (w > 0) {
+            sent += (size_t)w;
+        } else if (w < 0 && (errno == EAGAIN || errno == EINTR) && wait_for(fd, POLLOUT, deadline)) {
+            continue;
+        } else {
+            fprintf(stderr, "transitd health: %s: cannot send the request: %s\n", url,
+                    w < 0 ? strerror(errno) : "connection closed");
+            close(fd);
+            return CLI_RUNTIME_ERROR;
+        }
+    }
+    char answer[RESPONSE_MAX + 1];
+    size_t got = 0;
+    bool timed_out = false;
+    while (got < RESPONSE_MAX) {
+        ssize_t r = recv(fd, answer + got, RESPONSE_MAX - got, 0);
+        if (r > 0) {
+            got += (size_t)r;
+        } else if (r == 0) {
+            break;
+        } else if ((errno == EAGAIN || errno == EINTR) && wait_for(fd, POLLIN, deadline)) {
+            continue;
+        } else {
+            timed_out = errno == EAGAIN;
+            break;
+        }
+    }
+    close(fd);
+    answer[got] = '\0';
+    int status = 0;
+    if (sscanf(answer, "HTTP/1.%*1d %3d", &status) != 1) {
+        fprintf(stderr, "transitd health: %s: %s\n", url,
+                timed_out || got == 0 ? "no answer in time" : "the answer is not HTTP");
+        return CLI_RUNTIME_ERROR;
+    }
+    const char *body = strstr(answer, "\r\n\r\n");
+    char detail[300];
+    answer_detail(body ? body + 4 : "", detail, sizeof detail);
+    if (status != 200) {
+        fprintf(stderr, "transitd health: %s answered %d%s%s\n", url, status,
+                detail[0] ? ": " : "", detail);
+        return CLI_RUNTIME_ERROR;
+    }
+    printf("%s: 200 ready\n", url);
+    return CLI_OK;
+}

@@ -1,0 +1,173 @@
+"""`make install PREFIX=...` and the service files, in an installed layout
+outside the repository: the installed binary finds its OpenAPI document and
+pages under PREFIX/share/transitd (and says where it looked when they are
+gone); the systemd unit passes `systemd-analyze verify`, needs no user
+created by hand, and its ExecStart, run as the unit would run it on an empty
+data directory, waits for the first import instead of exiting; the launchd
+plist parses and points at the installed binary.
+"""
+import os
+import pathlib
+import plistlib
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+import requests
+
+from conftest import BUILD, ROOT
+from http_server import LISTEN_RE, Server, TMP, demo_feed, free_port, import_feed
+
+
+def make_install(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    flags = [f"BUILD={BUILD}"] + (["SANITIZE=1"] if BUILD.name == "sanitize" else [])
+    p = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *flags, "install", *args],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return p
+
+
+@pytest.fixture(scope="module")
+def prefix():
+    # outside the repository, so nothing can be found beside the sources by accident
+    root = pathlib.Path(tempfile.mkdtemp(prefix="transitd-install-"))
+    make_install(f"PREFIX={root}")
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def data():
+    d = TMP / "install-data"
+    shutil.rmtree(d, ignore_errors=True)
+    import_feed(demo_feed(1), d)
+    return d
+
+
+class InstalledServer(Server):
+    def __init__(self, prefix, data_dir, *extra):
+        super().__init__(data_dir, *extra)
+        self.args[0] = str(prefix / "bin" / "transitd")
+
+    def start(self, timeout=10):
+        cwd = os.getcwd()
+        os.chdir(self.args[0].rsplit("/bin/", 1)[0])   # not the repository: no ./docs here
+        try:
+            return super().start(timeout)
+        finally:
+            os.chdir(cwd)
+
+
+def test_layout(prefix):
+    binary = prefix / "bin" / "transitd"
+    assert os.access(binary, os.X_OK)
+    share = prefix / "share" / "transitd"
+    assert (share / "openapi.json").read_bytes() == (ROOT / "docs" / "openapi.json").read_bytes()
+    assert sorted(p.name for p in (share / "www").iterdir()) == \
+        sorted(p.name for p in (ROOT / "www").iterdir())
+    assert (prefix / "lib" / "systemd" / "system" / "transitd.service").is_file()
+    assert (share / "org.transitd.plist").is_file()
+
+
+def test_installed_binary_serves_its_document_and_pages(prefix, data):
+    with InstalledServer(prefix, data) as s:
+        r = requests.get(s.url("/openapi.json"), timeout=10)
+        assert r.status_code == 200
+        assert r.content == (ROOT / "docs" / "openapi.json").read_bytes()
+        for path in ["/", "/docs", "/assets/docs.js", "/assets/style.css"]:
+            assert requests.get(s.url(path), timeout=10).status_code == 200, path
+        assert "warning" not in s.log()
+
+
+def test_without_its_share_dir_it_says_where_it_looked(prefix, data, tmp_path):
+    copy = tmp_path / "prefix"
+    (copy / "bin").mkdir(parents=True)
+    shutil.copy2(prefix / "bin" / "transitd", copy / "bin" / "transitd")
+    with InstalledServer(copy, data) as s:
+        r = requests.get(s.url("/openapi.json"), timeout=10)
+        assert r.status_code == 404
+        assert f"{copy}/bin/../share/transitd/openapi.json" in r.json()["detail"]
+        assert requests.get(s.url("/"), timeout=10).status_code == 404
+        s.wait_for_log(r"warning: no web pages found .*share/transitd/www")
+
+
+def test_destdir_stages_without_changing_paths(tmp_path):
+    make_install("PREFIX=/opt/transitd", f"DESTDIR={tmp_path}")
+    unit = (tmp_path / "opt/transitd/lib/systemd/system/transitd.service").read_text()
+    assert "ExecStart=/opt/transitd/bin/transitd serve --wait-for-data" in unit
+    assert str(tmp_path) not in unit
+    assert os.access(tmp_path / "opt/transitd/bin/transitd", os.X_OK)
+
+
+def unit_settings(text):
+    settings = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, _, value = line.partition("=")
+            settings.setdefault(key.strip(), []).append(value.strip())
+    return settings
+
+
+def test_systemd_unit(prefix):
+    unit = prefix / "lib" / "systemd" / "system" / "transitd.service"
+    s = unit_settings(unit.read_text())
+    assert s["DynamicUser"] == ["yes"] and "User" not in s, "a User= nobody creates"
+    assert s["StateDirectory"] == ["transitd"]
+    assert f"TRANSITD_DATA=/var/lib/transitd" in s["Environment"]
+    assert s["ExecStart"] == [f"{prefix}/bin/transitd serve --wait-for-data --quiet"]
+    assert s["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        pytest.skip("systemd-analyze is not installed: the unit was checked by the lines above only")
+    p = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "transitd.service" not in p.stderr, p.stderr   # no warning about our unit
+
+
+def test_unit_command_waits_for_the_first_import(prefix):
+    """The unit's ExecStart with its Environment=, on an empty state directory
+    (what a fresh install has): no exit, no restart loop; ready once an
+    import lands."""
+    s = unit_settings((prefix / "lib" / "systemd" / "system" / "transitd.service").read_text())
+    env = dict(os.environ)
+    env.update(e.split("=", 1) for e in s["Environment"])
+    state = TMP / "install-state"
+    shutil.rmtree(state, ignore_errors=True)
+    state.mkdir(parents=True)
+    port = free_port()
+    env.update(TRANSITD_DATA=str(state), TRANSITD_PORT=str(port))   # instead of /var/lib
+    argv = shlex.split(s["ExecStart"][0])
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, cwd="/")
+    try:
+        line = proc.stderr.readline()
+        while line and not LISTEN_RE.search(line):
+            line = proc.stderr.readline()
+        assert LISTEN_RE.search(line), "the unit's command did not start"
+        url = f"http://127.0.0.1:{port}"
+        assert requests.get(url + "/healthz", timeout=10).status_code == 200
+        assert requests.get(url + "/readyz", timeout=10).status_code == 503
+        import_feed(demo_feed(1), state)
+        deadline = time.monotonic() + 5
+        while requests.get(url + "/readyz", timeout=10).status_code != 200:
+            assert time.monotonic() < deadline, "the first import was not picked up"
+            time.sleep(0.1)
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+def test_launchd_plist(prefix):
+    with open(prefix / "share" / "transitd" / "org.transitd.plist", "rb") as f:
+        job = plistlib.load(f)
+    args = job["ProgramArguments"]
+    assert args[0] == f"{prefix}/bin/transitd" and os.access(args[0], os.X_OK)
+    assert args[1:3] == ["serve", "--wait-for-data"]
+    assert job["EnvironmentVariables"]["TRANSITD_DATA"] == f"{prefix}/var/transitd"
+    assert job["KeepAlive"] == {"SuccessfulExit": False}
+    assert job["Label"] == "org.transitd"

@@ -57,6 +57,8 @@ typedef enum td_verb {
     const char *contentType;          /* NULL: application/json; charset=utf-8 */
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */
+    bool problemWritten;              /* status >= 400 and out already holds the problem+json
+                                         (with extension members): sent as it is */
 
     /* ---- per-thread storage, reused across requests */
     json_writer jsonOut;

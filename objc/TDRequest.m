@@ -55,6 +55,7 @@ void td_request_reset_response(TDRequest *req)
     req->problem.title = NULL;
     req->problem.detail[0] = '\0';
     req->problem.param[0] = '\0';
+    req->problemWritten = false;
 }
 
 const char *td_status_title(int status)

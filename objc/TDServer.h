@@ -27,6 +27,7 @@ typedef struct td_config {
     int threads;
     unsigned max_connections;
     unsigned timeout_s;
+    unsigned follow_interval_s;  /* how often DATA/current is checked; 0: SIGHUP only */
     size_t max_body;
     bool quiet;
     bool wait_for_data;
@@ -81,6 +82,7 @@ extern const int td_route_table_count;
     int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
     dataset *currentDataset;
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
+    struct td_follower *follower; /* version_follower.h; set by serve, may be NULL */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */
@@ -95,7 +97,8 @@ dataset *td_server_acquire_dataset(TDServer *server);
 /* Installs a dataset (taking over the caller's reference); the previous one is
  * released, and unmapped when its last in-flight request releases it. */
 void td_server_install_dataset(TDServer *server, dataset *ds);
-/* Re-opens config.data_dir; on success swaps it in. Logs either way. */
-bool td_server_reload(TDServer *server);
+/* Re-opens config.data_dir; on success swaps it in. Logs either way; err
+ * gets why it failed. */
+bool td_server_reload(TDServer *server, char *err, size_t errlen);
 /* Reads the OpenAPI document (config.openapi_path or beside the binary). */
 void td_server_load_openapi(TDServer *server);

@@ -123,10 +123,9 @@ void td_server_install_dataset(TDServer *server, dataset *ds)
         dataset_release(old);
 }
 
-bool td_server_reload(TDServer *server)
+bool td_server_reload(TDServer *server, char *err, size_t errlen)
 {
-    char err[512];
-    dataset *ds = dataset_open(server->config.data_dir, err, sizeof err);
+    dataset *ds = dataset_open(server->config.data_dir, err, errlen);
     if (!ds) {
         metrics_reload(server->counters, false);
         fprintf(stderr, "transitd: reload failed, still serving the previous dataset: %s\n", err);
@@ -667,8 +666,10 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     const char *type = req->contentType ? req->contentType : JSON_TYPE;
     bool has_body = true;
     if (status >= 400) {
-        json_reset(req->out);
-        api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
+        if (!req->problemWritten) {
+            json_reset(req->out);
+            api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
+        }
         body = req->out->buf;
         len = req->out->len;
         from_writer = true;

@@ -5,7 +5,9 @@
  * port cannot be bound. Signals only write a byte to a self-pipe; the main
  * thread reads it and does the work: SIGHUP re-opens the data directory and
  * swaps the dataset in (requests in flight finish on the old mapping, which
- * goes away with its last reference; a failed reload keeps the old one);
+ * goes away with its last reference; a failed reload keeps the old one).
+ * Between signals the main thread wakes every --follow-interval seconds to
+ * follow DATA/current by itself (version_follower.h);
  * SIGTERM/SIGINT stop accepting, let requests already received finish, and
  * exit 0 within 5 seconds.
  */
@@ -25,6 +27,7 @@
 #include "transit/cli.h"
 #import "TDServer.h"
 #import "http_daemon.h"
+#import "version_follower.h"
 
 #define DRAIN_MS 4000
 
@@ -66,18 +69,24 @@ static void print_usage(FILE *out)
           "  --threads N           server threads (default: online cores)\n"
           "  --max-connections N   concurrent connections (default 1024)\n"
           "  --timeout S           idle seconds before a connection is closed (default 30)\n"
+          "  --follow-interval S   how often to check DATA/current and switch to a newly\n"
+          "                        activated version by itself; 0: only on SIGHUP\n"
+          "                        (default 1)\n"
           "  --max-body BYTES      largest request body accepted, else 413 (default 65536)\n"
           "  --openapi FILE        the OpenAPI document to serve (default: $TRANSITD_OPENAPI,\n"
           "                        else docs/openapi.json beside the binary or in .)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
-          "                        SIGHUP finds one\n"
+          "                        an import activates one (or SIGHUP finds one)\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
           "Access log (stderr, one line per request):\n"
           "  TIME METHOD TARGET STATUS BODY_BYTES MICROSECONDS\n"
           "Signals: SIGHUP reloads the data directory's active version; SIGTERM or SIGINT\n"
-          "stop gracefully.\n",
+          "stop gracefully.\n"
+          "/readyz answers 503 while the served version is not the active one and the\n"
+          "server will not switch by itself (the active one fails to open, or\n"
+          "--follow-interval 0 and no SIGHUP yet).\n",
           out);
 }
 
@@ -161,21 +170,37 @@ static int run_server(td_config *cfg)
         [server release];
         return CLI_RUNTIME_ERROR;
     }
+    td_follower *follower = td_follower_new(server);
+    if (!follower) {
+        fprintf(stderr, "transitd serve: out of memory\n");
+        td_daemon_stop(daemon, 0);
+        [server release];
+        return CLI_RUNTIME_ERROR;
+    }
+    server->follower = follower;
     dataset *shown = td_server_acquire_dataset(server);
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
     fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s\n",
             v6 ? "[" : "", addr, v6 ? "]" : "", td_daemon_port(daemon), cfg->threads,
             shown ? dataset_version(shown) : "(none)");
-    if (shown)
+    if (shown) {
+        if (dataset_pin_problem(shown))
+            fprintf(stderr, "transitd serve: warning: %s; an import may prune version %s while "
+                            "it is served\n", dataset_pin_problem(shown), dataset_version(shown));
         dataset_release(shown);
+    }
 
     int exit_code = CLI_OK;
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-        int n = poll(&pfd, 1, -1);
+        int n = poll(&pfd, 1, td_follower_wait_ms(follower));
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0) {
+            td_follower_check(follower, false);
+            continue;
+        }
         if (n < 0) {
             fprintf(stderr, "transitd serve: poll: %s\n", strerror(errno));
             exit_code = CLI_RUNTIME_ERROR;
@@ -185,7 +210,7 @@ static int run_server(td_config *cfg)
         if (read(signal_pipe[0], &signo, 1) != 1)
             continue;
         if (signo == SIGHUP) {
-            td_server_reload(server);
+            td_follower_check(follower, true);
             continue;
         }
         fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",
@@ -194,6 +219,8 @@ static int run_server(td_config *cfg)
     }
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
     td_daemon_stop(daemon, DRAIN_MS);
+    server->follower = NULL;
+    td_follower_free(follower);
     [server release];
     signal(SIGHUP, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -220,6 +247,7 @@ int serve_main(int argc, char **argv)
     cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
     cfg.max_connections = 1024;
     cfg.timeout_s = 30;
+    cfg.follow_interval_s = 1;
     cfg.max_body = 64 * 1024;
     long long v;
     const char *env_port = getenv("TRANSITD_PORT");
@@ -270,6 +298,12 @@ int serve_main(int argc, char **argv)
             if (!parse_number(arg, 1, 86400, &v))
                 return usage_error("--timeout must be 1..86400 seconds, got '%s'", arg ? arg : "");
             cfg.timeout_s = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--follow-interval") == 0) {
+            if (!parse_number(arg, 0, 3600, &v))
+                return usage_error("--follow-interval must be 0..3600 seconds, got '%s'",
+                                   arg ? arg : "");
+            cfg.follow_interval_s = (unsigned)v;
             i++;
         } else if (strcmp(opt, "--max-body") == 0) {
             if (!parse_number(arg, 0, 1LL << 30, &v))

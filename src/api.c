@@ -103,7 +103,7 @@ static int no_dataset(api_problem *prob)
     return problem(prob, 503, "", "no dataset is loaded");
 }
 
-void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
+void api_problem_begin(const api_problem *prob, const char *instance_path, json_writer *out)
 {
     json_object_begin(out);
     json_kv_string(out, "type", "about:blank");
@@ -112,6 +112,11 @@ void api_problem_write(const api_problem *prob, const char *instance_path, json_
     json_kv_string(out, "detail", prob->detail);
     if (instance_path)
         json_kv_string(out, "instance", instance_path);
+}
+
+void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
+{
+    api_problem_begin(prob, instance_path, out);
     json_object_end(out);
 }
 

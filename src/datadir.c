@@ -792,11 +792,14 @@ int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, cha
     return rc;
 }
 
-int datadir_collect_retired(const char *data_dir, int *removed, char *err, size_t errlen)
+int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinned, char *err,
+                            size_t errlen)
 {
-    int count = 0, lock_fd = -1;
+    int count = 0, pinned = 0, lock_fd = -1;
     if (removed)
         *removed = 0;
+    if (still_pinned)
+        *still_pinned = 0;
     int locked = datadir_lock(data_dir, false, &lock_fd, err, errlen);
     if (locked != 0)
         return locked;   /* 1: an import runs, and prunes itself */
@@ -823,9 +826,13 @@ int datadir_collect_retired(const char *data_dir, int *removed, char *err, size_
                 continue;
             snprintf(rel, sizeof rel, "%s/" DATADIR_RETIRED, e->d_name);
             struct stat st;
-            if (fstatat(dirfd(d), rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                remove_unpinned(dirfd(d), e->d_name, true) == 0)
+            if (fstatat(dirfd(d), rel, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            int gone = remove_unpinned(dirfd(d), e->d_name, true);
+            if (gone == 0)
                 count++;
+            else if (gone == 1)
+                pinned++;
         }
         closedir(d);
         if (count + leftovers > 0 && fsync_path(versions, true, err, errlen) != 0)
@@ -834,5 +841,7 @@ int datadir_collect_retired(const char *data_dir, int *removed, char *err, size_
     datadir_unlock(lock_fd);
     if (removed)
         *removed = count + leftovers;
+    if (still_pinned)
+        *still_pinned = pinned;
     return rc;
 }

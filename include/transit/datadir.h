@@ -122,9 +122,11 @@ int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t e
 /* What a reader that let go of a version runs (serve, after it switched):
  * takes the import lock without waiting, then removes the versions pruning
  * marked .retired that are neither active nor pinned any more, and stale
- * leftovers. Returns 0 (the count in *removed), 1 when an import holds the
+ * leftovers. Returns 0 (the count in *removed, and in *still_pinned the
+ * retired versions another reader still pins), 1 when an import holds the
  * lock (it prunes itself), -1 with err. */
-int datadir_collect_retired(const char *data_dir, int *removed, char *err, size_t errlen);
+int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinned, char *err,
+                            size_t errlen);
 
 /* rm -rf path (does not follow symlinks). Returns 0 or -1. */
 int datadir_remove_tree(const char *path);

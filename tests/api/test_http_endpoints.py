@@ -103,7 +103,8 @@ def test_operational_endpoints(server, path):
 def test_health_ready_and_openapi_bodies(server):
     assert get(server, "/healthz").json() == {"status": "ok"}
     version = get(server, "/v1/feed").json()["feed"]["version"]
-    assert get(server, "/readyz").json() == {"status": "ready", "dataset_version": version}
+    assert get(server, "/readyz").json() == {"status": "ready", "dataset_version": version,
+                                             "active_version": version, "stale": False}
     assert get(server, "/openapi.json").json() == DOC
 
 

@@ -81,7 +81,8 @@ class Hammer:
 def test_sighup_reload_under_load_has_zero_failures():
     data = fresh_dir("http-reload")
     import_feed(demo_feed(1), data)
-    with Server(data, "--quiet") as server:
+    # following off, so that the switch is SIGHUP's (test_http_follow.py follows)
+    with Server(data, "--quiet", "--follow-interval", "0") as server:
         old = feed_version(server)
         with Hammer(server) as hammer:
             time.sleep(0.5)

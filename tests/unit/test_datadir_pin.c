@@ -96,14 +96,15 @@ static void test_prune_skips_a_pinned_version_and_collect_removes_it_later(void 
     assert_true(version_retired(data, OLDEST));
     assert_true(version_exists(data, NEWEST));
 
-    /* still pinned: collecting leaves it */
-    int removed = -1;
-    assert_int_equal(datadir_collect_retired(data, &removed, err, sizeof err), 0);
+    /* still pinned: collecting leaves it, and says so */
+    int removed = -1, pinned = -1;
+    assert_int_equal(datadir_collect_retired(data, &removed, &pinned, err, sizeof err), 0);
     assert_int_equal(removed, 0);
+    assert_int_equal(pinned, 1);
     assert_true(version_exists(data, OLDEST));
 
     datadir_unpin(pin);
-    assert_int_equal(datadir_collect_retired(data, &removed, err, sizeof err), 0);
+    assert_int_equal(datadir_collect_retired(data, &removed, NULL, err, sizeof err), 0);
     assert_int_equal(removed, 1);
     assert_false(version_exists(data, OLDEST));
     assert_true(version_exists(data, NEWEST));
@@ -121,10 +122,10 @@ static void test_collect_waits_for_a_running_import(void **state)
 
     int import_lock = -1, removed = -1;
     assert_int_equal(datadir_lock(data, false, &import_lock, err, sizeof err), 0);
-    assert_int_equal(datadir_collect_retired(data, &removed, err, sizeof err), 1);
+    assert_int_equal(datadir_collect_retired(data, &removed, NULL, err, sizeof err), 1);
     assert_true(version_exists(data, OLDEST));
     datadir_unlock(import_lock);
-    assert_int_equal(datadir_collect_retired(data, &removed, err, sizeof err), 0);
+    assert_int_equal(datadir_collect_retired(data, &removed, NULL, err, sizeof err), 0);
     assert_false(version_exists(data, OLDEST));
 }
 
@@ -143,7 +144,7 @@ static void test_a_retired_version_activated_again_is_kept(void **state)
     assert_int_equal(datadir_activate(data, OLDEST, err, sizeof err), 0);
     assert_false(version_retired(data, OLDEST));
     int removed = -1;
-    assert_int_equal(datadir_collect_retired(data, &removed, err, sizeof err), 0);
+    assert_int_equal(datadir_collect_retired(data, &removed, NULL, err, sizeof err), 0);
     assert_true(version_exists(data, OLDEST));
     /* pruning with a larger keep clears the marker of a version it keeps */
     pin = pin_version(data, NEWEST);

@@ -26,7 +26,9 @@ typedef struct td_config {
     int port;                    /* 0: any free port (reported at start-up) */
     int threads;
     unsigned max_connections;
+    unsigned max_connections_per_ip;   /* 0: no cap */
     unsigned timeout_s;
+    unsigned header_timeout_s;   /* a request must be complete this long after the connection opened */
     unsigned follow_interval_s;  /* how often DATA/current is checked; 0: SIGHUP only */
     size_t max_body;
     bool quiet;
@@ -38,7 +40,11 @@ typedef struct td_conn {
     bool started;                /* the handler has been called for this request */
     bool target_too_long;
     bool body_too_large;
+    bool bad_host;               /* HTTP/1.1 without exactly one Host header */
     uint64_t started_us;         /* monotonic, when the request line arrived */
+    uint64_t deadline_us;        /* request_deadline.h (__atomic) */
+    int fd;                      /* the connection's socket */
+    struct td_conn *prev, *next; /* in the deadline registry */
     size_t target_len;
     char *body;                  /* request body, up to max_body; reused */
     size_t body_len, body_cap;

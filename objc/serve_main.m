@@ -67,8 +67,18 @@ static void print_usage(FILE *out)
           "  --port N              TCP port, 0 for any free one (default: $TRANSITD_PORT, else 8080)\n"
           "  --bind ADDR           address to listen on (default: $TRANSITD_BIND, else 127.0.0.1)\n"
           "  --threads N           server threads (default: online cores)\n"
-          "  --max-connections N   concurrent connections (default 1024)\n"
-          "  --timeout S           idle seconds before a connection is closed (default 30)\n"
+          "  --max-connections N   concurrent connections (default 10000, lowered to fit\n"
+          "                        the open-file limit); beyond it new connections wait in\n"
+          "                        the kernel's accept queue until one closes\n"
+          "  --max-connections-per-ip N\n"
+          "                        concurrent connections from one client address, 0 for\n"
+          "                        no cap (default 512); beyond it a connection is closed\n"
+          "                        at once. Behind a proxy every client shares its address\n"
+          "  --header-timeout S    seconds a client has to send a whole request (line,\n"
+          "                        headers, body) after connecting, or after the previous\n"
+          "                        response plus --timeout on a kept-alive connection;\n"
+          "                        sending slowly does not extend it (default 10)\n"
+          "  --timeout S           idle seconds before a connection is closed (default 15)\n"
           "  --follow-interval S   how often to check DATA/current and switch to a newly\n"
           "                        activated version by itself; 0: only on SIGHUP\n"
           "                        (default 1)\n"
@@ -115,6 +125,7 @@ static bool parse_number(const char *text, long long min, long long max, long lo
 static int run_server(td_config *cfg)
 {
     char err[1024];
+    td_daemon_fit_open_files(cfg);
     dataset *ds = dataset_open(cfg->data_dir, err, sizeof err);
     if (!ds && !cfg->wait_for_data) {
         fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
@@ -245,8 +256,10 @@ int serve_main(int argc, char **argv)
     cfg.port = 8080;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
-    cfg.max_connections = 1024;
-    cfg.timeout_s = 30;
+    cfg.max_connections = 10000;
+    cfg.max_connections_per_ip = 512;
+    cfg.timeout_s = 15;
+    cfg.header_timeout_s = 10;
     cfg.follow_interval_s = 1;
     cfg.max_body = 64 * 1024;
     long long v;
@@ -298,6 +311,18 @@ int serve_main(int argc, char **argv)
             if (!parse_number(arg, 1, 86400, &v))
                 return usage_error("--timeout must be 1..86400 seconds, got '%s'", arg ? arg : "");
             cfg.timeout_s = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--max-connections-per-ip") == 0) {
+            if (!parse_number(arg, 0, 1000000, &v))
+                return usage_error("--max-connections-per-ip must be 0..1000000, got '%s'",
+                                   arg ? arg : "");
+            cfg.max_connections_per_ip = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--header-timeout") == 0) {
+            if (!parse_number(arg, 1, 3600, &v))
+                return usage_error("--header-timeout must be 1..3600 seconds, got '%s'",
+                                   arg ? arg : "");
+            cfg.header_timeout_s = (unsigned)v;
             i++;
         } else if (strcmp(opt, "--follow-interval") == 0) {
             if (!parse_number(arg, 0, 3600, &v))

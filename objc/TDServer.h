@@ -51,6 +51,10 @@ typedef struct td_conn {
     char target[TD_MAX_TARGET + 1];
 } td_conn;
 
+/* Sent with every response: browsers must not guess a type other than the
+ * declared one (JSON shown as HTML). */
+#define TD_HEADER_NOSNIFF "X-Content-Type-Options"
+
 /* A route pattern compiled at start-up: literal segments and {id}. */
 #define TD_MAX_SEGMENTS 8
 typedef struct td_route {

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -221,21 +222,43 @@ static bool content_length_over(const char *value, size_t cap)
     return false;
 }
 
+/* What the first handler call needs of the headers, in one pass. */
+typedef struct head_facts {
+    const char *content_length;
+    int hosts;
+} head_facts;
+
+static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    head_facts *h = cls;
+    if ((key[0] | 0x20) == 'h' && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+        h->hosts++;
+    else if ((key[0] | 0x20) == 'c' && !h->content_length &&
+             strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        h->content_length = value;
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
     (void)url;
-    (void)version;
     td_daemon *d = cls;
     td_conn *conn = *con_cls;
     if (!conn)
         return MHD_NO;
     if (!conn->started) {
         conn->started = true;
-        const char *cl = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        head_facts head = {NULL, 0};
+        MHD_get_connection_values(connection, MHD_HEADER_KIND, note_header, &head);
+        /* RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one before */
+        conn->bad_host = head.hosts > 1 ||
+                         (head.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0);
+        const char *cl = head.content_length;
         if (cl && content_length_over(cl, d->max_body)) {
             /* answered now, before the body: MHD then closes the connection */
             conn->body_too_large = true;

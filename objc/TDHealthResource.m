@@ -7,6 +7,7 @@
  * per request.
  */
 #import "TDResource.h"
+#import "TDServer.h"
 
 #include <microhttpd.h>
 
@@ -33,6 +34,7 @@ static const char HEALTH_BODY[] = "{\"status\":\"ok\"}\n";
                             "application/json; charset=utf-8");
     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(response, TD_HEADER_NOSNIFF, "nosniff");
     return self;
 }
 

@@ -2,13 +2,22 @@
  * and its feed_validity while a dataset is being served (plus a warning when
  * the feed has expired or is not in effect yet: the server still answers, so
  * it stays ready, and the warning says what is wrong); 503 (problem+json,
- * Retry-After) before the first one is loaded (`serve --wait-for-data`).
+ * Retry-After) before the first one is loaded (`serve --wait-for-data`), and
+ * while the server serves a version other than the data directory's active
+ * one and will not switch by itself (opening the active version failed, or
+ * --follow-interval 0 and no SIGHUP yet).
  *
  * Why it exists: a load balancer should send traffic only to a server that
- * can answer /v1, which is a different question from "is it alive".
+ * can answer /v1 with the data the operator activated, which is a different
+ * question from "is it alive". Every answer names the served and the active
+ * version and says whether the served one is stale; between an import and
+ * the follower's next check (at most --follow-interval seconds) the answer
+ * stays 200 with "stale": true and "switching": true, so that a whole fleet
+ * does not leave the pool at once on every import.
  */
 #import "TDResource.h"
 #import "TDServer.h"
+#import "version_follower.h"
 
 #include "transit/feed_validity.h"
 
@@ -17,6 +26,16 @@
 
 @implementation TDReadyResource
 
+static void version_members(json_writer *out, dataset *ds, const td_version_state *vs)
+{
+    json_kv_string(out, "dataset_version", dataset_version(ds));
+    if (vs->has_active)
+        json_kv_string(out, "active_version", vs->active);
+    else
+        json_kv_null(out, "active_version");
+    json_kv_bool(out, "stale", vs->stale);
+}
+
 - (void)get:(TDRequest *)req
 {
     dataset *ds = td_server_acquire_dataset(server);
@@ -24,9 +43,25 @@
         td_request_problem(req, 503, NULL, "no dataset is loaded yet");
         return;
     }
+    td_version_state vs;
+    memset(&vs, 0, sizeof vs);
+    if (server->follower)
+        td_follower_state(server->follower, ds, &vs);
+    if (vs.stale && !vs.switching) {
+        td_request_problem(req, 503, NULL, "serving version %s, which is not the active one: %s",
+                           dataset_version(ds), vs.problem);
+        api_problem_begin(&req->problem, "/readyz", req->out);
+        version_members(req->out, ds, &vs);
+        json_object_end(req->out);
+        req->problemWritten = true;
+        dataset_release(ds);
+        return;
+    }
     json_object_begin(req->out);
     json_kv_string(req->out, "status", "ready");
-    json_kv_string(req->out, "dataset_version", dataset_version(ds));
+    version_members(req->out, ds, &vs);
+    if (vs.stale)
+        json_kv_bool(req->out, "switching", true);
     feed_validity validity;
     feed_validity_at(ds, req->now, &validity);
     feed_validity_write(req->out, &validity);

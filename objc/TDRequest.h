@@ -62,6 +62,8 @@ typedef enum td_verb {
     char responseEtag[64];            /* set by a resource that makes its own ETag, or "" */
     char location[320];               /* Location of a 201, or "" */
     const char *wwwAuthenticate;      /* the WWW-Authenticate of a 401, or NULL */
+    bool problemWritten;              /* status >= 400 and out already holds the problem+json
+                                         (with extension members): sent as it is */
 
     /* ---- per-thread storage, reused across requests */
     json_writer jsonOut;

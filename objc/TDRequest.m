@@ -59,6 +59,7 @@ void td_request_reset_response(TDRequest *req)
     req->responseEtag[0] = '\0';
     req->location[0] = '\0';
     req->wwwAuthenticate = NULL;
+    req->problemWritten = false;
 }
 
 const char *td_status_title(int status)

@@ -34,7 +34,10 @@ typedef struct td_config {
     int port;                    /* 0: any free port (reported at start-up) */
     int threads;
     unsigned max_connections;
+    unsigned max_connections_per_ip;   /* 0: no cap */
     unsigned timeout_s;
+    unsigned header_timeout_s;   /* a request must be complete this long after the connection opened */
+    unsigned follow_interval_s;  /* how often DATA/current is checked; 0: SIGHUP only */
     size_t max_body;
     bool quiet;
     bool wait_for_data;
@@ -48,12 +51,20 @@ typedef struct td_conn {
     bool started;                /* the handler has been called for this request */
     bool target_too_long;
     bool body_too_large;
+    bool bad_host;               /* HTTP/1.1 without exactly one Host header */
     uint64_t started_us;         /* monotonic, when the request line arrived */
+    uint64_t deadline_us;        /* request_deadline.h (__atomic) */
+    int fd;                      /* the connection's socket */
+    struct td_conn *prev, *next; /* in the deadline registry */
     size_t target_len;
     char *body;                  /* request body, up to max_body; reused */
     size_t body_len, body_cap;
     char target[TD_MAX_TARGET + 1];
 } td_conn;
+
+/* Sent with every response: browsers must not guess a type other than the
+ * declared one (JSON shown as HTML). */
+#define TD_HEADER_NOSNIFF "X-Content-Type-Options"
 
 /* A route pattern compiled at start-up: literal segments and {id}. */
 #define TD_MAX_SEGMENTS 8
@@ -101,6 +112,7 @@ extern const int td_route_table_count;
     pthread_mutex_t tokensLock;
     auth_tokens *tokens;         /* NULL: no --tokens, writes answer 403 */
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
+    struct td_follower *follower; /* version_follower.h; set by serve, may be NULL */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */
@@ -115,8 +127,9 @@ dataset *td_server_acquire_dataset(TDServer *server);
 /* Installs a dataset (taking over the caller's reference); the previous one is
  * released, and unmapped when its last in-flight request releases it. */
 void td_server_install_dataset(TDServer *server, dataset *ds);
-/* Re-opens config.data_dir; on success swaps it in. Logs either way. */
-bool td_server_reload(TDServer *server);
+/* Re-opens config.data_dir; on success swaps it in. Logs either way; err
+ * gets why it failed. */
+bool td_server_reload(TDServer *server, char *err, size_t errlen);
 
 /* The alerts being shown, retained for the caller (release it), or NULL. */
 alert_view *td_server_acquire_alerts(TDServer *server);

@@ -87,6 +87,28 @@ static long percent_decode(const char *src, size_t n, char *dst)
     return (long)o;
 }
 
+/* The first malformed escape of a raw query string: a '%' without two hex
+ * digits, or %00, which libmicrohttpd would decode into a NUL that silently
+ * cuts the value short. NULL when there is none; else the '%', with the
+ * raw name of its parameter in *key, *key_len. */
+static const char *bad_query_escape(const char *query, const char **key, size_t *key_len)
+{
+    for (const char *p = strchr(query, '%'); p; p = strchr(p + 1, '%')) {
+        if (hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0 && (p[1] != '0' || p[2] != '0'))
+            continue;
+        const char *pair = p;
+        while (pair > query && pair[-1] != '&')
+            pair--;
+        const char *end = pair;
+        while (*end && *end != '=' && *end != '&')
+            end++;
+        *key = pair;
+        *key_len = (size_t)(end - pair);
+        return p;
+    }
+    return NULL;
+}
+
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;
@@ -279,10 +301,9 @@ bool td_server_authorize(TDServer *server, TDRequest *req)
     return false;
 }
 
-bool td_server_reload(TDServer *server)
+bool td_server_reload(TDServer *server, char *err, size_t errlen)
 {
-    char err[512];
-    dataset *ds = dataset_open(server->config.data_dir, err, sizeof err);
+    dataset *ds = dataset_open(server->config.data_dir, err, errlen);
     if (!ds) {
         metrics_reload(server->counters, false);
         fprintf(stderr, "transitd: reload failed, still serving the previous dataset: %s\n", err);
@@ -735,9 +756,14 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     } else if (conn->body_too_large) {
         td_request_problem(req, 413, NULL, "the request body is larger than %zu bytes",
                            config.max_body);
+    } else if (conn->bad_host) {
+        td_request_problem(req, 400, NULL, "an HTTP/1.1 request needs exactly one Host header, "
+                                           "and no request may have more than one");
     } else {
         const char *q = strchr(conn->target, '?');
         size_t raw_len = q ? (size_t)(q - conn->target) : conn->target_len;
+        const char *bad_escape, *bad_key = NULL;
+        size_t bad_key_len = 0;
         bool bad = false;
         route = match_route(self, req, conn->target, raw_len, &bad);
         if (bad) {
@@ -755,6 +781,16 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
                 allow = route->allow;
                 td_request_problem(req, 405, NULL, "%.20s is not allowed on %.160s (allowed: %s)",
                                    req->method, route->pattern, route->allow);
+            } else if (q && (bad_escape = bad_query_escape(q + 1, &bad_key, &bad_key_len))) {
+                char name[48];
+                snprintf(name, sizeof name, "%.*s", (int)(bad_key_len < 40 ? bad_key_len : 40),
+                         bad_key);
+                bool nul = bad_escape[1] == '0' && bad_escape[2] == '0';
+                td_request_problem(req, 400, name,
+                                   nul ? "query parameter '%s' contains an encoded NUL (%%00)"
+                                       : "query parameter '%s' has a malformed percent-encoding "
+                                         "(%% must be followed by two hex digits)",
+                                   name);
             } else {
                 MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, collect_param,
                                           req);
@@ -872,8 +908,10 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     const char *type = req->contentType ? req->contentType : JSON_TYPE;
     bool has_body = true;
     if (status >= 400) {
-        json_reset(req->out);
-        api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
+        if (!req->problemWritten) {
+            json_reset(req->out);
+            api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
+        }
         body = req->out->buf;
         len = req->out->len;
         from_writer = true;
@@ -915,6 +953,7 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         return MHD_NO;
     if (has_body)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     if (compressible)
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     if (gzipped)

@@ -9,6 +9,11 @@
 
 typedef struct td_daemon td_daemon;
 
+/* Raises the soft open-file limit so that config.max_connections sockets
+ * fit beside the server's own files; when even the hard limit is too low,
+ * lowers max_connections and says so on stderr. Call before
+ * td_daemon_start. */
+void td_daemon_fit_open_files(td_config *cfg);
 /* Binds config.bind:config.port itself (so a taken port gives a precise
  * error), then starts MHD with a thread pool of config.threads. NULL with a
  * message in err on failure. */

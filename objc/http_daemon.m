@@ -9,25 +9,34 @@
  *  - the URI-log callback sees the raw request-target first (before MHD
  *    percent-decodes it in place) and copies it into the connection state,
  *    which becomes the request's *con_cls;
- *  - the access handler's first call only looks at Content-Length (a body
- *    over --max-body is refused at once with 413); it returns without a
- *    response, because a response queued on the first call makes MHD 0.9.75
- *    close the connection (no keep-alive);
+ *  - the access handler's first call only looks at the headers once:
+ *    Content-Length (a body over --max-body is refused at once with 413)
+ *    and Host (an HTTP/1.1 request needs exactly one: 400 on the final
+ *    call); it returns without a response, because a response queued on the
+ *    first call makes MHD 0.9.75 close the connection (no keep-alive);
  *  - body chunks are kept up to the cap; the final call (no more upload
- *    data) hands the request to the TDServer through a cached IMP.
+ *    data) hands the request to the TDServer through a cached IMP;
+ *  - every connection is in the request_deadline.h registry from its start
+ *    to its close: a request must arrive whole in time however slowly its
+ *    bytes trickle.
  */
 #import "http_daemon.h"
+#import "request_deadline.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,11 +58,19 @@ struct td_daemon {
     answer_fn answer;
     SEL answer_sel;
     size_t max_body;
+    td_deadlines *deadlines;
     int listen_fd;
     int port;
     char address[64];
     int in_flight;               /* requests whose request line has arrived (__atomic) */
+    int64_t log_second;          /* libmicrohttpd messages: the second counted (__atomic) */
+    unsigned log_count, log_dropped;   /* in it, and not shown (__atomic) */
 };
+
+/* libmicrohttpd's own messages, at most this many a second: clients hanging
+ * up or closed by their deadline (a slow-client flood) must not flood the
+ * log. */
+#define MHD_MESSAGES_PER_SECOND 5
 
 /* ------------------------------------------------------------ per thread */
 
@@ -113,21 +130,29 @@ static td_verb verb_of(const char *m)
 static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)cls;
-    (void)connection;
+    td_daemon *d = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         td_conn *conn = malloc(sizeof *conn);
+        const union MHD_ConnectionInfo *fd_info =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (conn && !fd_info) {
+            free(conn);   /* cannot be guarded: refused (the handler closes it) */
+            conn = NULL;
+        }
         if (conn) {
             conn->started = conn->target_too_long = conn->body_too_large = false;
+            conn->bad_host = false;
             conn->body = NULL;
             conn->body_len = conn->body_cap = 0;
             conn->target_len = 0;
             conn->target[0] = '\0';
+            td_deadlines_add(d->deadlines, conn, fd_info->connect_fd);
         }
         *socket_context = conn;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         td_conn *conn = *socket_context;
         if (conn) {
+            td_deadlines_remove(d->deadlines, conn);   /* before MHD closes the socket */
             free(conn->body);
             free(conn);
         }
@@ -166,14 +191,17 @@ static void on_request_done(void *cls, struct MHD_Connection *connection, void *
     (void)connection;
     (void)toe;
     td_daemon *d = cls;
-    if (*con_cls)
+    if (*con_cls) {
         __atomic_fetch_sub(&d->in_flight, 1, __ATOMIC_RELAXED);
+        td_deadline_await_next(*con_cls);   /* kept alive: the next request's deadline */
+    }
     *con_cls = NULL;
 }
 
 static enum MHD_Result hand_to_server(td_daemon *d, struct MHD_Connection *connection,
                                       const char *method, td_conn *conn)
 {
+    td_deadline_request_complete(conn);
     TDRequest *req = current_request(d);
     if (!req)
         return MHD_NO;
@@ -194,21 +222,43 @@ static bool content_length_over(const char *value, size_t cap)
     return false;
 }
 
+/* What the first handler call needs of the headers, in one pass. */
+typedef struct head_facts {
+    const char *content_length;
+    int hosts;
+} head_facts;
+
+static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    head_facts *h = cls;
+    if ((key[0] | 0x20) == 'h' && strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+        h->hosts++;
+    else if ((key[0] | 0x20) == 'c' && !h->content_length &&
+             strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        h->content_length = value;
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
     (void)url;
-    (void)version;
     td_daemon *d = cls;
     td_conn *conn = *con_cls;
     if (!conn)
         return MHD_NO;
     if (!conn->started) {
         conn->started = true;
-        const char *cl = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        head_facts head = {NULL, 0};
+        MHD_get_connection_values(connection, MHD_HEADER_KIND, note_header, &head);
+        /* RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one before */
+        conn->bad_host = head.hosts > 1 ||
+                         (head.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0);
+        const char *cl = head.content_length;
         if (cl && content_length_over(cl, d->max_body)) {
             /* answered now, before the body: MHD then closes the connection */
             conn->body_too_large = true;
@@ -241,6 +291,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         return MHD_YES;
     }
     return hand_to_server(d, connection, method, conn);
+}
+
+static void log_mhd_message(void *cls, const char *fmt, va_list ap)
+{
+    td_daemon *d = cls;
+    int64_t now = (int64_t)time(NULL);
+    int64_t counted = __atomic_load_n(&d->log_second, __ATOMIC_RELAXED);
+    if (now != counted && __atomic_compare_exchange_n(&d->log_second, &counted, now, false,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&d->log_count, 0, __ATOMIC_RELAXED);
+        unsigned dropped = __atomic_exchange_n(&d->log_dropped, 0, __ATOMIC_RELAXED);
+        if (dropped)
+            fprintf(stderr, "transitd: %u more libmicrohttpd message(s) not shown\n", dropped);
+    }
+    if (__atomic_add_fetch(&d->log_count, 1, __ATOMIC_RELAXED) > MHD_MESSAGES_PER_SECOND) {
+        __atomic_add_fetch(&d->log_dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    char text[512];
+    vsnprintf(text, sizeof text, fmt, ap);
+    size_t n = strlen(text);
+    fprintf(stderr, "transitd: libmicrohttpd: %s%s", text, n && text[n - 1] == '\n' ? "" : "\n");
 }
 
 /* ------------------------------------------------------------ socket */
@@ -327,9 +399,18 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
         free(d);
         return NULL;
     }
+    d->deadlines = td_deadlines_start(cfg->header_timeout_s, cfg->timeout_s, err, errlen);
+    if (!d->deadlines) {
+        close(d->listen_fd);
+        free(d);
+        return NULL;
+    }
     struct MHD_OptionItem options[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_mhd_message, d},   /* first, as MHD asks */
         {MHD_OPTION_LISTEN_SOCKET, d->listen_fd, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
+        /* over the cap a connection is accepted and closed at once; 0: no cap */
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)cfg->max_connections_per_ip, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, TD_CONNECTION_MEMORY, NULL},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, d},
@@ -344,6 +425,7 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
     if (!d->mhd) {
         snprintf(err, errlen, "libmicrohttpd could not start on %s port %d", d->address, d->port);
         close(d->listen_fd);
+        td_deadlines_free(d->deadlines);
         free(d);
         return NULL;
     }
@@ -370,6 +452,47 @@ void td_daemon_stop(td_daemon *d, unsigned max_wait_ms)
         struct timespec pause = {0, 5 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
+    td_deadlines_stop_sweeping(d->deadlines);
     MHD_stop_daemon(d->mhd);
+    td_deadlines_free(d->deadlines);   /* every connection has left it */
     free(d);
+}
+
+/* Descriptors the server needs beside its connections: stdio, the listening
+ * socket, per thread an epoll set and a wake-up pipe, SQLite files (schedule
+ * connections, shapes, live data), OpenAPI and data directory reads. */
+static rlim_t own_descriptors(const td_config *cfg)
+{
+    return 64 + 8 * (rlim_t)cfg->threads;
+}
+
+void td_daemon_fit_open_files(td_config *cfg)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t reserve = own_descriptors(cfg);
+    rlim_t want = (rlim_t)cfg->max_connections + reserve;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rlim_t target = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+        struct rlimit raised = {target, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            rl.rlim_cur = target;
+        } else {
+#if defined(OPEN_MAX)
+            /* macOS refuses more than OPEN_MAX whatever the hard limit says */
+            raised.rlim_cur = target < OPEN_MAX ? target : OPEN_MAX;
+            if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+                rl.rlim_cur = raised.rlim_cur;
+#endif
+        }
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        unsigned fit = rl.rlim_cur > reserve + 16 ? (unsigned)(rl.rlim_cur - reserve) : 16;
+        fprintf(stderr, "transitd serve: warning: the open-file limit (%llu) leaves room for %u "
+                        "connections, not %u; serving at most %u (raise `ulimit -n` or "
+                        "LimitNOFILE)\n",
+                (unsigned long long)rl.rlim_cur, fit, cfg->max_connections, fit);
+        cfg->max_connections = fit;
+    }
 }

@@ -5,7 +5,9 @@
  * port cannot be bound. Signals only write a byte to a self-pipe; the main
  * thread reads it and does the work: SIGHUP re-opens the data directory and
  * swaps the dataset in (requests in flight finish on the old mapping, which
- * goes away with its last reference; a failed reload keeps the old one);
+ * goes away with its last reference; a failed reload keeps the old one).
+ * Between signals the main thread wakes every --follow-interval seconds to
+ * follow DATA/current by itself (version_follower.h);
  * SIGTERM/SIGINT stop accepting, let requests already received finish, and
  * exit 0 within 5 seconds. With --wait-for-data a server started before the
  * first import (a fresh systemd unit or container) looks for it every second
@@ -22,14 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "transit/cli.h"
 #import "TDServer.h"
 #import "http_daemon.h"
+#import "version_follower.h"
 
 #define DRAIN_MS 4000
-#define DATA_POLL_MS 1000   /* --wait-for-data: how often to look for a first dataset */
+#define LIVE_POLL_MS 1000   /* how often the main thread looks at live.sqlite */
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -67,8 +71,21 @@ static void print_usage(FILE *out)
           "  --port N              TCP port, 0 for any free one (default: $TRANSITD_PORT, else 8080)\n"
           "  --bind ADDR           address to listen on (default: $TRANSITD_BIND, else 127.0.0.1)\n"
           "  --threads N           server threads (default: online cores)\n"
-          "  --max-connections N   concurrent connections (default 1024)\n"
-          "  --timeout S           idle seconds before a connection is closed (default 30)\n"
+          "  --max-connections N   concurrent connections (default 10000, lowered to fit\n"
+          "                        the open-file limit); beyond it new connections wait in\n"
+          "                        the kernel's accept queue until one closes\n"
+          "  --max-connections-per-ip N\n"
+          "                        concurrent connections from one client address, 0 for\n"
+          "                        no cap (default 512); beyond it a connection is closed\n"
+          "                        at once. Behind a proxy every client shares its address\n"
+          "  --header-timeout S    seconds a client has to send a whole request (line,\n"
+          "                        headers, body) after connecting, or after the previous\n"
+          "                        response plus --timeout on a kept-alive connection;\n"
+          "                        sending slowly does not extend it (default 10)\n"
+          "  --timeout S           idle seconds before a connection is closed (default 15)\n"
+          "  --follow-interval S   how often to check DATA/current and switch to a newly\n"
+          "                        activated version by itself; 0: only on SIGHUP (a server\n"
+          "                        still waiting for data takes the first import) (default 1)\n"
           "  --max-body BYTES      largest request body accepted, else 413 (default 65536)\n"
           "  --openapi FILE        the OpenAPI document to serve (default: $TRANSITD_OPENAPI,\n"
           "                        else docs/openapi.json beside the binary or in .)\n"
@@ -81,7 +98,7 @@ static void print_usage(FILE *out)
           "                        call the API; repeatable, or * for any origin (default:\n"
           "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
-          "                        the data directory has one (checked every second) or SIGHUP\n"
+          "                        an import activates one (or SIGHUP finds one)\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
@@ -89,7 +106,10 @@ static void print_usage(FILE *out)
           "  TIME METHOD TARGET STATUS BODY_BYTES MICROSECONDS\n"
           "Alerts live in DATA/live.sqlite; writes by other processes show within a second.\n"
           "Signals: SIGHUP reloads the data directory's active version and the tokens file;\n"
-          "SIGTERM or SIGINT stop gracefully.\n",
+          "SIGTERM or SIGINT stop gracefully.\n"
+          "/readyz answers 503 while the served version is not the active one and the\n"
+          "server will not switch by itself (the active one fails to open, or\n"
+          "--follow-interval 0 and no SIGHUP yet).\n",
           out);
 }
 
@@ -163,19 +183,18 @@ static bool parse_number(const char *text, long long min, long long max, long lo
     return true;
 }
 
-/* Where DATA/current points ("versions/<v>": an import activated it), or ""
- * when there is no such link yet. */
-static void current_target(const char *data_dir, char *out, size_t cap)
+/* A clock for the follower's interval that wall-clock steps do not move. */
+static int64_t monotonic_ms(void)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/current", data_dir);
-    ssize_t n = readlink(path, out, cap - 1);
-    out[n > 0 ? n : 0] = '\0';
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int run_server(td_config *cfg)
 {
     char err[1024];
+    td_daemon_fit_open_files(cfg);
     dataset *ds = dataset_open(cfg->data_dir, err, sizeof err);
     if (!ds && !cfg->wait_for_data) {
         fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
@@ -240,6 +259,14 @@ static int run_server(td_config *cfg)
         [server release];
         return CLI_RUNTIME_ERROR;
     }
+    td_follower *follower = td_follower_new(server);
+    if (!follower) {
+        fprintf(stderr, "transitd serve: out of memory\n");
+        td_daemon_stop(daemon, 0);
+        [server release];
+        return CLI_RUNTIME_ERROR;
+    }
+    server->follower = follower;
     dataset *shown = td_server_acquire_dataset(server);
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
@@ -254,31 +281,33 @@ static int run_server(td_config *cfg)
     if (!live_ok)
         fprintf(stderr, "transitd serve: warning: no live store, alerts are empty and read-only: "
                         "%s\n", live_err);
-    if (shown)
+    if (shown) {
+        if (dataset_pin_problem(shown))
+            fprintf(stderr, "transitd serve: warning: %s; an import may prune version %s while "
+                            "it is served\n", dataset_pin_problem(shown), dataset_version(shown));
         dataset_release(shown);
+    }
 
     int exit_code = CLI_OK;
-    bool have_data = ds != NULL;
-    char tried[PATH_MAX] = "";   /* the last version looked at while waiting */
+    int64_t next_follow_ms = 0;
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
-        /* once a second: the first import while waiting for data, alerts
-         * another process (transitd or sqlite3) wrote, the live checkpoint */
-        int n = poll(&pfd, 1, DATA_POLL_MS);
-        if (n == 0 && !have_data) {
-            /* --wait-for-data: load the first dataset as soon as an import
-             * activates one, without waiting for SIGHUP; a version that
-             * fails to open is tried once, not every second */
-            char target[PATH_MAX];
-            current_target(cfg->data_dir, target, sizeof target);
-            if (target[0] && strcmp(target, tried) != 0) {
-                snprintf(tried, sizeof tried, "%s", target);
-                have_data = td_server_reload(server);
-            }
-        }
+        /* the main thread wakes at least once a second: alerts another
+         * process (transitd or sqlite3) wrote, the live checkpoint, and the
+         * follower's check of DATA/current when its interval has passed */
+        int wait = td_follower_wait_ms(follower);
+        if (wait < 0 || wait > LIVE_POLL_MS)
+            wait = LIVE_POLL_MS;
+        int n = poll(&pfd, 1, wait);
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0) {
+            int64_t now_ms = monotonic_ms();
+            if (now_ms >= next_follow_ms) {
+                td_follower_check(follower, false);
+                int every = td_follower_wait_ms(follower);
+                next_follow_ms = now_ms + (every < 0 ? LIVE_POLL_MS : every);
+            }
             if (server->live && live_store_changed_elsewhere(server->live))
                 td_server_reload_alerts(server);
             if (server->live)
@@ -294,8 +323,7 @@ static int run_server(td_config *cfg)
         if (read(signal_pipe[0], &signo, 1) != 1)
             continue;
         if (signo == SIGHUP) {
-            if (td_server_reload(server))
-                have_data = true;
+            td_follower_check(follower, true);
             if (!td_server_load_tokens(server, err, sizeof err))
                 fprintf(stderr, "transitd: tokens not reloaded, the previous ones stay: %s\n", err);
             continue;
@@ -306,6 +334,8 @@ static int run_server(td_config *cfg)
     }
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
     td_daemon_stop(daemon, DRAIN_MS);
+    server->follower = NULL;
+    td_follower_free(follower);
     [server release];
     signal(SIGHUP, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -333,8 +363,11 @@ int serve_main(int argc, char **argv)
     cfg.port = 8080;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
-    cfg.max_connections = 1024;
-    cfg.timeout_s = 30;
+    cfg.max_connections = 10000;
+    cfg.max_connections_per_ip = 512;
+    cfg.timeout_s = 15;
+    cfg.header_timeout_s = 10;
+    cfg.follow_interval_s = 1;
     cfg.max_body = 64 * 1024;
     cfg.pages_dir = getenv("TRANSITD_PAGES") && *getenv("TRANSITD_PAGES")
                         ? getenv("TRANSITD_PAGES")
@@ -411,6 +444,24 @@ int serve_main(int argc, char **argv)
             if (!parse_number(arg, 1, 86400, &v))
                 return usage_error("--timeout must be 1..86400 seconds, got '%s'", arg ? arg : "");
             cfg.timeout_s = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--max-connections-per-ip") == 0) {
+            if (!parse_number(arg, 0, 1000000, &v))
+                return usage_error("--max-connections-per-ip must be 0..1000000, got '%s'",
+                                   arg ? arg : "");
+            cfg.max_connections_per_ip = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--header-timeout") == 0) {
+            if (!parse_number(arg, 1, 3600, &v))
+                return usage_error("--header-timeout must be 1..3600 seconds, got '%s'",
+                                   arg ? arg : "");
+            cfg.header_timeout_s = (unsigned)v;
+            i++;
+        } else if (strcmp(opt, "--follow-interval") == 0) {
+            if (!parse_number(arg, 0, 3600, &v))
+                return usage_error("--follow-interval must be 0..3600 seconds, got '%s'",
+                                   arg ? arg : "");
+            cfg.follow_interval_s = (unsigned)v;
             i++;
         } else if (strcmp(opt, "--max-body") == 0) {
             if (!parse_number(arg, 0, 1LL << 30, &v))

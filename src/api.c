@@ -38,8 +38,6 @@ struct api_thread {
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
     alert_marks *marks;             /* the alerts a response shows */
-    schedule_db *schedule;          /* for the dataset version below */
-    char schedule_version[64];
 };
 
 static bool grow_indices(api_thread *t, uint32_t need);
@@ -70,8 +68,6 @@ void api_thread_free(api_thread *t)
     free(t->stop_times);
     free(t->indices);
     alert_marks_free(t->marks);
-    if (t->schedule)
-        schedule_close(t->schedule);
     free(t);
 }
 
@@ -115,7 +111,7 @@ static int no_dataset(api_problem *prob)
     return problem(prob, 503, "", "no dataset is loaded");
 }
 
-void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
+void api_problem_begin(const api_problem *prob, const char *instance_path, json_writer *out)
 {
     json_object_begin(out);
     json_kv_string(out, "type", "about:blank");
@@ -126,6 +122,11 @@ void api_problem_write(const api_problem *prob, const char *instance_path, json_
         json_kv_string(out, "instance", instance_path);
     if (prob->pointer[0])
         json_kv_string(out, "pointer", prob->pointer);
+}
+
+void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
+{
+    api_problem_begin(prob, instance_path, out);
     json_object_end(out);
 }
 
@@ -346,22 +347,17 @@ static int check_request(const api_request *req, const char *const *allowed, con
     return 0;
 }
 
-/* ------------------------------------------------------------ the thread's stores */
+/* ------------------------------------------------------------ the version's stores */
 
-static int ensure_schedule(api_thread *t, const dataset *ds, api_problem *prob)
+/* Borrows a schedule.sqlite connection of the dataset's version (give it back
+ * with dataset_give_schedule before returning): the connections belong to the
+ * dataset, so they close with it and never keep a replaced version's file. */
+static int take_schedule(dataset *ds, schedule_db **db, api_problem *prob)
 {
-    const char *version = dataset_version(ds);
-    if (t->schedule && strcmp(t->schedule_version, version) == 0)
-        return 0;
-    if (t->schedule) {
-        schedule_close(t->schedule);
-        t->schedule = NULL;
-    }
     char err[256] = "";
-    t->schedule = schedule_open(dataset_dir(ds), err, sizeof err);
-    if (!t->schedule)
+    *db = dataset_take_schedule(ds, err, sizeof err);
+    if (!*db)
         return problem(prob, 503, "", "the schedule database cannot be opened: %s", err);
-    snprintf(t->schedule_version, sizeof t->schedule_version, "%s", version);
     return 0;
 }
 
@@ -586,12 +582,14 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     if (!ds)
         return no_dataset(prob);
-    if (ensure_schedule(t, ds, prob))
+    schedule_db *db;
+    if (take_schedule(ds, &db, prob))
         return prob->status;
     bool truncated = false;
     char err[256] = "";
-    int n = schedule_stop_search(t->schedule, q, (uint32_t)limit, t->found_ids, &truncated, err,
+    int n = schedule_stop_search(db, q, (uint32_t)limit, t->found_ids, &truncated, err,
                                  sizeof err);
+    dataset_give_schedule(ds, db);
     if (n < 0)
         return problem(prob, 503, "q", "the stop search failed: %s", err);
     begin_list(out, "stops");
@@ -919,12 +917,15 @@ int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer
 int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
-    if (check_request(req, NO_PARAMS, NULL, ds, prob) || ensure_schedule(t, ds, prob))
+    (void)t;
+    schedule_db *db;
+    if (check_request(req, NO_PARAMS, NULL, ds, prob) || take_schedule(ds, &db, prob))
         return prob->status;
     feed_meta meta;
     memset(&meta, 0, sizeof meta);
-    if (schedule_feed_meta(t->schedule, &meta) != 0)
+    if (schedule_feed_meta(db, &meta) != 0)
         memset(&meta, 0, sizeof meta);
+    dataset_give_schedule(ds, db);
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
     char imported[21];

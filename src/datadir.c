@@ -157,6 +157,136 @@ void datadir_unlock(int fd)
     }
 }
 
+/* ---------------------------------------------------------------- readers */
+
+static int flock_retrying(int fd, int op)
+{
+    int rc;
+    do
+        rc = flock(fd, op);
+    while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+int datadir_pin(const char *version_dir, int *fd_out, char *err, size_t errlen)
+{
+    char path[4096];
+    *fd_out = -1;
+    if (path_join(path, sizeof path, version_dir, DATADIR_READERS_LOCK) != 0) {
+        set_err(err, errlen, "path too long: %s", version_dir, 0);
+        return -1;
+    }
+    /* read-only first: a reader without write access can pin a version
+     * whose lock file the importer created */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        struct stat st;
+        if (stat(version_dir, &st) != 0) {
+            set_err(err, errlen, "%s was removed", version_dir, 0);
+            return -1;
+        }
+        set_err(err, errlen, "cannot open %s, so the version is not protected from pruning",
+                path, e);
+        return 1;
+    }
+    if (flock_retrying(fd, LOCK_SH | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK) {
+            set_err(err, errlen, "%s is being removed", version_dir, 0);
+            return -1;
+        }
+        set_err(err, errlen, "cannot lock %s, so the version is not protected from pruning",
+                path, e);
+        return 1;
+    }
+    /* A pruner may have taken the directory away between the open and the
+     * lock: the lock only counts if its file is still the one at path. */
+    struct stat held, linked;
+    if (fstat(fd, &held) != 0 || stat(path, &linked) != 0 || held.st_dev != linked.st_dev ||
+        held.st_ino != linked.st_ino) {
+        close(fd);
+        set_err(err, errlen, "%s was removed", version_dir, 0);
+        return -1;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+void datadir_unpin(int fd)
+{
+    if (fd >= 0)
+        close(fd);   /* drops the shared lock */
+}
+
+/* Takes the exclusive lock of a directory about to be removed. 1 when a
+ * reader pins it (nothing held); else 0, with the lock in *fd (-1 when no
+ * lock file can be opened: the directory is then removed unguarded, as
+ * whoever cannot create a file there cannot pin it either). The lock file is
+ * created when absent, so that a reader creating it at the same moment
+ * meets this lock instead of a file of its own. */
+static int lock_for_removal(int parent_fd, const char *name, int *fd)
+{
+    char rel[512];
+    *fd = -1;
+    if (snprintf(rel, sizeof rel, "%s/" DATADIR_READERS_LOCK, name) >= (int)sizeof rel)
+        return 0;
+    int lfd = openat(parent_fd, rel, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (lfd < 0)
+        lfd = openat(parent_fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (lfd < 0)
+        return 0;
+    if (flock_retrying(lfd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(lfd);
+        return e == EWOULDBLOCK ? 1 : 0;
+    }
+    *fd = lfd;
+    return 0;
+}
+
+static int remove_at(int parent_fd, const char *name);
+
+/* Removes the directory versions/<name> unless a reader pins it: 0 removed,
+ * 1 in use (left alone), -1 failed. A version (`aside`) is first renamed to
+ * .old-<name>-<pid> while the lock is held, so that no reader finds it, and
+ * pins it, while its files go one by one. */
+static int remove_unpinned(int versions_fd, const char *name, bool aside)
+{
+    int lock_fd;
+    if (lock_for_removal(versions_fd, name, &lock_fd) == 1)
+        return 1;
+    char moved[256];
+    const char *victim = name;
+    if (aside) {
+        int n = snprintf(moved, sizeof moved, OLD_PREFIX "%s-%ld", name, (long)getpid());
+        if (n > 0 && (size_t)n < sizeof moved && renameat(versions_fd, name, versions_fd, moved) == 0)
+            victim = moved;
+    }
+    int rc = remove_at(versions_fd, victim);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    return rc;
+}
+
+/* Marks a version the pruner had to leave to its readers (see datadir.h). */
+static void set_retired(int versions_fd, const char *name, bool retired)
+{
+    char rel[512];
+    if (snprintf(rel, sizeof rel, "%s/" DATADIR_RETIRED, name) >= (int)sizeof rel)
+        return;
+    if (retired) {
+        int fd = openat(versions_fd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
+    } else {
+        unlinkat(versions_fd, rel, 0);
+    }
+}
+
 int datadir_current(const char *data_dir, char version[DATADIR_VERSION_LEN + 1])
 {
     char path[4096], target[4096];
@@ -381,6 +511,31 @@ static int exchange_paths(const char *a, const char *b)
 #endif
 }
 
+/* Removes the directory a re-installed version replaced, now at `path`
+ * inside `versions`; one a reader still pins becomes .old-<v>-<pid>, which
+ * datadir_remove_stale takes once this process is gone and the reader let
+ * go of it. */
+static void remove_replaced(const char *versions, const char *path, const char *version)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    int vfd = open(versions, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (vfd < 0)
+        return;
+    int lock_fd;
+    if (lock_for_removal(vfd, name, &lock_fd) == 1) {
+        char aside[256];
+        int n = snprintf(aside, sizeof aside, OLD_PREFIX "%s-%ld", version, (long)getpid());
+        if (n > 0 && (size_t)n < sizeof aside && strcmp(aside, name) != 0)
+            renameat(vfd, name, vfd, aside);
+    } else {
+        remove_at(vfd, name);
+        if (lock_fd >= 0)
+            close(lock_fd);
+    }
+    close(vfd);
+}
+
 int datadir_install(const char *data_dir, const char *tmp_dir, const char *version, char *err,
                     size_t errlen)
 {
@@ -389,6 +544,14 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
         datadir_version_path(data_dir, version, target, sizeof target) != 0) {
         set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
         return -1;
+    }
+    /* the lock file readers pin the version with, there from the start so
+     * that readers without write access can pin it too */
+    char lock_path[4096];
+    if (path_join(lock_path, sizeof lock_path, tmp_dir, DATADIR_READERS_LOCK) == 0) {
+        int lfd = open(lock_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (lfd >= 0)
+            close(lfd);
     }
     struct stat st;
     if (lstat(target, &st) != 0) {
@@ -400,7 +563,7 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
         /* tmp_dir now holds the replaced directory */
         if (fsync_path(versions, true, err, errlen) != 0)
             return -1;
-        datadir_remove_tree(tmp_dir);
+        remove_replaced(versions, tmp_dir, version);
     } else {
         /* No atomic exchange here: move the old one aside first. */
         char aside[4096];
@@ -418,7 +581,7 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
         }
         if (fsync_path(versions, true, err, errlen) != 0)
             return -1;
-        datadir_remove_tree(aside);
+        remove_replaced(versions, aside, version);
     }
     return fsync_path(versions, true, err, errlen);
 }
@@ -437,6 +600,11 @@ int datadir_activate(const char *data_dir, const char *version, char *err, size_
         return -1;
     }
     snprintf(target, sizeof target, "versions/%s", version);
+    /* a version the pruner left to its readers is wanted again */
+    char retired[4096];
+    if (snprintf(retired, sizeof retired, "%s/versions/%s/" DATADIR_RETIRED, data_dir, version) <
+        (int)sizeof retired)
+        unlink(retired);
     if (unlink(link) != 0 && errno != ENOENT) {
         set_err(err, errlen, "cannot remove %s", link, errno);
         return -1;
@@ -517,12 +685,10 @@ int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t e
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
-            if (is_stale_leftover(e->d_name, TMP_PREFIX) ||
-                is_stale_leftover(e->d_name, OLD_PREFIX)) {
-                if (path_join(path, sizeof path, versions, e->d_name) == 0 &&
-                    datadir_remove_tree(path) == 0)
-                    count++;
-            }
+            if ((is_stale_leftover(e->d_name, TMP_PREFIX) ||
+                 is_stale_leftover(e->d_name, OLD_PREFIX)) &&
+                remove_unpinned(dirfd(d), e->d_name, false) == 0)
+                count++;
         }
         closedir(d);
     }
@@ -544,7 +710,7 @@ int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t e
 int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, char *err,
                   size_t errlen)
 {
-    datadir_prune_result r = {0, 0};
+    datadir_prune_result r = {0, 0, 0};
     char versions[4096], path[4096];
     char active[DATADIR_VERSION_LEN + 1] = "";
     if (keep < 1)
@@ -563,6 +729,7 @@ int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, cha
         set_err(err, errlen, "cannot open directory %s", versions, errno);
         return -1;
     }
+    int vfd = dirfd(d);
     version_entry *list = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -570,13 +737,15 @@ int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, cha
     while ((e = readdir(d))) {
         if (!datadir_is_version_name(e->d_name))
             continue;
-        if (have_active && strcmp(e->d_name, active) == 0)
+        if (have_active && strcmp(e->d_name, active) == 0) {
+            set_retired(vfd, e->d_name, false);
             continue;
+        }
         if (path_join(path, sizeof path, versions, e->d_name) != 0)
             continue;
         datadir_marker m;
         if (datadir_read_marker(path, &m) != 0) {
-            if (datadir_remove_tree(path) == 0)
+            if (remove_unpinned(vfd, e->d_name, true) == 0)
                 r.leftovers_removed++;
             continue;
         }
@@ -595,21 +764,84 @@ int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, cha
         list[n].sequence = m.sequence;
         n++;
     }
-    closedir(d);
     if (rc == 0) {
         if (n > 1)
             qsort(list, n, sizeof *list, by_sequence_desc);
         size_t others_kept = (size_t)(keep - (have_active ? 1 : 0));
-        for (size_t i = others_kept; i < n; i++) {
-            if (path_join(path, sizeof path, versions, list[i].name) == 0 &&
-                datadir_remove_tree(path) == 0)
+        for (size_t i = 0; i < n; i++) {
+            if (i < others_kept) {
+                set_retired(vfd, list[i].name, false);
+                continue;
+            }
+            int removed = remove_unpinned(vfd, list[i].name, true);
+            if (removed == 0) {
                 r.versions_removed++;
+            } else if (removed == 1) {
+                /* a server or query still maps it: it goes when they let go */
+                set_retired(vfd, list[i].name, true);
+                r.versions_in_use++;
+            }
         }
         if (fsync_path(versions, true, err, errlen) != 0)
             rc = -1;
     }
+    closedir(d);
     free(list);
     if (res)
         *res = r;
+    return rc;
+}
+
+int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinned, char *err,
+                            size_t errlen)
+{
+    int count = 0, pinned = 0, lock_fd = -1;
+    if (removed)
+        *removed = 0;
+    if (still_pinned)
+        *still_pinned = 0;
+    int locked = datadir_lock(data_dir, false, &lock_fd, err, errlen);
+    if (locked != 0)
+        return locked;   /* 1: an import runs, and prunes itself */
+    char versions[4096], active[DATADIR_VERSION_LEN + 1] = "";
+    bool have_active = datadir_current(data_dir, active) == 0;
+    int rc = 0, leftovers = 0;
+    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
+        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        rc = -1;
+    } else if (datadir_remove_stale(data_dir, &leftovers, err, errlen) != 0) {
+        rc = -1;
+    }
+    DIR *d = rc == 0 ? opendir(versions) : NULL;
+    if (rc == 0 && !d) {
+        set_err(err, errlen, "cannot open directory %s", versions, errno);
+        rc = -1;
+    }
+    if (d) {
+        struct dirent *e;
+        char rel[64];
+        while ((e = readdir(d))) {
+            if (!datadir_is_version_name(e->d_name) ||
+                (have_active && strcmp(e->d_name, active) == 0))
+                continue;
+            snprintf(rel, sizeof rel, "%s/" DATADIR_RETIRED, e->d_name);
+            struct stat st;
+            if (fstatat(dirfd(d), rel, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            int gone = remove_unpinned(dirfd(d), e->d_name, true);
+            if (gone == 0)
+                count++;
+            else if (gone == 1)
+                pinned++;
+        }
+        closedir(d);
+        if (count + leftovers > 0 && fsync_path(versions, true, err, errlen) != 0)
+            rc = -1;
+    }
+    datadir_unlock(lock_fd);
+    if (removed)
+        *removed = count + leftovers;
+    if (still_pinned)
+        *still_pinned = pinned;
     return rc;
 }

@@ -23,7 +23,9 @@
 #include <zlib.h>
 
 #include "departure_json.h"
+#include "transit/datadir.h"
 #include "transit/json_writer.h"
+#include "transit/stores.h"
 
 static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t count_expected, const char **why)
 {
@@ -413,29 +415,46 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
             return NULL;
         }
     }
+    /* pinned before anything is read, so that pruning cannot take the
+     * version away while it is mapped */
+    char pin_err[160] = "";
+    int pin_fd = -1;
+    if (datadir_pin(resolved, &pin_fd, pin_err, sizeof pin_err) < 0) {
+        snprintf(err, errlen, "%s", pin_err);
+        return NULL;
+    }
     snprintf(path, sizeof path, "%s/timetable.bin", resolved);
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        datadir_unpin(pin_fd);
         return NULL;
     }
     if (fstat(fd, &st) != 0 || st.st_size <= 0) {
         snprintf(err, errlen, "%s: empty or unreadable", path);
         close(fd);
+        datadir_unpin(pin_fd);
         return NULL;
     }
     void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED) {
         snprintf(err, errlen, "%s: mmap failed: %s", path, strerror(errno));
+        datadir_unpin(pin_fd);
         return NULL;
     }
     dataset *ds = calloc(1, sizeof *ds);
     if (!ds) {
         munmap(base, (size_t)st.st_size);
+        datadir_unpin(pin_fd);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    ds->pin_fd = pin_fd;
+    snprintf(ds->pin_problem, sizeof ds->pin_problem, "%s", pin_fd < 0 ? pin_err : "");
+    ds->file_dev = (uint64_t)st.st_dev;
+    ds->file_ino = (uint64_t)st.st_ino;
+    atomic_flag_clear(&ds->schedule_lock);
     ds->base = base;
     ds->size = (size_t)st.st_size;
     atomic_init(&ds->refs, 1);
@@ -448,6 +467,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
         derive_route_trips(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
+        datadir_unpin(ds->pin_fd);
         free(ds);
         return NULL;
     }
@@ -466,8 +486,48 @@ void dataset_release(dataset *ds)
     if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
         munmap((void *)ds->base, ds->size);
         free_derived(ds);
+        for (int i = 0; i < ds->nschedule_idle; i++)
+            schedule_close(ds->schedule_idle[i]);
+        datadir_unpin(ds->pin_fd);   /* last: the version's files are all let go */
         free(ds);
     }
+}
+
+schedule_db *dataset_take_schedule(dataset *ds, char *err, size_t errlen)
+{
+    schedule_db *db = NULL;
+    while (atomic_flag_test_and_set_explicit(&ds->schedule_lock, memory_order_acquire))
+        ;
+    if (ds->nschedule_idle > 0)
+        db = ds->schedule_idle[--ds->nschedule_idle];
+    atomic_flag_clear_explicit(&ds->schedule_lock, memory_order_release);
+    return db ? db : schedule_open(ds->dir, err, errlen);
+}
+
+void dataset_give_schedule(dataset *ds, schedule_db *db)
+{
+    bool kept = false;
+    while (atomic_flag_test_and_set_explicit(&ds->schedule_lock, memory_order_acquire))
+        ;
+    if (ds->nschedule_idle < DATASET_SCHEDULE_IDLE) {
+        ds->schedule_idle[ds->nschedule_idle++] = db;
+        kept = true;
+    }
+    atomic_flag_clear_explicit(&ds->schedule_lock, memory_order_release);
+    if (!kept)
+        schedule_close(db);
+}
+
+bool dataset_maps_file(const dataset *ds, const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && (uint64_t)st.st_dev == ds->file_dev &&
+           (uint64_t)st.st_ino == ds->file_ino;
+}
+
+const char *dataset_pin_problem(const dataset *ds)
+{
+    return ds->pin_fd >= 0 ? NULL : ds->pin_problem;
 }
 
 void dataset_close(dataset *ds) { dataset_release(ds); }

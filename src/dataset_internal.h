@@ -104,6 +104,10 @@ typedef struct id_hash {
     uint32_t mask;
 } id_hash;
 
+/* Idle schedule.sqlite connections a dataset keeps for reuse (one per
+ * server thread, as a rule); more are closed when given back. */
+#define DATASET_SCHEDULE_IDLE 64
+
 struct dataset {
     const unsigned char *base;
     size_t size;
@@ -145,6 +149,12 @@ struct dataset {
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
     uint32_t *route_trip_first;    /* nroutes + 1, owned: route r's trips are */
     uint32_t *route_trips;         /* route_trips[route_trip_first[r] .. [r + 1]) (ntrips) */
+    uint64_t file_dev, file_ino;   /* of the mapped timetable.bin */
+    int pin_fd;                    /* shared lock on the version's .readers.lock, or -1 */
+    char pin_problem[160];         /* why pin_fd is -1, or "" */
+    atomic_flag schedule_lock;     /* guards the idle connections below */
+    int nschedule_idle;
+    struct schedule_db *schedule_idle[DATASET_SCHEDULE_IDLE];
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */

@@ -84,6 +84,9 @@ int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *o
 
 /* Writes a problem as application/problem+json into out. */
 void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out);
+/* The same, leaving the object open for extension members (RFC 9457 §3.2);
+ * the caller ends it with json_object_end. */
+void api_problem_begin(const api_problem *prob, const char *instance_path, json_writer *out);
 
 /* Parses the `time` parameter: RFC 3339 with offset or Z, or a local
  * date-time without offset (YYYY-MM-DDTHH:MM[:SS]) read in the feed timezone.

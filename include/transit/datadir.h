@@ -16,6 +16,11 @@
  *                             shapes.sqlite, and COMPLETE, written last
  *   DATA/versions/.tmp-<v>-<pid>/  an import in progress
  *   DATA/versions/.old-<v>-<pid>/  a replaced version awaiting removal
+ *   DATA/versions/<v>/.readers.lock  flock()ed shared by every process that
+ *                             maps the version (serve, query): pruning skips
+ *                             a version whose lock it cannot take exclusively
+ *   DATA/versions/<v>/.retired  pruning wanted the version gone but a reader
+ *                             held it: removed once the readers let go
  * <v> is 12 lowercase hex digits (the start of the feed's sha256).
  */
 #ifndef TRANSIT_DATADIR_H
@@ -29,6 +34,8 @@
 #define DATADIR_VERSION_LEN 12
 #define DATADIR_MARKER "COMPLETE"
 #define DATADIR_KEEP_VERSIONS 2
+#define DATADIR_READERS_LOCK ".readers.lock"
+#define DATADIR_RETIRED ".retired"
 
 /* Whether `name` is a version name: exactly 12 lowercase hex digits. */
 bool datadir_is_version_name(const char *name);
@@ -41,6 +48,15 @@ int datadir_prepare(const char *data_dir, char *err, size_t errlen);
  * descriptor in *fd, or -1 with err. Release with datadir_unlock (or exit). */
 int datadir_lock(const char *data_dir, bool wait, int *fd, char *err, size_t errlen);
 void datadir_unlock(int fd);
+
+/* Pins a version directory for reading: a shared flock on its
+ * .readers.lock (created when absent), kept until datadir_unpin. While it
+ * is held, pruning leaves the directory alone. Returns 0 with the lock in
+ * *fd; 1 when the version cannot be pinned here (no write access to create
+ * the lock file, or locks unsupported): it may be read unprotected, err says
+ * why; -1 when the directory is gone or being removed (err). */
+int datadir_pin(const char *version_dir, int *fd, char *err, size_t errlen);
+void datadir_unpin(int fd);
 
 /* The active version: 0 and its name when DATA/current is a symlink to
  * versions/<v>; -1 when there is none (or it points elsewhere). */
@@ -86,18 +102,31 @@ int datadir_activate(const char *data_dir, const char *version, char *err, size_
 typedef struct datadir_prune_result {
     int versions_removed;   /* complete versions beyond the kept ones */
     int leftovers_removed;  /* incomplete versions, stale .tmp-/.old-/.current- */
+    int versions_in_use;    /* beyond the kept ones, but pinned by a reader: marked .retired */
 } datadir_prune_result;
 
 /* Removes old versions keeping `keep` complete ones: the active version
  * always, then the others with the highest sequence. Removes incomplete
  * version directories, and .tmp-/.old- directories and .current- links whose
- * process is dead. Never removes the active version. Call with the lock held. */
+ * process is dead. Never removes the active version, nor one a reader pins
+ * (datadir_pin): that one is marked .retired and left to
+ * datadir_collect_retired. Call with the lock held. */
 int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, char *err,
                   size_t errlen);
 
 /* Removes the .tmp-/.old- directories and .current- links of dead processes
- * only (what an interrupted import left). Call with the lock held. */
+ * only (what an interrupted import left), unless a reader pins them. Call
+ * with the lock held. */
 int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t errlen);
+
+/* What a reader that let go of a version runs (serve, after it switched):
+ * takes the import lock without waiting, then removes the versions pruning
+ * marked .retired that are neither active nor pinned any more, and stale
+ * leftovers. Returns 0 (the count in *removed, and in *still_pinned the
+ * retired versions another reader still pins), 1 when an import holds the
+ * lock (it prunes itself), -1 with err. */
+int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinned, char *err,
+                            size_t errlen);
 
 /* rm -rf path (does not follow symlinks). Returns 0 or -1. */
 int datadir_remove_tree(const char *path);

@@ -56,6 +56,21 @@ void dataset_close(dataset *ds);
 const char *dataset_version(const dataset *ds);
 /* The version directory (holds timetable.bin, schedule.sqlite, shapes.sqlite). */
 const char *dataset_dir(const dataset *ds);
+/* Whether `path` (e.g. "DATA/current/timetable.bin") is the very file this
+ * dataset maps (same device and inode): false once the data directory's
+ * active version is another one, or was rebuilt in place. */
+bool dataset_maps_file(const dataset *ds, const char *path);
+/* NULL when the dataset pins its version directory (datadir_pin: pruning
+ * leaves it alone while the dataset lives); else why it could not. */
+const char *dataset_pin_problem(const dataset *ds);
+
+/* Connections to the version's schedule.sqlite, pooled with the dataset:
+ * take one for the length of a request (one thread at a time), give it
+ * back. They close when the dataset is freed, so no idle thread keeps a
+ * replaced version's file open. NULL with err when it cannot be opened. */
+typedef struct schedule_db schedule_db;
+schedule_db *dataset_take_schedule(dataset *ds, char *err, size_t errlen);
+void dataset_give_schedule(dataset *ds, schedule_db *db);
 const char *dataset_timezone(const dataset *ds);
 
 typedef struct dataset_counts {

@@ -108,7 +108,9 @@ def test_health_ready_and_openapi_bodies(server):
     assert get(server, "/healthz").json() == {"status": "ok"}
     feed = get(server, "/v1/feed").json()
     ready = get(server, "/readyz").json()
-    assert (ready["status"], ready["dataset_version"]) == ("ready", feed["feed"]["version"])
+    version = feed["feed"]["version"]
+    assert {k: ready[k] for k in ("status", "dataset_version", "active_version", "stale")} == \
+        {"status": "ready", "dataset_version": version, "active_version": version, "stale": False}
     assert ready["feed_validity"] == feed["feed_validity"]
     assert get(server, "/openapi.json").json() == DOC
 

@@ -82,7 +82,8 @@ class Hammer:
 def test_sighup_reload_under_load_has_zero_failures():
     data = fresh_dir("http-reload")
     import_feed(demo_feed(1), data)
-    with Server(data, "--quiet") as server:
+    # following off, so that the switch is SIGHUP's (test_http_follow.py follows)
+    with Server(data, "--quiet", "--follow-interval", "0") as server:
         old = feed_version(server)
         with Hammer(server) as hammer:
             time.sleep(0.5)
@@ -210,7 +211,7 @@ def test_wait_for_data_loads_the_first_import_by_itself():
     # a unit or container started before any import: no restart loop, no SIGHUP needed
     data = fresh_dir("http-wait-follow")
     data.mkdir(parents=True)
-    with Server(data, "--quiet", "--wait-for-data") as server:
+    with Server(data, "--quiet", "--wait-for-data", "--follow-interval", "0") as server:
         server.wait_for_log(r"waiting for an import into .*http-wait-follow")
         assert requests.get(server.url("/readyz"), timeout=10).status_code == 503
         import_feed(demo_feed(1), data)
@@ -219,10 +220,14 @@ def test_wait_for_data_loads_the_first_import_by_itself():
         assert ready.status_code == 200
         assert os.readlink(data / "current").endswith(ready.json()["dataset_version"])
         assert metric(server, 'transitd_dataset_reloads_total{result="ok"}') == 1
-        # once serving, later imports wait for SIGHUP (a rollout stays under control)
+        # with following off, later imports wait for SIGHUP (a rollout under the
+        # operator's control); /readyz says the served version is stale
+        first = ready.json()["dataset_version"]
         import_feed(demo_feed(2), data)
         time.sleep(2.5)
-        assert requests.get(server.url("/readyz"), timeout=10).json() == ready.json()
+        assert requests.get(server.url("/v1/feed"), timeout=10).json()["feed"]["version"] == first
+        stale = requests.get(server.url("/readyz"), timeout=10)
+        assert stale.status_code == 503 and stale.json()["stale"] is True
 
 
 def test_wait_for_data_tries_a_broken_version_once():

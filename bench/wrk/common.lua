@@ -111,6 +111,34 @@ end
 
 -- Minimal JSON encoding for the closing line (numbers, strings, tables with
 -- string keys).
+-- The "iPhone app" mix of mix.lua and mix_alerts.lua: 60 % nearby
+-- departures, 25 % stop departures, 10 % stop search, 5 % trip detail.
+common.IPHONE_MIX = {
+  { kind = "departures", weight = 60 },
+  { kind = "stop_departures", weight = 25 },
+  { kind = "search", weight = 10 },
+  { kind = "trip", weight = 5 },
+}
+
+-- A function that draws one request of `mix` by weight: path, kind.
+function common.weighted(mix)
+  local total_weight = 0
+  for _, m in ipairs(mix) do
+    total_weight = total_weight + m.weight
+  end
+  return function()
+    local r = math.random() * total_weight
+    for _, m in ipairs(mix) do
+      if r < m.weight then
+        return common.paths[m.kind](), m.kind
+      end
+      r = r - m.weight
+    end
+    local last = mix[#mix]
+    return common.paths[last.kind](), last.kind
+  end
+end
+
 local function encode(v)
   local t = type(v)
   if t == "number" then

@@ -8,26 +8,4 @@
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local common = dofile(here .. "common.lua")
 
-local MIX = {
-  { kind = "departures", weight = 60 },
-  { kind = "stop_departures", weight = 25 },
-  { kind = "search", weight = 10 },
-  { kind = "trip", weight = 5 },
-}
-
-local total_weight = 0
-for _, m in ipairs(MIX) do
-  total_weight = total_weight + m.weight
-end
-
-common.install("mix", function()
-  local r = math.random() * total_weight
-  for _, m in ipairs(MIX) do
-    if r < m.weight then
-      return common.paths[m.kind](), m.kind
-    end
-    r = r - m.weight
-  end
-  local last = MIX[#MIX]
-  return common.paths[last.kind](), last.kind
-end)
+common.install("mix", common.weighted(common.IPHONE_MIX))

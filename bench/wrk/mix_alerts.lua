@@ -11,12 +11,6 @@
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local common = dofile(here .. "common.lua")
 
-local MIX = {
-  { kind = "departures", weight = 60 },
-  { kind = "stop_departures", weight = 25 },
-  { kind = "search", weight = 10 },
-  { kind = "trip", weight = 5 },
-}
 local WRITE_SHARE = tonumber(os.getenv("TRANSITD_BENCH_WRITE_SHARE") or "0.01") or 0.01
 
 local token = os.getenv("TRANSITD_BENCH_TOKEN")
@@ -40,22 +34,11 @@ local function write_request()
   return "/v1/alerts/bench-" .. k, "write", "PUT", headers, body
 end
 
-local total_weight = 0
-for _, m in ipairs(MIX) do
-  total_weight = total_weight + m.weight
-end
+local read_request = common.weighted(common.IPHONE_MIX)
 
 common.install("mix_alerts", function()
   if math.random() < WRITE_SHARE then
     return write_request()
   end
-  local r = math.random() * total_weight
-  for _, m in ipairs(MIX) do
-    if r < m.weight then
-      return common.paths[m.kind](), m.kind
-    end
-    r = r - m.weight
-  end
-  local last = MIX[#MIX]
-  return common.paths[last.kind](), last.kind
+  return read_request()
 end)

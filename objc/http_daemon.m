@@ -63,6 +63,7 @@ struct td_daemon {
     int port;
     char address[64];
     int in_flight;               /* requests whose request line has arrived (__atomic) */
+    int stopping;                /* td_daemon_stop began: no new connection (__atomic) */
     int64_t log_second;          /* libmicrohttpd messages: the second counted (__atomic) */
     unsigned log_count, log_dropped;   /* in it, and not shown (__atomic) */
 };
@@ -372,6 +373,21 @@ static int open_listener(td_daemon *d, const char *bind_addr, int port, char *er
 }
 
 /* The platform seam: epoll with opportunistic I/O where there is epoll. */
+/* MHD's accept policy: every connection until td_daemon_stop begins, none
+ * after (accepted and closed at once). This, not MHD_quiesce_daemon, is how
+ * a stop refuses new clients: with epoll and a thread pool, quiescing races
+ * the workers' own removal of the listening socket from their epoll sets,
+ * and libmicrohttpd 0.9.75 aborts the process when it loses
+ * ("Failed to remove listen FD from epoll set"). */
+static enum MHD_Result accept_until_stopping(void *cls, const struct sockaddr *addr,
+                                             socklen_t addrlen)
+{
+    (void)addr;
+    (void)addrlen;
+    const td_daemon *d = cls;
+    return __atomic_load_n(&d->stopping, __ATOMIC_RELAXED) ? MHD_NO : MHD_YES;
+}
+
 static unsigned daemon_flags(void)
 {
 #if defined(__linux__)
@@ -420,7 +436,8 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
          cfg->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    d->mhd = MHD_start_daemon(daemon_flags(), 0, NULL, NULL, on_request, d, MHD_OPTION_ARRAY,
+    d->mhd = MHD_start_daemon(daemon_flags(), 0, accept_until_stopping, d, on_request, d,
+                              MHD_OPTION_ARRAY,
                               options, MHD_OPTION_END);
     if (!d->mhd) {
         snprintf(err, errlen, "libmicrohttpd could not start on %s port %d", d->address, d->port);
@@ -444,9 +461,7 @@ const char *td_daemon_address(const td_daemon *d)
 
 void td_daemon_stop(td_daemon *d, unsigned max_wait_ms)
 {
-    MHD_socket fd = MHD_quiesce_daemon(d->mhd);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);   /* new connections are refused from here on */
+    __atomic_store_n(&d->stopping, 1, __ATOMIC_RELAXED);   /* new connections are closed */
     uint64_t deadline = monotonic_us() + (uint64_t)max_wait_ms * 1000u;
     while (__atomic_load_n(&d->in_flight, __ATOMIC_RELAXED) > 0 && monotonic_us() < deadline) {
         struct timespec pause = {0, 5 * 1000 * 1000};

@@ -184,3 +184,57 @@ endif
 uninstall:
 	rm -f $(INSTALL_BIN)/transitd $(INSTALL_UNIT)/transitd.service
 	rm -rf $(INSTALL_SHARE)
+
+# ---------------------------------------------------------------- fuzzing
+#
+#   make fuzz FUZZ_S=60   build the libFuzzer targets (tests/fuzz/fuzz_*.c) and
+#                         run each for FUZZ_S seconds, one after the other
+#   make fuzz-smoke       the same for 10 s each (for CI)
+#   make fuzz-build       only build them, into build/fuzz/
+# Seeds: tests/fuzz/seeds/<target>/ (small, committed) and
+# build/fuzz/corpus/<target>/ (generated from ../shared/gtfs by
+# tests/fuzz/make_corpus.py; new inputs the fuzzer finds are kept there).
+# A crash leaves its input in build/fuzz/artifacts/.
+
+FUZZ_S ?= 60
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) $(FUZZ_SAN) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS)
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
+FUZZ_LIB_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC))
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-corpus
+
+$(FUZZ_DIR)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/libtransit.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libtransit.a
+	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@ $(FUZZ_DIR)/libtransit.a $(LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-corpus: $(TRANSITD)
+	@$(PYTHON) tests/fuzz/make_corpus.py --transitd $(TRANSITD) --out $(FUZZ_DIR)/corpus
+
+fuzz: fuzz-build fuzz-corpus
+	@mkdir -p $(FUZZ_DIR)/artifacts
+	@set -e; for t in $(FUZZ_NAMES); do \
+	    echo "== fuzz_$$t for $(FUZZ_S) s"; \
+	    mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	    log=$(FUZZ_DIR)/fuzz_$$t.log; \
+	    if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	        $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_S) -print_final_stats=1 -timeout=10 \
+	        -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
+	        $(FUZZ_DIR)/corpus/$$t $$( [ -d tests/fuzz/seeds/$$t ] && echo tests/fuzz/seeds/$$t ) \
+	        > $$log 2>&1; then tail -60 $$log; echo "fuzz_$$t FAILED (log: $$log)"; exit 1; fi; \
+	    grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' $$log; \
+	done
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_S=10

@@ -1,4 +1,5 @@
-/* cli_import.c — `transitd import FEED [--data DIR] [--json] [--quiet] [--force]`.
+/* cli_import.c — `transitd import FEED [--data DIR] [--json] [--quiet] [--force]
+ * [--max-drop PCT] [--max-shrink PCT]`.
  *
  * Why it exists: the import pipeline (import.h) returns numbers; this file is
  * what the user sees of them: a line per phase as it completes on a terminal,
@@ -27,6 +28,7 @@ const char *cli_default_data_dir(void)
 static void print_usage(FILE *out)
 {
     fputs("usage: transitd import FEED [--data DIR] [--json] [--quiet] [--force]\n"
+          "                      [--max-drop PCT] [--max-shrink PCT]\n"
           "\n"
           "Imports a GTFS feed into a new version of the data directory and makes it the\n"
           "active one. FEED is a .zip (the .txt files at the top or in one folder) or a\n"
@@ -38,10 +40,21 @@ static void print_usage(FILE *out)
           "  --data DIR   data directory (default: $TRANSITD_DATA, else ./data)\n"
           "  --json       print the summary as one JSON object on stdout\n"
           "  --quiet      print nothing but errors\n"
-          "  --force      rebuild even when this feed is already the active version\n"
+          "  --force      rebuild even when this feed is already the active version, and\n"
+          "               activate it even when the checks below refuse it\n"
+          "  --max-drop PCT    refuse to activate when more than PCT % of the rows of\n"
+          "               stops.txt, routes.txt, trips.txt or stop_times.txt were dropped\n"
+          "               as bad rows (default 5; 100 turns the check off; a file that\n"
+          "               dropped 10 rows or fewer is never refused)\n"
+          "  --max-shrink PCT  refuse to activate when the stops, trips or stop times\n"
+          "               fall by more than PCT % against the active version (default\n"
+          "               50; 100 turns the check off)\n"
           "  -h, --help   show this help\n"
           "\n"
-          "exit status: 0 imported (or already active), 1 import failed, 2 usage error\n",
+          "A refused version is not kept; the active version stays as it was.\n"
+          "\n"
+          "exit status: 0 imported (or already active), 1 import failed, 2 usage error,\n"
+          "3 built but refused by --max-drop or --max-shrink (nothing activated)\n",
           out);
 }
 
@@ -58,6 +71,40 @@ int cli_usage_error(const char *command, void (*print_usage)(FILE *out), const c
 static int usage_error(const char *fmt, const char *arg)
 {
     return cli_usage_error("import", print_usage, fmt, arg);
+}
+
+/* A percentage 0..100 (decimals allowed). Returns 0 or -1. */
+static int parse_pct(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    double v = strtod(s, &end);
+    if (*end != '\0' || !(v >= 0 && v <= 100))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* --NAME PCT or --NAME=PCT at argv[*i]: 1 when it matched (and *set, *pct
+ * are filled), 0 when argv[*i] is another option, -1 on a bad value. */
+static int pct_option(const char *name, int argc, char **argv, int *i, bool *set, double *pct)
+{
+    const char *a = argv[*i], *val;
+    size_t n = strlen(name);
+    if (strcmp(a, name) == 0) {
+        if (*i + 1 >= argc)
+            return -1;
+        val = argv[++*i];
+    } else if (strncmp(a, name, n) == 0 && a[n] == '=') {
+        val = a + n + 1;
+    } else {
+        return 0;
+    }
+    if (parse_pct(val, pct) != 0)
+        return -1;
+    *set = true;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -305,6 +352,7 @@ static void json_summary(json_writer *w, const char *feed, const char *data_dir,
     json_kv_string(w, "feed", feed);
     json_kv_string(w, "data_dir", data_dir);
     json_kv_bool(w, "activated", r->activated);
+    json_kv_bool(w, "refused", r->refused);
     json_kv_bool(w, "noop", r->noop);
     json_kv_bool(w, "reused", r->reused);
     json_kv_double(w, "seconds", r->seconds, 4);
@@ -408,9 +456,16 @@ int cli_import_main(int argc, char **argv)
 {
     const char *feed = NULL, *data_dir = NULL;
     bool json = false, quiet = false, force = false;
+    bool max_drop_set = false, max_shrink_set = false;
+    double max_drop = 0, max_shrink = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        int m;
+        if ((m = pct_option("--max-drop", argc, argv, &i, &max_drop_set, &max_drop)) != 0 ||
+            (m = pct_option("--max-shrink", argc, argv, &i, &max_shrink_set, &max_shrink)) != 0) {
+            if (m < 0)
+                return usage_error("%s needs a percentage from 0 to 100", a);
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             print_usage(stdout);
             return CLI_OK;
         } else if (strcmp(a, "--json") == 0) {
@@ -447,6 +502,10 @@ int cli_import_main(int argc, char **argv)
         .feed_path = feed,
         .data_dir = data_dir,
         .force = force,
+        .max_drop_set = max_drop_set,
+        .max_drop_pct = max_drop,
+        .max_shrink_set = max_shrink_set,
+        .max_shrink_pct = max_shrink,
         .wait_for_lock = true,
         .on_phase = progress ? on_phase : NULL,
         .on_progress = progress ? on_progress : NULL,
@@ -458,6 +517,15 @@ int cli_import_main(int argc, char **argv)
     char err[1024] = "";
     int rc = import_run(&o, &r, err, sizeof err);
 
+    if (rc != 0 && r.refused) {
+        fprintf(stderr, "transitd import: refused: %s\n", err);
+        if (json)
+            print_json(feed, data_dir, &r, err);
+        else if (!quiet && diag_total(&r.diag) > 0)
+            print_problems(stderr, &r);
+        import_result_destroy(&r);
+        return CLI_REFUSED;
+    }
     if (rc != 0) {
         fprintf(stderr, "transitd import: error: %s\n", err[0] ? err : "import failed");
         if (!r.activated)

@@ -38,6 +38,9 @@ struct csv_parser {
     uint32_t keylen[CSV_MAX_KEYS];
     csv_row_fn row_fn;
     void *ctx;
+    csv_reject_fn reject_fn;   /* may be NULL */
+    void *reject_ctx;
+    uint64_t rejected;
 
     /* header */
     bool header_seen;
@@ -255,7 +258,7 @@ static int header_field(csv_parser *p, uint32_t col, const char *s, size_t len)
  * (terminator included), and p->fields hold the keys' views (fields that were
  * unescaped hold offsets into p->esc, listed in *esc_mask). */
 static int parse_record(csv_parser *p, const char *s, const char *end, bool final, size_t *used,
-                        bool *blank, uint64_t *nlines, uint32_t *esc_mask)
+                        bool *blank, uint64_t *nlines, uint32_t *esc_mask, uint32_t *nfields)
 {
     const bool header = !p->header_seen;
     const char *c = s;
@@ -387,7 +390,37 @@ static int parse_record(csv_parser *p, const char *s, const char *end, bool fina
     *blank = col == 1 && only_empty;
     *nlines = lines;
     *esc_mask = mask;
+    *nfields = col;
     return 0;
+}
+
+/* A record that is not delivered: counted, and passed to the reject callback. */
+static void reject(csv_parser *p, uint64_t line, uint32_t column, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void reject(csv_parser *p, uint64_t line, uint32_t column, const char *fmt, ...)
+{
+    p->rejected++;
+    if (!p->reject_fn)
+        return;
+    csv_error e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.file, sizeof e.file, "%s", p->filename);
+    e.line = line;
+    e.column = column;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    p->reject_fn(p->reject_ctx, &e);
+}
+
+/* The key whose field holds a NUL byte, or -1. */
+static int key_with_nul(const csv_parser *p)
+{
+    for (int k = 0; k < p->nkeys; k++)
+        if (p->fields[k].len && memchr(p->fields[k].ptr, 0, p->fields[k].len))
+            return k;
+    return -1;
 }
 
 /* Parses and delivers one record (header or row). Same returns as
@@ -396,8 +429,8 @@ static int process_record(csv_parser *p, const char *s, const char *end, bool fi
 {
     bool blank;
     uint64_t nlines;
-    uint32_t esc_mask;
-    int rc = parse_record(p, s, end, final, used, &blank, &nlines, &esc_mask);
+    uint32_t esc_mask, nfields;
+    int rc = parse_record(p, s, end, final, used, &blank, &nlines, &esc_mask, &nfields);
     if (rc)
         return rc;
     uint64_t line = p->line;
@@ -411,6 +444,18 @@ static int process_record(csv_parser *p, const char *s, const char *end, bool fi
     for (uint32_t m = esc_mask; m; m &= m - 1) {
         int k = __builtin_ctz(m);
         p->fields[k].ptr = p->esc + p->esc_off[k];
+    }
+    if (nfields < p->ncols) {
+        reject(p, line, nfields, "row has %u field(s), the header has %u; row skipped", nfields,
+               p->ncols);
+        return 0;
+    }
+    if (memchr(s, 0, *used)) {   /* rare: look at the keys' fields only then */
+        int k = key_with_nul(p);
+        if (k >= 0) {
+            reject(p, line, p->key_col[k] + 1, "NUL byte in field '%s'; row skipped", p->keys[k]);
+            return 0;
+        }
     }
     if (!all_ascii(s, *used) || esc_mask) {
         for (int k = 0; k < p->nkeys; k++) {
@@ -574,6 +619,13 @@ int csv_has_column(const csv_parser *p, int key)
 int csv_header_seen(const csv_parser *p) { return p->header_seen; }
 const csv_error *csv_last_error(const csv_parser *p) { return &p->err; }
 uint64_t csv_rows(const csv_parser *p) { return p->rows; }
+uint64_t csv_rejected_rows(const csv_parser *p) { return p->rejected; }
+
+void csv_set_reject_fn(csv_parser *p, csv_reject_fn fn, void *ctx)
+{
+    p->reject_fn = fn;
+    p->reject_ctx = ctx;
+}
 uint64_t csv_bytes(const csv_parser *p) { return p->bytes; }
 
 /* ------------------------------------------------------------------ parallel */

@@ -21,6 +21,7 @@ static const char *const kind_names[DIAG_KIND_COUNT] = {
     [DIAG_UNTIMED_TRIP] = "untimed_trip",
     [DIAG_IGNORED_FILE] = "ignored_file",
     [DIAG_BAD_VALUE] = "bad_value",
+    [DIAG_BAD_ROW] = "bad_row",
 };
 
 void diag_init(diag *d)

@@ -559,6 +559,13 @@ static int pipe_chunk(void *ctx, const char *buf, size_t len)
 int feed_parse_csv(const feed_t *f, const char *name, const char *const *keys, int nkeys, csv_row_fn row_fn,
                    void *ctx, int *has_column, csv_error *err)
 {
+    return feed_parse_csv_rejects(f, name, keys, nkeys, row_fn, ctx, NULL, NULL, has_column, err);
+}
+
+int feed_parse_csv_rejects(const feed_t *f, const char *name, const char *const *keys, int nkeys,
+                           csv_row_fn row_fn, void *ctx, csv_reject_fn reject_fn, void *reject_ctx,
+                           int *has_column, csv_error *err)
+{
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", name);
     csv_pipe cp = { .p = csv_open(name, keys, nkeys, row_fn, ctx) };
@@ -566,6 +573,7 @@ int feed_parse_csv(const feed_t *f, const char *name, const char *const *keys, i
         snprintf(err->message, sizeof err->message, "out of memory");
         return CSV_ERR_NOMEM;
     }
+    csv_set_reject_fn(cp.p, reject_fn, reject_ctx);
     char why[sizeof err->message];
     why[0] = 0;
     int rc = feed_stream(f, name, pipe_chunk, &cp, why, sizeof why);

@@ -149,13 +149,19 @@ int gtfs_parse_int(const char *s, size_t len, int64_t *out)
         if (len == 1)
             return -1;
     }
-    int64_t v = 0;
+    /* accumulate unsigned and stop before int64_t overflows (19 digits can
+     * exceed INT64_MAX); INT64_MIN itself is allowed */
+    const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
     for (; i < len; i++) {
         if (!is_digit(s[i]))
             return -1;
-        v = v * 10 + (s[i] - '0');
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (limit - d) / 10)
+            return -1;
+        v = v * 10 + d;
     }
-    *out = neg ? -v : v;
+    *out = !neg ? (int64_t)v : v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
     return 0;
 }
 

@@ -208,6 +208,56 @@ static void fill_store_sizes(import_result *r, const char *data_dir)
     r->live_bytes = file_bytes(data_dir, "live.sqlite");
 }
 
+/* The active version's counts, when it opens. */
+static bool previous_counts(const char *data_dir, const char *version, dataset_counts *counts)
+{
+    char dir[4096], derr[256];
+    if (!version[0] || datadir_version_path(data_dir, version, dir, sizeof dir) != 0)
+        return false;
+    dataset *ds = dataset_open(dir, derr, sizeof derr);
+    if (!ds)
+        return false;
+    dataset_get_counts(ds, counts);
+    dataset_close(ds);
+    return true;
+}
+
+/* Whether the guard lets r's version replace the active one. With rows, the
+ * timetable's rows read per file are compared with what the version holds. */
+static int guard_activation(run *ru, bool have_rows, char *err, size_t errlen)
+{
+    const import_options *o = ru->o;
+    import_result *r = ru->r;
+    if (o->force)
+        return 0;
+    import_guard_input in = {.have_rows = have_rows, .previous_version = r->previous};
+    if (have_rows) {
+        const timetable_stats *t = &r->timetable;
+        in.read[IMPORT_GUARD_STOPS] = t->stops;
+        in.read[IMPORT_GUARD_ROUTES] = t->routes;
+        in.read[IMPORT_GUARD_TRIPS] = t->trips;
+        in.read[IMPORT_GUARD_STOP_TIMES] = t->stop_times;
+        in.kept[IMPORT_GUARD_STOPS] = r->counts.stops;
+        in.kept[IMPORT_GUARD_ROUTES] = r->counts.routes;
+        in.kept[IMPORT_GUARD_TRIPS] = r->counts.trips;
+        in.kept[IMPORT_GUARD_STOP_TIMES] = r->counts.stop_times;
+    }
+    dataset_counts prev;
+    if (strcmp(r->previous, r->version) != 0 && previous_counts(o->data_dir, r->previous, &prev)) {
+        in.have_previous = true;
+        in.previous = (import_guard_size){prev.stops, prev.trips, prev.stop_times};
+        in.next = (import_guard_size){r->counts.stops, r->counts.trips, r->counts.stop_times};
+    }
+    import_guard_limits lim = {
+        .max_drop_pct = o->max_drop_set ? o->max_drop_pct : IMPORT_GUARD_DEFAULT_MAX_DROP_PCT,
+        .max_shrink_pct = o->max_shrink_set ? o->max_shrink_pct : IMPORT_GUARD_DEFAULT_MAX_SHRINK_PCT,
+    };
+    if (import_guard_check(&in, &lim, err, errlen) == 0)
+        return 0;
+    r->refused = true;
+    return -1;
+}
+
 /* Activation and pruning, shared by a fresh build and a re-activation. */
 static int activate_and_prune(run *ru, char *err, size_t errlen)
 {
@@ -355,6 +405,11 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
     schedule_close(db);
     phase_done(ru, IMPORT_PHASE_VERIFY, now_seconds() - t);
 
+    if (guard_activation(ru, true, err, errlen) != 0) {
+        datadir_remove_tree(tmp);
+        return -1;
+    }
+
     t = now_seconds();
     datadir_marker m;
     memset(&m, 0, sizeof m);
@@ -386,6 +441,8 @@ static int reactivate_version(run *ru, char *err, size_t errlen)
         snprintf(err, errlen, "version %s vanished while reactivating it", r->version);
         return -1;
     }
+    if (guard_activation(ru, false, err, errlen) != 0)
+        return -1;
     double t = now_seconds();
     if (live_store_ensure(o->data_dir, err, errlen) != 0)
         return -1;

@@ -78,6 +78,14 @@ static bool coordinate(const csv_field *f, double limit, double *out)
            *out <= limit;
 }
 
+/* A record the CSV parser rejected (too few fields, a NUL byte). */
+static void on_rejected_row(void *ctx, const csv_error *e)
+{
+    shapes_writer *w = ctx;
+    w->rows++;
+    diag_add(w->d, DIAG_BAD_ROW, "shapes.txt", e->line, "%s", e->message);
+}
+
 static int on_shape_row(void *ctx, const csv_field *fields, uint64_t line)
 {
     shapes_writer *w = ctx;
@@ -223,8 +231,8 @@ static int build(shapes_writer *w, const feed_t *feed, sqlite3 *db, const char *
     if (feed_has(feed, "shapes.txt")) {
         csv_error ce;
         memset(&ce, 0, sizeof ce);
-        int rc = feed_parse_csv(feed, "shapes.txt", SHAPE_KEYS, SH_N, on_shape_row, w,
-                                w->has_column, &ce);
+        int rc = feed_parse_csv_rejects(feed, "shapes.txt", SHAPE_KEYS, SH_N, on_shape_row, w,
+                                        on_rejected_row, w, w->has_column, &ce);
         st->shapes = w->rows;
         if (w->failed)
             return -1;

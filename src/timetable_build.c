@@ -8,6 +8,7 @@
  * spatial grid, service bitmaps, day bases) laid out as flat sections.
  */
 #include "tt_builder.h"
+#include "tt_limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -822,6 +823,47 @@ static void out_free(tt_out *o)
     free(o->tz.v);
 }
 
+/* Every count read from the feed fits the format's uint32_t fields (checked
+ * before layout_and_write narrows them). */
+static int check_read_counts(tt_builder *b)
+{
+    const struct { size_t n; const char *where, *what; } c[] = {
+        {b->stops.n, "stops.txt", "stops"},
+        {b->routes.n, "routes.txt", "routes"},
+        {b->trips.n, "trips.txt", "trips"},
+        {b->stop_times.n, "stop_times.txt", "stop times"},
+        {b->services.n, "calendar.txt/calendar_dates.txt", "services"},
+        {b->agencies.n, "agency.txt", "agencies"},
+        {b->frequencies.n, "frequencies.txt", "frequencies"},
+        {b->strings_len, "the feed", "bytes of strings"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        if (tt_check_count(c[i].n, TT_MAX_COUNT, c[i].where, c[i].what, b->err, b->errlen) != 0)
+            return -1;
+    return 0;
+}
+
+/* The same for what the build derived (patterns, runs, visits...). */
+static int check_built_counts(tt_builder *b, const tt_out *o)
+{
+    const struct { size_t n; const char *what; } c[] = {
+        {o->runs.n, "runs"},
+        {o->patterns.n, "patterns"},
+        {o->pattern_stops.n, "pattern stops"},
+        {o->profiles.n, "time profile entries"},
+        {o->groups.n, "trip groups"},
+        {o->nvisits, "stop visits"},
+        {o->nchildren, "child stops"},
+        {o->nstop_routes, "stop routes"},
+        {o->ngrid_stops, "grid entries"},
+        {o->tz.n, "time zone transitions"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        if (tt_check_count(c[i].n, TT_MAX_COUNT, "timetable.bin", c[i].what, b->err, b->errlen) != 0)
+            return -1;
+    return 0;
+}
+
 static int layout_and_write(tt_builder *b, const char *path)
 {
     tt_out o;
@@ -912,6 +954,8 @@ static int layout_and_write(tt_builder *b, const char *path)
         build_services(b, &o) || build_time(b, &o))
         goto out;
 
+    if (check_built_counts(b, &o)) goto out;
+
     tt_meta *m = &o.meta;
     m->tz_name = b->tz_name;
     m->nstops = nstops;
@@ -991,6 +1035,7 @@ int timetable_build(const feed_t *feed, const char *path, const timetable_option
     double t0 = now_seconds();
     int rc = tb_read_feed(&b);
     st->parse_seconds = now_seconds() - t0;
+    if (rc == 0) rc = check_read_counts(&b);
     if (rc == 0) rc = layout_and_write(&b, path);
     tb_free(&b);
     return rc;

@@ -69,7 +69,17 @@ typedef struct csv_stream {
     csv_parser *parser;
     uint64_t done, total, next_report;
     double started;
+    uint64_t *rows;   /* the file's rows-read counter, or NULL */
 } csv_stream;
+
+/* A record the CSV parser rejected (too few fields, a NUL byte): a bad row,
+ * counted as read, so the import guard sees it dropped. */
+static void stream_rejected(void *ctx, const csv_error *e)
+{
+    csv_stream *cs = ctx;
+    if (cs->rows) ++*cs->rows;
+    diag_add(cs->b->diag, DIAG_BAD_ROW, cs->file, e->line, "%s", e->message);
+}
 
 static int stream_chunk(void *ctx, const char *buf, size_t len)
 {
@@ -88,10 +98,11 @@ static int stream_chunk(void *ctx, const char *buf, size_t len)
 /* Streams a member through a csv_parser, reporting progress. Returns 0, or
  * non-zero with *cerr filled (or b->err for I/O errors). */
 static int stream_csv(tt_builder *b, const char *file, const char *const *keys, int nkeys, csv_row_fn fn, void *ctx,
-                      int *has, csv_error *cerr)
+                      uint64_t *rows, int *has, csv_error *cerr)
 {
-    csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds()};
+    csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds(), rows};
     if (!cs.parser) return oom(b);
+    csv_set_reject_fn(cs.parser, stream_rejected, &cs);
     int64_t total = feed_size(b->feed, file);
     cs.total = total > 0 ? (uint64_t)total : 0;
     char ioerr[256] = "";
@@ -119,7 +130,7 @@ static int read_file(tt_builder *b, const char *file, const char *const *keys, i
     int has[CSV_MAX_KEYS] = {0};
     csv_error cerr;
     memset(&cerr, 0, sizeof cerr);
-    int rc = stream_csv(b, file, keys, nkeys, fn, b, has, &cerr);
+    int rc = stream_csv(b, file, keys, nkeys, fn, b, rows, has, &cerr);
     if (rc != 0) {
         if (b->err[0] == 0) {
             if (cerr.line)
@@ -137,7 +148,6 @@ static int read_file(tt_builder *b, const char *file, const char *const *keys, i
             return -1;
         }
     }
-    (void)rows;
     return 0;
 }
 
@@ -671,7 +681,7 @@ int tb_read_feed(tt_builder *b)
     int has[CSV_MAX_KEYS] = {0};
     csv_error cerr;
     memset(&cerr, 0, sizeof cerr);
-    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, has, &cerr);
+    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
     if (rc != 0) {
         if (b->err[0] == 0)
             snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,

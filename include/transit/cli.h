@@ -16,6 +16,7 @@
 #define CLI_OK 0
 #define CLI_RUNTIME_ERROR 1
 #define CLI_USAGE_ERROR 2
+#define CLI_REFUSED 3   /* import: the new version was built but not activated */
 
 int cli_import_main(int argc, char **argv);   /* src/cli_import.c */
 int cli_query_main(int argc, char **argv);    /* src/cli_query.c */

@@ -24,8 +24,11 @@
  *   - a quote inside an unquoted field (`12" pipe`) is a literal byte;
  *   - anything but blanks between a closing quote and the next separator or
  *     line end is CSV_ERR_SYNTAX, as is a quote still open at the end;
- *   - a record with fewer fields than the header leaves the missing keys
- *     empty (len 0, flags 0); extra fields are ignored;
+ *   - a record with fewer fields than the header is rejected: it is not
+ *     delivered, but counted (csv_rejected_rows) and passed to the reject
+ *     callback with its line and field counts; extra fields are ignored;
+ *   - a NUL byte in a key-of-interest field rejects the record the same way
+ *     (names must not be cut short by C strings downstream);
  *   - a duplicated header name: the first column of that name is used;
  *   - an empty input is not an error: csv_finish returns CSV_OK with
  *     csv_header_seen() == 0 and no column found (the caller decides whether
@@ -83,6 +86,14 @@ int csv_finish(csv_parser *p);
 
 enum { CSV_OK = 0, CSV_ERR_SYNTAX = -1, CSV_ERR_UTF8 = -2, CSV_ERR_NOMEM = -3, CSV_ERR_NOHEADER = -4,
        CSV_ERR_IO = -5 /* feed_parse_csv: the bytes could not be read */ };
+
+/* Called for each rejected record (see "Leniency" above): e->line is its
+ * first line, e->column the field (for a short record: how many it has), and
+ * e->message says why. Parsing goes on. */
+typedef void (*csv_reject_fn)(void *ctx, const csv_error *e);
+void csv_set_reject_fn(csv_parser *p, csv_reject_fn fn, void *ctx);
+/* Records rejected so far. */
+uint64_t csv_rejected_rows(const csv_parser *p);
 
 /* After the header was read: whether key i was found in the header. */
 int csv_has_column(const csv_parser *p, int key);

@@ -29,6 +29,7 @@ typedef enum diag_kind {
     DIAG_UNTIMED_TRIP,     /* a trip whose first or last stop has no time */
     DIAG_IGNORED_FILE,     /* a file the importer does not read (a note) */
     DIAG_BAD_VALUE,        /* an enum field out of range, and the like */
+    DIAG_BAD_ROW,          /* a CSV record with too few fields or a NUL byte */
     DIAG_KIND_COUNT
 } diag_kind;
 

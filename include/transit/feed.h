@@ -65,5 +65,9 @@ void feed_buffer_free(feed_buffer *b);
 int feed_parse_csv(const feed_t *f, const char *name, const char *const *keys, int nkeys,
                    csv_row_fn row_fn, void *ctx, int *has_column /* out: nkeys flags, may be NULL */,
                    csv_error *err);
+/* The same, passing the records the parser rejects (csv.h) to reject_fn. */
+int feed_parse_csv_rejects(const feed_t *f, const char *name, const char *const *keys, int nkeys,
+                           csv_row_fn row_fn, void *ctx, csv_reject_fn reject_fn, void *reject_ctx,
+                           int *has_column, csv_error *err);
 
 #endif

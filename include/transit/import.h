@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "transit/datadir.h"
 #include "transit/diag.h"
+#include "transit/import_guard.h"
 #include "transit/query.h"
 #include "transit/stores.h"
 #include "transit/timetable.h"
@@ -57,7 +58,11 @@ typedef void (*import_phase_fn)(void *ctx, import_phase phase, const import_resu
 typedef struct import_options {
     const char *feed_path;
     const char *data_dir;
-    bool force;              /* rebuild even when the version is already active */
+    bool force;              /* rebuild even when the version is already active, and
+                                activate even when the guard (import_guard.h) refuses */
+    /* The guard's limits in percent; when not set, IMPORT_GUARD_DEFAULT_*. */
+    bool max_drop_set, max_shrink_set;
+    double max_drop_pct, max_shrink_pct;
     bool wait_for_lock;      /* wait for a concurrent import instead of failing */
     int keep_versions;       /* 0: DATADIR_KEEP_VERSIONS */
     import_phase_fn on_phase;
@@ -75,6 +80,7 @@ struct import_result {
     bool noop;        /* the version was already active and complete */
     bool reused;      /* an already built, complete version was re-activated */
     bool activated;   /* DATA/current now points at `version` */
+    bool refused;     /* the guard refused activation (the message is in err) */
     double seconds;   /* wall time of the whole import */
     double phase_seconds[IMPORT_PHASE_COUNT];
     bool phase_done[IMPORT_PHASE_COUNT];
@@ -93,7 +99,8 @@ void import_result_destroy(import_result *r);
 
 /* Runs the import. Returns 0 (activated, or a no-op), or -1 with a message
  * in err; on -1 nothing outside the temporary directory has changed unless
- * the failure came after activation (then r->activated is true). */
+ * the failure came after activation (then r->activated is true). A version
+ * the guard refuses is removed again, never installed: r->refused is set. */
 int import_run(const import_options *o, import_result *r, char *err, size_t errlen);
 
 const char *import_phase_name(import_phase p);      /* "timetable", "schedule", ... */

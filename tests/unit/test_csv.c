@@ -198,7 +198,86 @@ static void test_short_and_long_rows(void **state)
 {
     (void)state;
     const char *const keys[] = { "a", "c" };
-    expect("a,b,c\n1\n1,2,3,4,5\n,,\n", keys, 2, "2|1|\n3|1|3\n4||\n");
+    /* the short record on line 2 is rejected, not padded; extra fields are ignored */
+    expect("a,b,c\n1\n1,2,3,4,5\n,,\n", keys, 2, "3|1|3\n4||\n");
+}
+
+typedef struct rejects {
+    int n;
+    csv_error first[4];
+} rejects;
+
+static void on_reject(void *ctx, const csv_error *e)
+{
+    rejects *r = ctx;
+    if (r->n < 4)
+        r->first[r->n] = *e;
+    r->n++;
+}
+
+/* Parses `in` in one chunk with a reject callback; returns the transcript. */
+static char *parse_rejecting(const char *in, size_t len, const char *const *keys, int nkeys,
+                             rejects *rj, uint64_t *rejected)
+{
+    rec r = { .nkeys = nkeys };
+    sb_puts(&r.out, "");
+    csv_parser *p = csv_open("stops.txt", keys, nkeys, record_row, &r);
+    assert_non_null(p);
+    csv_set_reject_fn(p, on_reject, rj);
+    assert_int_equal(csv_feed(p, in, len), 0);
+    assert_int_equal(csv_finish(p), 0);
+    *rejected = csv_rejected_rows(p);
+    csv_close(p);
+    return r.out.p;
+}
+
+static void test_short_row_is_rejected_with_file_line_and_counts(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "stop_id", "stop_name" };
+    const char in[] = "stop_id,stop_name,stop_lat,stop_lon\n"
+                      "A,Alpha,1,2\n"
+                      "B,Beta\n"                  /* line 3: 2 of 4 fields */
+                      "\"C\nc\",Gamma,1\n"          /* lines 4-5: 3 of 4 */
+                      "D,Delta,1,2";
+    rejects rj = { 0 };
+    uint64_t rejected;
+    char *t = parse_rejecting(in, sizeof in - 1, keys, 2, &rj, &rejected);
+    assert_string_equal(t, "2|A|Alpha\n6|D|Delta\n");   /* later lines keep their numbers */
+    free(t);
+    assert_int_equal(rejected, 2);
+    assert_int_equal(rj.n, 2);
+    assert_string_equal(rj.first[0].file, "stops.txt");
+    assert_int_equal(rj.first[0].line, 3);
+    assert_int_equal(rj.first[0].column, 2);
+    assert_string_equal(rj.first[0].message, "row has 2 field(s), the header has 4; row skipped");
+    assert_int_equal(rj.first[1].line, 4);
+    assert_string_equal(rj.first[1].message, "row has 3 field(s), the header has 4; row skipped");
+}
+
+static void test_nul_byte_in_a_key_field_is_rejected(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "stop_id", "stop_name" };
+    /* NUL inside a quoted and an unquoted key field, and in a column nobody reads */
+    const char in[] = "stop_id,stop_name,stop_desc\n"
+                      "A,Al\0pha,x\n"
+                      "B,\"Be\0ta\",x\n"
+                      "C,Gamma,de\0sc\n"
+                      "D\0,Delta,x\n";
+    rejects rj = { 0 };
+    uint64_t rejected;
+    char *t = parse_rejecting(in, sizeof in - 1, keys, 2, &rj, &rejected);
+    assert_string_equal(t, "4|C|Gamma\n");
+    free(t);
+    assert_int_equal(rejected, 3);
+    assert_int_equal(rj.first[0].line, 2);
+    assert_int_equal(rj.first[0].column, 2);
+    assert_string_equal(rj.first[0].message, "NUL byte in field 'stop_name'; row skipped");
+    assert_int_equal(rj.first[1].line, 3);
+    assert_int_equal(rj.first[2].line, 5);
+    assert_int_equal(rj.first[2].column, 1);
+    assert_string_equal(rj.first[2].message, "NUL byte in field 'stop_id'; row skipped");
 }
 
 static void test_duplicate_header(void **state)
@@ -341,9 +420,9 @@ static void test_every_split_position(void **state)
                       "T2,\"two\r\nlines\",\"x\"\"\"\r"
                       "T3,  plain  ,12\" pipe\n"
                       "\"T4\",\"\",\n"
-                      "T5,caf\xC3\xA9\n"
-                      "T6,\"\"\"\"\r\n"
-                      "T7,last";
+                      "T5,caf\xC3\xA9,\n"
+                      "T6,\"\"\"\",\r\n"
+                      "T7,last,";
     const char *const keys[] = { "stop_name", "trip_id" };
     size_t len = sizeof in - 1;
     int rc;
@@ -656,6 +735,8 @@ int main(void)
         cmocka_unit_test(test_bom),
         cmocka_unit_test(test_trim),
         cmocka_unit_test(test_short_and_long_rows),
+        cmocka_unit_test(test_short_row_is_rejected_with_file_line_and_counts),
+        cmocka_unit_test(test_nul_byte_in_a_key_field_is_rejected),
         cmocka_unit_test(test_duplicate_header),
         cmocka_unit_test(test_literal_quote_in_unquoted_field),
         cmocka_unit_test(test_empty_and_header_only),

@@ -27,12 +27,12 @@ static void write_feed(const char *dir)
     test_write_file(dir, "stops.txt",
                "stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station,stop_code,stop_desc,platform_code,wheelchair_boarding\n"
                "A,Alpha,40.7000,-74.0000,0,,,,,7\n"
-               "B,Beta,40.7010,-74.0000,0,\n"
-               "C,Gamma,40.7020,-74.0000,,\n"
-               "D,Delta,40.7030,-74.0000,0,\n"
+               "B,Beta,40.7010,-74.0000,0,,,,,\n"
+               "C,Gamma,40.7020,-74.0000,,,,,,\n"
+               "D,Delta,40.7030,-74.0000,0,,,,,\n"
                "S,Station,40.7100,-74.0100,1,,,South station,,\n"
                "P1,Platform 1,40.7101,-74.0100,0,S,101,,1,2\n"
-               "P2,Platform 2,40.7102,-74.0100,0,S\n");
+               "P2,Platform 2,40.7102,-74.0100,0,S,,,,\n");
     test_write_file(dir, "routes.txt",
                "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                "R1,A1,1,One,3\n"

@@ -20,7 +20,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson
+PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
@@ -49,6 +49,13 @@ LIBS := $(PKG_LIBS) $(PLATFORM_LIBS)
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+# GTFS-Realtime: protoc-c compiles proto/gtfs-realtime.proto into $(BUILD)/gen at build
+# time (never committed); only src/rt_decode.c and src/rt_encode.c see its types.
+GEN := $(BUILD)/gen
+RT_PB_C := $(GEN)/gtfs-realtime.pb-c.c
+RT_PB_H := $(GEN)/gtfs-realtime.pb-c.h
+RT_PB_OBJ := $(BUILD)/obj/gtfs-realtime.pb-c.o
+RT_PB_USERS := $(BUILD)/obj/rt_decode.o $(BUILD)/obj/rt_encode.o
 OBJC_SRC := $(wildcard objc/*.m)
 OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -81,11 +88,23 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(RT_PB_C): proto/gtfs-realtime.proto
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=proto --c_out=$(GEN) proto/gtfs-realtime.proto
+$(RT_PB_H): $(RT_PB_C) ;
+
+$(RT_PB_OBJ): $(RT_PB_C) $(RT_PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) -c $< -o $@
+
+$(RT_PB_USERS): CFLAGS_ALL += -I$(GEN)
+$(RT_PB_USERS): $(RT_PB_H)
+
 $(BUILD)/objc/%.o: objc/%.m $(wildcard include/transit/*.h) $(wildcard objc/*.h)
 	@mkdir -p $(dir $@)
 	$(OBJC) $(OBJCFLAGS_ALL) -c $< -o $@
 
-$(LIBTRANSIT): $(LIB_OBJ)
+$(LIBTRANSIT): $(LIB_OBJ) $(RT_PB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^

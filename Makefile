@@ -116,9 +116,10 @@ $(BUILD)/obj/main.o: src/main.c $(wildcard include/transit/*.h)
 $(TRANSITD): $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT)
+# Tests may build GTFS-Realtime fixtures with the generated protobuf-c code.
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT) $(RT_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@
 #include "test_support.h"
 #include "test_timetable_fixture.h"
 
+#include "transit/api.h"
 #include "transit/gtfs.h"
 #include "transit/rt_overlay.h"
 
@@ -286,6 +287,56 @@ static void test_date_from_now(void **state)
     rt_overlay_release(o);
 }
 
+/* GET /v1/stops/{id}/departures at `stop` from Monday 07:00 for three hours. */
+static void departures_json(const char *stop, const rt_overlay *o, json_writer *out)
+{
+    api_param params[] = {{"time", "2026-11-02T07:00:00-05:00"}, {"window", "180"}};
+    api_request req = {.params = params, .nparams = 2, .id = stop, .realtime = o};
+    api_thread *t = api_thread_new();
+    api_problem prob;
+    int cache = 0;
+    json_init(out);
+    assert_int_equal(api_stop_departures(t, g_ds, &req, out, &prob, &cache), 200);
+    api_thread_free(t);
+}
+
+static void test_departure_rows_carry_realtime(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)}};
+    rt_trip_update tus[2] = {trip_update("T1", u, 1), trip_update("T2", NULL, 0)};
+    tus[1].relationship = RT_TRIP_CANCELED;
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    json_writer w;
+
+    departures_json("S2", o, &w);
+    assert_non_null(strstr(w.buf, "\"trip_id\":\"T1\""));
+    assert_non_null(strstr(w.buf, "\"departure\":\"2026-11-02T08:10:00-05:00\",\"departure_secs\":29400,"
+                                  "\"stop_sequence\":20,\"scheduled\":\"2026-11-02T08:10:00-05:00\","
+                                  "\"predicted\":\"2026-11-02T08:12:00-05:00\",\"delay_s\":120,"
+                                  "\"realtime\":true,\"canceled\":false}"));
+    /* F1's runs have no update */
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":2,\"scheduled\":\"2026-11-02T07:05:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":false,\"canceled\":false}"));
+    json_free(&w);
+
+    departures_json("S1", o, &w);
+    /* T1 before its first update: realtime, no prediction; T2 canceled */
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":10,\"scheduled\":\"2026-11-02T08:00:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":true,\"canceled\":false}"));
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":1,\"scheduled\":\"2026-11-02T09:00:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":true,\"canceled\":true}"));
+    json_free(&w);
+
+    /* no realtime configured: the rows are as they were */
+    departures_json("S2", NULL, &w);
+    assert_null(strstr(w.buf, "\"scheduled\""));
+    assert_null(strstr(w.buf, "\"realtime\""));
+    json_free(&w);
+    rt_overlay_release(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_frequency_run_by_start_time),
         cmocka_unit_test(test_what_matches_nothing_is_counted),
         cmocka_unit_test(test_date_from_now),
+        cmocka_unit_test(test_departure_rows_carry_realtime),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -38,6 +38,7 @@ struct rt_overlay {
     long refs;                 /* __atomic */
     dataset *ds;
     uint64_t feed_timestamp;
+    uint64_t generation;
     uint64_t *trip_bits;
     uint32_t ntrips;           /* the dataset's */
     rt_trip_entry *trips;
@@ -326,6 +327,8 @@ void rt_overlay_release(rt_overlay *o)
 const dataset *rt_overlay_dataset(const rt_overlay *o) { return o->ds; }
 uint64_t rt_overlay_feed_timestamp(const rt_overlay *o) { return o->feed_timestamp; }
 uint32_t rt_overlay_trip_count(const rt_overlay *o) { return o->trip_count; }
+void rt_overlay_set_generation(rt_overlay *o, uint64_t generation) { o->generation = generation; }
+uint64_t rt_overlay_generation(const rt_overlay *o) { return o->generation; }
 
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out)
 {

@@ -67,6 +67,10 @@ const dataset *rt_overlay_dataset(const rt_overlay *o);
 /* The feed header's timestamp the overlay was built from. */
 uint64_t rt_overlay_feed_timestamp(const rt_overlay *o);
 uint32_t rt_overlay_trip_count(const rt_overlay *o);
+/* A number the publisher gives each overlay it swaps in (ETags follow it);
+ * set it before the overlay is shared. 0 until set. */
+void rt_overlay_set_generation(rt_overlay *o, uint64_t generation);
+uint64_t rt_overlay_generation(const rt_overlay *o);
 
 /* Fills `out` for a departure row of the overlay's dataset; false (and out
  * all zero) when the overlay knows nothing of the row's trip instance. */

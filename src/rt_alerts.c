@@ -74,6 +74,8 @@ static char *alert_body(const rt_alert *a, size_t *len)
         if (s->trip_id) {
             json_t *trip = json_object();
             json_object_set_new(trip, "trip_id", json_string(s->trip_id));
+            if (s->trip_start_date)
+                json_object_set_new(trip, "start_date", json_string(s->trip_start_date));
             json_object_set_new(e, "trip", trip);
         }
         json_array_append_new(entities, e);

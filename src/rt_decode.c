@@ -328,6 +328,7 @@ static bool decode_alert(rt_feed *f, const char *entity_id, const TransitRealtim
         s->route_id = arena_str(a, e->route_id, oom);
         s->stop_id = arena_str(a, e->stop_id, oom);
         s->trip_id = arena_str(a, trip_id, oom);
+        s->trip_start_date = arena_str(a, e->trip ? e->trip->start_date : NULL, oom);
         s->route_type = e->has_route_type ? e->route_type : -1;
         s->direction_id = e->has_direction_id && e->direction_id <= 1 ? (int)e->direction_id : -1;
     }

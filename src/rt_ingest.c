@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "transit/rt_alerts.h"
+#include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
 
 struct rt_ingest {
@@ -101,6 +102,15 @@ long rt_ingest_alerts(rt_ingest *in, int64_t now, alert ***out)
     }
     pthread_mutex_unlock(&in->lock);
     return n;
+}
+
+int rt_ingest_encode_trip_updates(rt_ingest *in, int64_t now, uint8_t **out, size_t *len)
+{
+    pthread_mutex_lock(&in->lock);
+    uint64_t stamp = in->good && in->good->timestamp ? in->good->timestamp : (uint64_t)(now > 0 ? now : 0);
+    int rc = rt_encode_trip_updates(in->good, stamp, out, len);
+    pthread_mutex_unlock(&in->lock);
+    return rc;
 }
 
 size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t cap)

@@ -88,6 +88,7 @@ typedef struct rt_period {
 
 typedef struct rt_selector {
     const char *agency_id, *route_id, *stop_id, *trip_id;
+    const char *trip_start_date;   /* the trip's start_date (YYYYMMDD) as sent, or NULL */
     int32_t route_type;        /* -1 when absent */
     int direction_id;          /* -1 when absent */
 } rt_selector;

@@ -40,6 +40,11 @@ rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now);
  * memory. */
 long rt_ingest_alerts(rt_ingest *in, int64_t now, alert ***out);
 
+/* The last good feed's trip updates as a FeedMessage (rt_encode.h), for
+ * /gtfs-rt/trip-updates.pb; stamped with its header timestamp, else `now`.
+ * 0, or -1 when out of memory. */
+int rt_ingest_encode_trip_updates(rt_ingest *in, int64_t now, uint8_t **out, size_t *len);
+
 /* Appends the realtime metrics (Prometheus text) to out[0..cap); returns
  * the length they need (write again with more room when it is >= cap). */
 size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t cap);

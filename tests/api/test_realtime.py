@@ -192,12 +192,64 @@ def test_feed_alerts_merge_with_the_api_alerts(tiny_data):
         assert metric(s, 'transitd_rt_alerts{outcome="shown"}') == 0
 
 
+def test_export_feeds_replicas(tiny_data):
+    """A primary's /gtfs-rt/*.pb feed replicas through their own --gtfs-rt."""
+    rt = tiny_data / "rt-primary.pb"
+    rt.write_bytes(feed(trip_update("e1", "T1", "20261102", [(2, 90)]),
+                        trip_update("e2", "T2", "20261102", relationship=3),
+                        alert_entity("a1", "S2", "Detour")))
+    tokens = tiny_data / "tokens-export"
+    tokens.unlink(missing_ok=True)
+    auth = {"Authorization": f"Bearer {make_token(tokens)}"}
+    with Server(tiny_data / "data", "--gtfs-rt", str(rt), "--rt-interval", "1",
+                "--tokens", str(tokens)) as primary:
+        assert wait_for(lambda: t1_row(primary)["delay_s"] == 90)
+        r = requests.put(primary.url("/v1/alerts/ops-1"), headers=auth, timeout=10, json={
+            "informed_entity": [{"route_id": "R1"}],
+            "header_text": {"translation": [{"text": "Works", "language": "en"}]}})
+        assert r.status_code in (200, 201), r.text
+
+        tu = requests.get(primary.url("/gtfs-rt/trip-updates.pb"), timeout=10)
+        assert tu.status_code == 200
+        assert tu.headers["Content-Type"] == "application/x-protobuf"
+        as_json = requests.get(primary.url("/gtfs-rt/trip-updates.pb"),
+                               params={"format": "json"}, timeout=10).json()
+        assert as_json["header"]["gtfs_realtime_version"] == "2.0"
+        assert [e["id"] for e in as_json["entity"]] == ["e1", "e2"]
+        assert "alert" not in str(as_json)
+        assert as_json["entity"][1]["trip_update"]["trip"]["schedule_relationship"] == "CANCELED"
+        alerts = requests.get(primary.url("/gtfs-rt/alerts.pb"), params={"format": "json"},
+                              timeout=10).json()
+        assert sorted(e["id"] for e in alerts["entity"]) == ["a1", "ops-1"]
+        assert requests.get(primary.url("/gtfs-rt/alerts.pb"), params={"format": "xml"},
+                            timeout=10).status_code == 400
+
+        with Server(tiny_data / "data", "--gtfs-rt", primary.url("/gtfs-rt/trip-updates.pb"),
+                    "--rt-interval", "1") as replica:
+            assert wait_for(lambda: t1_row(replica)["delay_s"] == 90)
+            assert t1_row(replica)["predicted"] == t1_row(primary)["predicted"]
+        with Server(tiny_data / "data", "--gtfs-rt", primary.url("/gtfs-rt/alerts.pb"),
+                    "--rt-interval", "1") as replica:
+            def ids():
+                return [a["id"] for a in requests.get(replica.url("/v1/alerts"),
+                                                      timeout=10).json()["alerts"]]
+            # (this replica shares the primary's data directory, so its live store
+            # holds ops-1 too)
+            assert wait_for(lambda: ids() == ["ops-1", "rt:a1", "rt:ops-1"])
+        assert requests.delete(primary.url("/v1/alerts/ops-1"), headers=auth,
+                               timeout=10).status_code == 204
+
+
 def test_without_realtime_rows_are_unchanged(tiny_data):
     with Server(tiny_data / "data") as s:
         row = t1_row(s)
         for key in ("scheduled", "predicted", "delay_s", "realtime", "canceled"):
             assert key not in row
         assert metric(s, "transitd_rt_polls_total") is None
+        # the export answers an empty feed
+        empty = requests.get(s.url("/gtfs-rt/trip-updates.pb"), params={"format": "json"},
+                             timeout=10).json()
+        assert "entity" not in empty and empty["header"]["incrementality"] == "FULL_DATASET"
 
 
 def test_bad_interval_is_a_usage_error(tiny_data):

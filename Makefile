@@ -75,7 +75,7 @@ PORT ?= 8080
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
 
 .PHONY: fuzz fuzz-smoke
-.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts clean demo-feed
+.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime clean demo-feed
 
 all: $(TRANSITD)
 
@@ -184,6 +184,7 @@ api: build-tests
 bench: deps build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --all
 	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
+	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -202,6 +203,9 @@ bench-http: build-tests
 
 bench-alerts: build-tests
 	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
+
+bench-realtime: build-tests
+	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip

@@ -291,22 +291,41 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
 #define INSTANT_AT 26
 #define INSTANT_LEN 25
 
-/* 2026-11-21T18:17:00-05:00 for an instant in the feed timezone. */
-static char *put_instant(char *p, const dataset *ds, int64_t instant)
+/* 2026-11-21T18:17:00-05:00 for the predicted instant of a row whose
+ * scheduled instant text is `sched_text`: the date and offset are copied
+ * from it when the prediction falls on the same local day under the same
+ * UTC offset (nearly always), else composed. */
+static char *put_predicted(char *p, const dataset *ds, const departure *d, int64_t instant,
+                           const char *sched_text)
 {
-    int32_t offset = dataset_utc_offset(ds, instant);
+    int32_t offset = d->utc_offset;
+    int64_t sched_local = d->instant + offset;
+    int64_t sched_day = floor_div(sched_local, 86400);
     int64_t local = instant + offset;
     int64_t day = floor_div(local, 86400);
-    uint32_t sod = (uint32_t)(local - day * 86400);
-    char text[11];
-    format_date((int32_t)day, text);
-    p = json_put_bytes(p, text, 10);
+    /* a transition between the two instants changes the offset */
+    if (day != sched_day || dataset_utc_offset(ds, instant) != offset) {
+        offset = dataset_utc_offset(ds, instant);
+        local = instant + offset;
+        day = floor_div(local, 86400);
+        char text[11];
+        format_date((int32_t)day, text);
+        memcpy(p, text, 10);
+    } else {
+        memcpy(p, sched_text, 10);
+    }
+    p += 10;
     *p++ = 'T';
+    uint32_t sod = (uint32_t)(local - day * 86400);
     p = json_put_2digits(p, sod / 3600);
     *p++ = ':';
     p = json_put_2digits(p, sod / 60 % 60);
     *p++ = ':';
     p = json_put_2digits(p, sod % 60);
+    if (offset == d->utc_offset) {
+        memcpy(p, sched_text + 19, 6);
+        return p + 6;
+    }
     uint32_t a = offset < 0 ? (uint32_t)0 - (uint32_t)offset : (uint32_t)offset;
     *p++ = offset < 0 ? '-' : '+';
     p = json_put_2digits(p, a / 3600 % 100);
@@ -325,7 +344,7 @@ static char *put_realtime(char *p, const dataset *ds, const rt_overlay *rt, cons
     p += INSTANT_LEN;
     if (known && r.has_prediction) {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":\"");
-        p = put_instant(p, ds, d->instant + r.delay_s);
+        p = put_predicted(p, ds, d, d->instant + r.delay_s, instant_text);
         p = JSON_PUT_LITERAL(p, "\",\"delay_s\":");
         p = put_int(p, r.delay_s);
     } else {
@@ -366,6 +385,8 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             room += string_room(ds->strings + ds->trips[deps[i].trip].id);
         if (alerts)
             room += alert_marks_departure(alerts, ds, &deps[i], i);
+        if (rt)
+            rt_overlay_prefetch(rt, &deps[i]);
         if (deps[i].stop != last_stop) {
             __builtin_prefetch(text + st->off);
             __builtin_prefetch(text + st->off + st->head_len);

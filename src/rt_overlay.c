@@ -5,8 +5,9 @@
  * a run of stop entries (one per stop of the trip, by stop_sequence) with
  * the delay already propagated. A bitmap over trip indices answers "any
  * realtime for this trip?" with one bit test, so rows of trips without
- * realtime cost nothing more; the others take a binary search over the
- * instances and one over the trip's stops.
+ * realtime cost nothing more; the others read where the trip's instances
+ * start (trip_first), step over its other dates, and binary-search its
+ * stops.
  */
 #include "transit/rt_overlay.h"
 
@@ -40,6 +41,7 @@ struct rt_overlay {
     uint64_t feed_timestamp;
     uint64_t generation;
     uint64_t *trip_bits;
+    uint32_t *trip_first;      /* per dataset trip: its first entry in trips[], or UINT32_MAX */
     uint32_t ntrips;           /* the dataset's */
     rt_trip_entry *trips;
     uint32_t trip_count;
@@ -295,9 +297,12 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->trips[kept++] = o->trips[i];
     }
     o->trip_count = kept;
-    for (uint32_t i = 0; i < kept; i++) {
+    if (!(o->trip_first = malloc(((size_t)o->ntrips + 1) * sizeof *o->trip_first))) goto oom;
+    memset(o->trip_first, 0xff, ((size_t)o->ntrips + 1) * sizeof *o->trip_first);
+    for (uint32_t i = kept; i-- > 0;) {
         uint32_t t = o->trips[i].trip;
         o->trip_bits[t / 64] |= (uint64_t)1 << (t % 64);
+        o->trip_first[t] = i;
     }
     stats->matched = kept;
     free(st);
@@ -319,6 +324,7 @@ void rt_overlay_release(rt_overlay *o)
     if (!o || __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     dataset_release(o->ds);
     free(o->trip_bits);
+    free(o->trip_first);
     free(o->trips);
     free(o->stops);
     free(o);
@@ -330,23 +336,34 @@ uint32_t rt_overlay_trip_count(const rt_overlay *o) { return o->trip_count; }
 void rt_overlay_set_generation(rt_overlay *o, uint64_t generation) { o->generation = generation; }
 uint64_t rt_overlay_generation(const rt_overlay *o) { return o->generation; }
 
+void rt_overlay_prefetch(const rt_overlay *o, const departure *d)
+{
+    if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return;
+    uint32_t i = o->trip_first[d->trip];
+    const rt_trip_entry *e = &o->trips[i];
+    if (e->service_date == d->service_date && d->pos < e->stop_count)
+        __builtin_prefetch(&o->stops[e->first_stop + d->pos]);
+}
+
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out)
 {
     memset(out, 0, sizeof *out);
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return false;
-    /* the first instance of (trip, service date) */
-    uint32_t lo = 0, hi = o->trip_count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const rt_trip_entry *e = &o->trips[mid];
-        if (e->trip < d->trip || (e->trip == d->trip && e->service_date < d->service_date)) lo = mid + 1;
-        else hi = mid;
-    }
+    /* the trip's instances lie side by side from trip_first, by date then start */
+    uint32_t lo = o->trip_first[d->trip];
+    while (lo < o->trip_count && o->trips[lo].trip == d->trip && o->trips[lo].service_date < d->service_date)
+        lo++;
     for (; lo < o->trip_count && o->trips[lo].trip == d->trip && o->trips[lo].service_date == d->service_date;
          lo++) {
         const rt_trip_entry *e = &o->trips[lo];
         const rt_stop_entry *s = o->stops + e->first_stop;
-        uint32_t a = 0, b = e->stop_count;
+        /* the row's position in the trip finds the stop in one read; a row
+         * made elsewhere (pos 0 or stale) falls back to a binary search */
+        uint32_t a = d->pos, b = e->stop_count;
+        if (a < b && s[a].stop_sequence == d->stop_sequence)
+            b = a;
+        else
+            a = 0;
         while (a < b) {
             uint32_t mid = a + (b - a) / 2;
             if (s[mid].stop_sequence < d->stop_sequence) a = mid + 1;

@@ -75,5 +75,8 @@ uint64_t rt_overlay_generation(const rt_overlay *o);
 /* Fills `out` for a departure row of the overlay's dataset; false (and out
  * all zero) when the overlay knows nothing of the row's trip instance. */
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out);
+/* Starts loading what rt_overlay_lookup will read for `d`: call it for every
+ * row of a response first, so their cache misses overlap. */
+void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
 
 #endif

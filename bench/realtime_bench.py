@@ -8,10 +8,11 @@ of their rate without realtime. Both sides must be measured on the same
 data and machine minutes. Each repetition starts transitd without
 --gtfs-rt and runs wrk/departures.lua, then starts it with --gtfs-rt on a
 file of 20,000 trip updates (trips running on the inputs' service date,
-each with a delay at a stop in its middle, 2 % canceled, 2 % with a skipped
+then on the days after it until there are 20,000, each instance with a delay at a stop in its middle, 2 % canceled, 2 % with a skipped
 stop; written with tests/api/gtfs_rt_wire.py) and runs the same script once
 /metrics shows the overlay matched them. The report is the median of the
-per-repetition ratios.
+per-repetition ratios, and beside it the ratio of the server's CPU time per
+request (plain / realtime), which other load on the machine disturbs less.
 
     python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F]
     make bench-realtime
@@ -80,12 +81,11 @@ def stop_sequences(port, trip_ids):
     return out
 
 
-def trip_updates_feed(seqs, service_date, rng):
-    """The FeedMessage bytes: one TripUpdate per trip of `seqs`."""
-    ymd = service_date.strftime("%Y%m%d")
+def trip_updates_feed(seqs, rng):
+    """The FeedMessage bytes: one TripUpdate per (trip, date) of `seqs`."""
     entities = []
-    for i, (trip, s) in enumerate(seqs.items()):
-        trip_desc = field_bytes(1, trip) + field_bytes(3, ymd)
+    for i, ((trip, day), s) in enumerate(seqs.items()):
+        trip_desc = field_bytes(1, trip) + field_bytes(3, day.strftime("%Y%m%d"))
         roll = rng.random()
         if roll < 0.02:
             trip_desc += field_varint(4, 3)   # CANCELED
@@ -100,6 +100,27 @@ def trip_updates_feed(seqs, service_date, rng):
                 tu += field_bytes(2, field_varint(1, s[k + 1]) + field_varint(5, 1))   # SKIPPED
         entities.append(field_bytes(2, field_bytes(1, f"tu{i}") + field_bytes(3, tu)))
     return feed(*entities, timestamp=int(time.time()))
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / rb.os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def measured(server, args, work, rep):
+    """wrk/departures.lua against server, with the server's CPU µs per request: a
+    figure other processes on the machine disturb far less than req/s."""
+    c0 = cpu_seconds(server.pid)
+    r = rb.run_wrk("departures", server.url(), CONNS, args.duration, work / "inputs", seed=args.seed + rep)
+    c1 = cpu_seconds(server.pid)
+    requests = r["req_per_s"] * args.duration
+    r["server_cpu_us_per_req"] = ((c1 - c0) / requests * 1e6) if c0 is not None and c1 is not None \
+        and requests else None
+    return r
 
 
 def metric(port, name):
@@ -145,16 +166,23 @@ def main(argv=None):
     inputs = rb.extract_inputs(data_dir, work / "inputs", seed=args.seed)
     service_date = datetime.date.fromisoformat(inputs["service_date"])
     rng = random.Random(args.seed)
-    trips = running_trips(data_dir, service_date)
-    rng.shuffle(trips)
-    trips = trips[:UPDATES]
+    # the trips of the service date, then (when they are fewer than UPDATES) of the
+    # days after it, each instance with its own start_date
+    instances = []
+    day = service_date
+    while len(instances) < UPDATES and day < service_date + datetime.timedelta(days=7):
+        trips = running_trips(data_dir, day)
+        rng.shuffle(trips)
+        instances += [(t, day) for t in trips[:UPDATES - len(instances)]]
+        day += datetime.timedelta(days=1)
     plain_server = serve(transitd, data_dir, work, [], "plain")
     try:
-        seqs = {t: s for t, s in stop_sequences(plain_server.port, trips).items() if s}
+        known = stop_sequences(plain_server.port, sorted({t for t, _ in instances}))
     finally:
         plain_server.stop()
+    seqs = {(t, d): known[t] for t, d in instances if known.get(t)}
     rt_file = work / "trip-updates.pb"
-    rt_file.write_bytes(trip_updates_feed(seqs, service_date, rng))
+    rt_file.write_bytes(trip_updates_feed(seqs, rng))
     rb.log(f"inputs: {inputs['stops']} stops, service date {service_date}; {len(seqs):,} trip "
            f"updates ({rt_file.stat().st_size:,} bytes); {args.reps} x (departures without "
            f"realtime, with it), c={CONNS}, {args.duration} s each")
@@ -162,8 +190,7 @@ def main(argv=None):
     for rep in range(args.reps):
         s = serve(transitd, data_dir, work, [], "plain")
         try:
-            plain = rb.run_wrk("departures", s.url(), CONNS, args.duration, work / "inputs",
-                               seed=args.seed + rep)
+            plain = measured(s, args, work, rep)
         finally:
             s.stop()
         s = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"], "realtime")
@@ -177,17 +204,20 @@ def main(argv=None):
                 time.sleep(0.2)
             if not matched:
                 raise rb.BenchError("the realtime overlay matched no trip update within 60 s")
-            realtime = rb.run_wrk("departures", s.url(), CONNS, args.duration, work / "inputs",
-                                  seed=args.seed + rep)
+            realtime = measured(s, args, work, rep)
         finally:
             s.stop()
         ratio = realtime["req_per_s"] / plain["req_per_s"] if plain["req_per_s"] else 0.0
+        cpu_p, cpu_r = plain["server_cpu_us_per_req"], realtime["server_cpu_us_per_req"]
+        cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
         ok = plain["ok"] and realtime["ok"]
         rb.log(f"rep {rep + 1}: departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
                f"trip instances matched {realtime['req_per_s']:,.0f} req/s; ratio {ratio:.3f}"
+               + (f"; server CPU {cpu_p:.1f} vs {cpu_r:.1f} µs/request (ratio {cpu_ratio:.3f})"
+                  if cpu_ratio else "")
                + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
         runs.append({"rep": rep, "plain": plain, "realtime": realtime, "matched": matched,
-                     "ratio": ratio, "ok": ok})
+                     "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok})
     good = [r for r in runs if r["ok"]]
     if args.smoke:
         rb.log(f"realtime smoke {'OK' if len(good) == len(runs) else 'FAILED'}")
@@ -202,6 +232,8 @@ def main(argv=None):
         "realtime_req_per_s": statistics.median(r["realtime"]["req_per_s"] for r in good),
         "ratio": statistics.median(r["ratio"] for r in good),
         "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
+            r["cpu_ratio"] for r in good) else None,
         "target": TARGET, "machine": rb.machine_info(), "runs": runs,
         "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
@@ -209,7 +241,8 @@ def main(argv=None):
     print(f"realtime benchmark (c={CONNS}, median of {len(good)}): departures without realtime "
           f"{result['plain_req_per_s']:,.0f} req/s; with {len(seqs):,} trip updates "
           f"{result['realtime_req_per_s']:,.0f} req/s = {result['ratio']:.3f} "
-          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}")
+          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
+          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
     out = Path(args.out) if args.out else (
         rb.ROOT / "bench" / "results" /
         f"{datetime.date.today().isoformat()}-{rb.socket.gethostname()}-realtime.json")

@@ -292,7 +292,7 @@ static void test_bad_entities_are_rejected_alone(void **state)
     FeedEntity e[5];
     TripUpdate *tus[5] = {&tu_no_id, &tu_bad_date, &tu_unsorted, &tu_empty, &tu_good};
     const char *ids[5] = {"no-id", "bad-date", "unsorted", "empty", "good"};
-    FeedEntity *ep[6];
+    FeedEntity *ep[7];
     for (int i = 0; i < 5; i++) {
         FeedEntity init = TRANSIT_REALTIME__FEED_ENTITY__INIT;
         e[i] = init;
@@ -306,9 +306,18 @@ static void test_bad_entities_are_rejected_alone(void **state)
     deleted.has_is_deleted = 1;
     deleted.is_deleted = 1;
     ep[5] = &deleted;
+    TransitRealtime__Position pos = TRANSIT_REALTIME__POSITION__INIT;
+    pos.latitude = 40.5f;
+    pos.longitude = -73.9f;
+    TransitRealtime__VehiclePosition vp = TRANSIT_REALTIME__VEHICLE_POSITION__INIT;
+    vp.position = &pos;
+    FeedEntity vehicle = TRANSIT_REALTIME__FEED_ENTITY__INIT;
+    vehicle.id = "bus-1";
+    vehicle.vehicle = &vp;
+    ep[6] = &vehicle;
     FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
     msg.header = &header;
-    msg.n_entity = 6;
+    msg.n_entity = 7;
     msg.entity = ep;
     size_t len;
     char err[256] = "";
@@ -319,7 +328,7 @@ static void test_bad_entities_are_rejected_alone(void **state)
     assert_int_equal(f->trip_update_count, 1);
     assert_string_equal(f->trip_updates[0].trip_id, "T6");
     assert_int_equal(f->rejected, 4);
-    assert_int_equal(f->ignored, 1);
+    assert_int_equal(f->ignored, 2);
     assert_string_equal(f->first_rejection, "entity \"no-id\": trip_update without a trip_id");
     rt_feed_free(f);
 }

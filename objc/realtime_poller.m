@@ -24,7 +24,14 @@ static void *poll_loop(void *arg)
     char last_err[256] = "";
     for (;;) {
         char err[256];
-        if (rt_ingest_poll(p->server->realtime, (int64_t)time(NULL), err, sizeof err)) {
+        rt_poll_result r = rt_ingest_poll(p->server->realtime, (int64_t)time(NULL), err, sizeof err);
+        if (r == RT_POLL_UNCHANGED) {
+            if (failing)
+                fprintf(stderr, "transitd: realtime: %s answers again\n",
+                        rt_ingest_source(p->server->realtime));
+            failing = false;
+            last_err[0] = '\0';
+        } else if (r == RT_POLL_NEW) {
             if (failing)
                 fprintf(stderr, "transitd: realtime: %s answers again\n",
                         rt_ingest_source(p->server->realtime));

@@ -21,6 +21,7 @@ struct rt_ingest {
     uint64_t polls, fetch_failures, decode_failures;
     int64_t last_success, last_failure;   /* Unix seconds, 0: never */
     size_t good_bytes;
+    uint64_t good_hash;            /* FNV-1a of the good feed's bytes */
     char last_error[256];
     rt_overlay_stats stats;        /* of the last overlay built */
     uint32_t alerts_shown, alerts_rejected;   /* of the last rt_ingest_alerts */
@@ -50,21 +51,38 @@ void rt_ingest_free(rt_ingest *in)
 
 const char *rt_ingest_source(const rt_ingest *in) { return in->source; }
 
-bool rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen)
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen)
 {
     uint8_t *data = NULL;
     size_t len = 0;
     char why[224];
     bool fetched = rt_fetch(in->source, in->timeout_s, &data, &len, why, sizeof why) == 0;
-    rt_feed *feed = fetched ? rt_feed_decode(data, len, why, sizeof why) : NULL;
+    uint64_t hash = fetched ? fnv1a(data, len) : 0;
+    pthread_mutex_lock(&in->lock);
+    bool same = fetched && in->good && in->good_bytes == len && in->good_hash == hash;
+    pthread_mutex_unlock(&in->lock);
+    rt_feed *feed = fetched && !same ? rt_feed_decode(data, len, why, sizeof why) : NULL;
     free(data);
     pthread_mutex_lock(&in->lock);
     in->polls++;
     rt_feed *old = NULL;
-    if (feed) {
+    if (same) {
+        in->last_success = now;
+    } else if (feed) {
         old = in->good;
         in->good = feed;
         in->good_bytes = len;
+        in->good_hash = hash;
         in->last_success = now;
     } else {
         if (fetched) in->decode_failures++;
@@ -74,8 +92,12 @@ bool rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen)
     }
     pthread_mutex_unlock(&in->lock);
     rt_feed_free(old);
-    if (!feed) snprintf(err, errlen, "%s", why);
-    return feed != NULL;
+    if (same) return RT_POLL_UNCHANGED;
+    if (!feed) {
+        snprintf(err, errlen, "%s", why);
+        return RT_POLL_FAILED;
+    }
+    return RT_POLL_NEW;
 }
 
 rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now)

@@ -25,9 +25,16 @@ rt_ingest *rt_ingest_new(const char *source, unsigned timeout_s);
 void rt_ingest_free(rt_ingest *in);
 const char *rt_ingest_source(const rt_ingest *in);
 
-/* Fetches and decodes once. true: a good feed replaced the last one. false:
- * the last good feed stays, err says why (fetch or decode). */
-bool rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen);
+/* What a poll found. */
+typedef enum rt_poll_result {
+    RT_POLL_FAILED = -1,       /* the last good feed stays; err says why (fetch or decode) */
+    RT_POLL_UNCHANGED = 0,     /* the same bytes as the feed in use: nothing to rebuild */
+    RT_POLL_NEW = 1,           /* a good feed replaced the last one */
+} rt_poll_result;
+
+/* Fetches and decodes once (bytes identical to the feed in use are not
+ * decoded again, so answers and their ETags stay as they are). */
+rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen);
 
 /* An overlay of the last good feed on `ds` (an empty one before the first
  * good poll); its match counts are kept for the metrics. NULL when out of

@@ -124,9 +124,15 @@ def test_file_source_predictions_and_last_good(tiny_data):
                             params={"time": MONDAY, "window": 60}, timeout=10).headers["ETag"]
         rt.write_bytes(feed(trip_update("e1", "T1", "20261102", [(2, 300)])))
         assert wait_for(lambda: t1_row(s)["delay_s"] == 300)
+        etag2 = requests.get(s.url("/v1/stops/S2/departures"),
+                             params={"time": MONDAY, "window": 60}, timeout=10).headers["ETag"]
+        assert etag2 != etag
+        # polls that find the same bytes change nothing, the ETag included
+        polls = metric(s, "transitd_rt_polls_total")
+        assert wait_for(lambda: metric(s, "transitd_rt_polls_total") >= polls + 2)
         assert requests.get(s.url("/v1/stops/S2/departures"),
                             params={"time": MONDAY, "window": 60},
-                            timeout=10).headers["ETag"] != etag
+                            timeout=10).headers["ETag"] == etag2
 
 
 class FeedHandler(http.server.BaseHTTPRequestHandler):

@@ -120,25 +120,28 @@ static void test_last_good_feed_survives_failures(void **state)
     assert_int_equal(delay_of_t1(in), INT32_MIN);
 
     write_feed(120, 0);
-    assert_true(rt_ingest_poll(in, 1000, err, sizeof err));
+    assert_int_equal(rt_ingest_poll(in, 1000, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 120);
+    /* the same bytes again: nothing new to build */
+    assert_int_equal(rt_ingest_poll(in, 1005, err, sizeof err), RT_POLL_UNCHANGED);
     assert_int_equal(delay_of_t1(in), 120);
 
     size_t full = write_feed(300, 0);
     write_feed(300, full - 3);    /* truncated */
-    assert_false(rt_ingest_poll(in, 1010, err, sizeof err));
+    assert_int_equal(rt_ingest_poll(in, 1010, err, sizeof err), RT_POLL_FAILED);
     assert_non_null(strstr(err, "malformed or truncated"));
     assert_int_equal(delay_of_t1(in), 120);
 
     test_write_file(g_dir, "rt.pb", "<html>502 Bad Gateway</html>");
-    assert_false(rt_ingest_poll(in, 1020, err, sizeof err));
+    assert_int_equal(rt_ingest_poll(in, 1020, err, sizeof err), RT_POLL_FAILED);
     assert_int_equal(delay_of_t1(in), 120);
 
     unlink(path);
-    assert_false(rt_ingest_poll(in, 1030, err, sizeof err));
+    assert_int_equal(rt_ingest_poll(in, 1030, err, sizeof err), RT_POLL_FAILED);
     assert_non_null(strstr(err, "cannot open"));
     assert_int_equal(delay_of_t1(in), 120);
 
-    expect_metric(in, "transitd_rt_polls_total 4\n");
+    expect_metric(in, "transitd_rt_polls_total 5\n");
     expect_metric(in, "transitd_rt_poll_failures_total{stage=\"fetch\"} 1\n");
     expect_metric(in, "transitd_rt_poll_failures_total{stage=\"decode\"} 2\n");
     expect_metric(in, "transitd_rt_last_failure_timestamp_seconds 1030\n");
@@ -147,7 +150,7 @@ static void test_last_good_feed_survives_failures(void **state)
     expect_metric(in, "transitd_rt_trip_updates{outcome=\"matched\"} 1\n");
 
     write_feed(300, 0);
-    assert_true(rt_ingest_poll(in, 1040, err, sizeof err));
+    assert_int_equal(rt_ingest_poll(in, 1040, err, sizeof err), RT_POLL_NEW);
     assert_int_equal(delay_of_t1(in), 300);
     rt_ingest_free(in);
 }

@@ -3,6 +3,8 @@
 #   make run    install what is missing, build, import a default dataset, serve it
 #   make test   install what is missing, build, run every unit and API test
 #   make test SANITIZE=1   the same suite under ASan + UBSan + LeakSanitizer
+#   make fuzz FUZZ_S=60    each libFuzzer target (tests/fuzz) for FUZZ_S seconds;
+#                          CI runs `make fuzz-smoke` (10 s each)
 #
 # Sources are picked up by wildcard: adding a module means adding a file.
 
@@ -20,7 +22,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson
+PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
@@ -49,6 +51,13 @@ LIBS := $(PKG_LIBS) $(PLATFORM_LIBS)
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+# GTFS-Realtime: protoc-c compiles proto/gtfs-realtime.proto into $(BUILD)/gen at build
+# time (never committed); only src/rt_decode.c and src/rt_encode.c see its types.
+GEN := $(BUILD)/gen
+RT_PB_C := $(GEN)/gtfs-realtime.pb-c.c
+RT_PB_H := $(GEN)/gtfs-realtime.pb-c.h
+RT_PB_OBJ := $(BUILD)/obj/gtfs-realtime.pb-c.o
+RT_PB_USERS := $(BUILD)/obj/rt_decode.o $(BUILD)/obj/rt_encode.o
 OBJC_SRC := $(wildcard objc/*.m)
 OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -66,7 +75,7 @@ PORT ?= 8080
 # The first python3 that has pytest and requests (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts clean demo-feed
+.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime clean demo-feed
 
 all: $(TRANSITD)
 
@@ -81,11 +90,23 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(RT_PB_C): proto/gtfs-realtime.proto
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=proto --c_out=$(GEN) proto/gtfs-realtime.proto
+$(RT_PB_H): $(RT_PB_C) ;
+
+$(RT_PB_OBJ): $(RT_PB_C) $(RT_PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) -c $< -o $@
+
+$(RT_PB_USERS): CFLAGS_ALL += -I$(GEN)
+$(RT_PB_USERS): $(RT_PB_H)
+
 $(BUILD)/objc/%.o: objc/%.m $(wildcard include/transit/*.h) $(wildcard objc/*.h)
 	@mkdir -p $(dir $@)
 	$(OBJC) $(OBJCFLAGS_ALL) -c $< -o $@
 
-$(LIBTRANSIT): $(LIB_OBJ)
+$(LIBTRANSIT): $(LIB_OBJ) $(RT_PB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
@@ -97,9 +118,10 @@ $(BUILD)/obj/main.o: src/main.c $(wildcard include/transit/*.h)
 $(TRANSITD): $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT)
+# Tests may build GTFS-Realtime fixtures with the generated protobuf-c code.
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT) $(RT_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
 	@mkdir -p $(dir $@)
@@ -130,6 +152,7 @@ api: build-tests
 bench: deps build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --all
 	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
+	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -148,6 +171,9 @@ bench-http: build-tests
 
 bench-alerts: build-tests
 	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
+
+bench-realtime: build-tests
+	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip
@@ -202,13 +228,17 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) $(FUZZ_SAN) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
-FUZZ_LIB_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC))
+FUZZ_LIB_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC)) $(FUZZ_DIR)/obj/gtfs-realtime.pb-c.o
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-corpus
 
-$(FUZZ_DIR)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
+$(FUZZ_DIR)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h) $(RT_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(CC) $(FUZZ_CFLAGS) -I$(GEN) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/obj/gtfs-realtime.pb-c.o: $(RT_PB_C) $(RT_PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -I$(GEN) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/libtransit.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
@@ -221,6 +251,7 @@ fuzz-build: $(FUZZ_BINS)
 
 fuzz-corpus: $(TRANSITD)
 	@$(PYTHON) tests/fuzz/make_corpus.py --transitd $(TRANSITD) --out $(FUZZ_DIR)/corpus
+	@$(PYTHON) tests/fuzz/make_seeds.py $(FUZZ_DIR)/corpus/rt_decode
 
 fuzz: fuzz-build fuzz-corpus
 	@mkdir -p $(FUZZ_DIR)/artifacts

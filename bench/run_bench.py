@@ -1148,6 +1148,10 @@ def run_smoke(args, build):
                              "--smoke", "--seed", str(args.seed)], cwd=ROOT)
     if alerts.returncode != 0:
         failures.append(f"alerts_bench.py --smoke exited {alerts.returncode}")
+    realtime = subprocess.run([sys.executable, str(BENCH_DIR / "realtime_bench.py"), "--build",
+                               str(build), "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+    if realtime.returncode != 0:
+        failures.append(f"realtime_bench.py --smoke exited {realtime.returncode}")
     elapsed = time.monotonic() - started
     if failures:
         for f in failures:

@@ -21,6 +21,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "transit/rt_alerts.h"
+
 /* ------------------------------------------------------------ shared */
 
 /* The media type of the body, without parameters, is one of `types`. */
@@ -271,9 +273,16 @@ static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_
     }
 }
 
-/* The path's id, when it may name an alert. */
+/* The path's id, when it may name an alert the API writes ("rt:" ids are
+ * the realtime feed's). */
 static bool valid_id(TDRequest *req)
 {
+    if (alert_id_valid(req->resourceId) && rt_alert_id(req->resourceId)) {
+        td_request_problem(req, 403, "alert_id",
+                           "alert ids starting with \"" RT_ALERT_ID_PREFIX "\" come from the "
+                           "GTFS-Realtime feed and are read-only (got '%.80s')", req->resourceId);
+        return false;
+    }
     if (alert_id_valid(req->resourceId))
         return true;
     td_request_problem(req, 400, "alert_id",

@@ -65,6 +65,18 @@
     }
     memcpy(req->text + need, tail, (size_t)n + 1);
     need += (size_t)n;
+    /* the GTFS-Realtime source: polls, failures (the last good feed stays), matches */
+    if (server->realtime) {
+        size_t more = rt_ingest_render_metrics(server->realtime, now, req->text + need, req->textCap - need);
+        if (need + more >= req->textCap) {
+            if (!td_request_reserve_text(req, need + more + 1)) {
+                td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+                return;
+            }
+            more = rt_ingest_render_metrics(server->realtime, now, req->text + need, req->textCap - need);
+        }
+        need += more;
+    }
     req->responseBody = req->text;
     req->responseLength = need;
     req->contentType = "text/plain; version=0.0.4; charset=utf-8";

@@ -46,6 +46,8 @@ typedef enum td_verb {
     dataset *dataset;                 /* retained for this request, or NULL */
     alert_view *alerts;               /* retained for this request when the route shows
                                        * alerts (resolved against `dataset`), or NULL */
+    rt_overlay *realtime;             /* retained with `alerts` when the server has --gtfs-rt,
+                                       * else NULL */
     int64_t now;                      /* Unix seconds, truncated to the minute */
     api_thread *apiThread;            /* this thread's api context */
 

@@ -109,6 +109,7 @@ void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
         .id = req->resourceId,
         .now = req->now,
         .alerts = req->alerts,
+        .realtime = req->realtime,
     };
     int cache = -1;
     int status = endpoint(req->apiThread, req->dataset, &ar, req->out, &req->problem, &cache);

@@ -28,6 +28,8 @@ const td_route_spec td_route_table[] = {
     {"/v1/feed", "TDFeedResource"},
     {"/v1/alerts", "TDAlertsResource"},
     {"/v1/alerts/{id}", "TDAlertResource"},
+    {"/gtfs-rt/trip-updates.pb", "TDGtfsRtResource"},
+    {"/gtfs-rt/alerts.pb", "TDGtfsRtResource"},
 };
 
 const int td_route_table_count = (int)(sizeof td_route_table / sizeof td_route_table[0]);

@@ -19,6 +19,8 @@
 #include "transit/live_store.h"
 #include "transit/metrics.h"
 #include "transit/query.h"
+#include "transit/rt_ingest.h"
+#include "transit/rt_overlay.h"
 #include "transit/site.h"
 #import "TDRequest.h"
 
@@ -44,6 +46,8 @@ typedef struct td_config {
     const char *pages_dir;       /* NULL: look beside the binary (site.h) */
     const char *cors_origins[TD_MAX_CORS_ORIGINS];   /* "*" or "https://host[:port]" */
     int ncors_origins;           /* 0: no CORS headers at all */
+    const char *gtfs_rt;         /* GTFS-Realtime file or http(s) URL, or NULL */
+    unsigned rt_interval_s;      /* how often it is polled */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -107,6 +111,12 @@ extern const int td_route_table_count;
     int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
     dataset *currentDataset;
     alert_view *currentAlerts;   /* resolved against currentDataset; same lock */
+    rt_overlay *currentRealtime; /* realtime predictions (--gtfs-rt), or NULL; same lock */
+    rt_ingest *realtime;         /* the GTFS-Realtime source (--gtfs-rt), or NULL */
+    pthread_mutex_t realtimeBuilds;  /* one overlay build and publish at a time */
+    uint64_t realtimeGeneration; /* of the last overlay published (under realtimeBuilds) */
+    alert **rtAlerts;            /* the realtime feed's alerts ("rt:" ids), under alertWrites */
+    uint32_t nrtAlerts;
     live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
     pthread_mutex_t alertWrites; /* one alert write (store, then view) at a time */
     pthread_mutex_t tokensLock;
@@ -133,8 +143,17 @@ bool td_server_reload(TDServer *server, char *err, size_t errlen);
 
 /* The alerts being shown, retained for the caller (release it), or NULL. */
 alert_view *td_server_acquire_alerts(TDServer *server);
-/* The dataset and the alert view resolved against it, taken together. */
-void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts);
+/* The dataset and the alert view resolved against it, taken together, and
+ * the realtime overlay (when `realtime` is not NULL; NULL without --gtfs-rt). */
+void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts,
+                            rt_overlay **realtime);
+/* Builds an overlay of the realtime source's last good feed on the current
+ * dataset and swaps it in (after a good poll, and on every dataset swap).
+ * Does nothing without --gtfs-rt. */
+void td_server_rebuild_realtime(TDServer *server);
+/* Replaces the realtime feed's alerts (taking over `list`, from
+ * rt_ingest_alerts) and publishes them merged with the stored ones. */
+void td_server_set_rt_alerts(TDServer *server, alert **list, uint32_t n);
 /* Opens DATA/live.sqlite and loads the alerts (start-up); false with err. */
 bool td_server_open_live(TDServer *server, char *err, size_t errlen);
 /* Loads every alert again from the store (another process wrote). */

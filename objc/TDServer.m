@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "transit/rt_alerts.h"
 #include "transit/share_dir.h"
 
 #define GZIP_MIN_BYTES 1024
@@ -155,14 +156,41 @@ alert_view *td_server_acquire_alerts(TDServer *server)
     return v;
 }
 
-void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts)
+void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts,
+                            rt_overlay **realtime)
 {
     lock_current(server);
     if ((*ds = server->currentDataset))
         dataset_retain(*ds);
     if ((*alerts = server->currentAlerts))
         alert_view_retain(*alerts);
+    if (realtime && (*realtime = server->currentRealtime))
+        rt_overlay_retain(*realtime);
     unlock_current(server);
+}
+
+void td_server_rebuild_realtime(TDServer *server)
+{
+    if (!server->realtime)
+        return;
+    pthread_mutex_lock(&server->realtimeBuilds);
+    dataset *ds = td_server_acquire_dataset(server);
+    rt_overlay *o = ds ? rt_ingest_overlay(server->realtime, ds, (int64_t)time(NULL)) : NULL;
+    if (ds && !o)
+        fprintf(stderr, "transitd: out of memory building the realtime overlay; keeping the "
+                        "previous one\n");
+    if (o) {
+        rt_overlay_set_generation(o, ++server->realtimeGeneration);
+        lock_current(server);
+        rt_overlay *old = server->currentRealtime;
+        server->currentRealtime = o;
+        unlock_current(server);
+        if (old)
+            rt_overlay_release(old);
+    }
+    if (ds)
+        dataset_release(ds);
+    pthread_mutex_unlock(&server->realtimeBuilds);
 }
 
 /* Swaps in a dataset and its alert view together, so a request never pairs a
@@ -193,6 +221,9 @@ void td_server_install_dataset(TDServer *server, dataset *ds)
         alert_view_release(current);
     install_current(server, ds, v);
     pthread_mutex_unlock(&server->alertWrites);
+    /* until this finishes, rows of the new dataset say realtime false (the
+     * overlay knows only the old one's trips) */
+    td_server_rebuild_realtime(server);
 }
 
 void td_server_lock_alert_writes(TDServer *server)
@@ -221,6 +252,53 @@ static void warn_to_stderr(void *ctx, const char *message)
     fprintf(stderr, "transitd: warning: %s\n", message);
 }
 
+/* A view of the stored alerts (ordered by id) merged with the realtime
+ * feed's; call with alertWrites held. NULL when out of memory. */
+static alert_view *merged_view(TDServer *server, alert *const *stored, uint32_t n, dataset *ds,
+                               int64_t generation)
+{
+    if (!server->realtime)
+        return alert_view_new(stored, n, ds, generation);
+    /* (the merge also drops the "rt:" alerts of the view `stored` came from) */
+    uint32_t count = 0;
+    alert **all = rt_alerts_merge(stored, n, server->rtAlerts, server->nrtAlerts, &count);
+    if (!all)
+        return NULL;
+    alert_view *v = alert_view_new(all, count, ds, generation);
+    free(all);
+    return v;
+}
+
+void td_server_set_rt_alerts(TDServer *server, alert **list, uint32_t n)
+{
+    pthread_mutex_lock(&server->alertWrites);
+    alert **old = server->rtAlerts;
+    uint32_t nold = server->nrtAlerts;
+    server->rtAlerts = list;
+    server->nrtAlerts = n;
+    alert_view *current = td_server_acquire_alerts(server);
+    dataset *ds = td_server_acquire_dataset(server);
+    uint32_t nstored = current ? alert_view_count(current) : 0;
+    alert **stored = malloc((nstored ? nstored : 1) * sizeof *stored);
+    alert_view *v = NULL;
+    if (stored) {
+        for (uint32_t i = 0; i < nstored; i++)
+            stored[i] = (alert *)alert_view_at(current, i);
+        v = merged_view(server, stored, nstored, ds, current ? alert_view_generation(current) : 0);
+        free(stored);
+    }
+    if (v)
+        td_server_publish_alerts(server, v);
+    else
+        fprintf(stderr, "transitd: out of memory merging the realtime alerts\n");
+    if (current)
+        alert_view_release(current);
+    if (ds)
+        dataset_release(ds);
+    pthread_mutex_unlock(&server->alertWrites);
+    rt_alerts_free(old, nold);
+}
+
 bool td_server_reload_alerts(TDServer *server)
 {
     if (!server->live)
@@ -237,7 +315,7 @@ bool td_server_reload_alerts(TDServer *server)
     }
     pthread_mutex_lock(&server->alertWrites);
     dataset *ds = td_server_acquire_dataset(server);
-    alert_view *v = alert_view_new(alerts, n, ds, generation);
+    alert_view *v = merged_view(server, alerts, n, ds, generation);
     if (v)
         td_server_publish_alerts(server, v);
     else
@@ -450,6 +528,7 @@ static bool compile_route(td_route *r, const char *pattern)
     draining = 0;
     pthread_mutex_init(&alertWrites, NULL);
     pthread_mutex_init(&tokensLock, NULL);
+    pthread_mutex_init(&realtimeBuilds, NULL);
     if (td_route_table_count > TD_MAX_ROUTES) {
         snprintf(err, errlen, "too many routes (%d, at most %d)", td_route_table_count,
                  TD_MAX_ROUTES);
@@ -516,6 +595,11 @@ static bool compile_route(td_route *r, const char *pattern)
     free(openapiDocument);
     if (currentAlerts)
         alert_view_release(currentAlerts);
+    if (currentRealtime)
+        rt_overlay_release(currentRealtime);
+    rt_ingest_free(realtime);
+    rt_alerts_free(rtAlerts, nrtAlerts);
+    pthread_mutex_destroy(&realtimeBuilds);
     site_free(pages);
     if (currentDataset)
         dataset_release(currentDataset);
@@ -649,6 +733,11 @@ static void make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
         h = fnv1a(h, &generation, sizeof generation);
         clock = clock || alert_view_count(req->alerts) > 0;
     }
+    /* realtime: every overlay published changes the answers */
+    if (req->realtime) {
+        uint64_t generation = rt_overlay_generation(req->realtime);
+        h = fnv1a(h, &generation, sizeof generation);
+    }
     if (clock && !has_time)
         h = fnv1a(h, &req->now, sizeof req->now);
     /* written by hand: snprintf was a visible share of a small response */
@@ -736,6 +825,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     req->server = self;
     req->dataset = NULL;
     req->alerts = NULL;
+    req->realtime = NULL;
     req->resourceId = NULL;
     req->nparams = 0;
     req->pathBuffer[0] = '\0';
@@ -798,7 +888,7 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
                 bool write = verb == TD_POST || verb == TD_PUT || verb == TD_PATCH ||
                              verb == TD_DELETE;
                 if (route->shows_alerts)
-                    td_server_acquire_both(self, &req->dataset, &req->alerts);
+                    td_server_acquire_both(self, &req->dataset, &req->alerts, &req->realtime);
                 else if (route->needs_dataset)
                     req->dataset = td_server_acquire_dataset(self);
                 if (req->nparams > TD_MAX_PARAMS) {
@@ -838,6 +928,10 @@ static void write_access_log(TDRequest *req, int status, size_t bytes, uint64_t 
     if (req->alerts) {
         alert_view_release(req->alerts);
         req->alerts = NULL;
+    }
+    if (req->realtime) {
+        rt_overlay_release(req->realtime);
+        req->realtime = NULL;
     }
     uint64_t micros = monotonic_us() - conn->started_us;
     metrics_observe(counters, route_index, req->status, micros);

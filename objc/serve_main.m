@@ -28,8 +28,10 @@
 #include <unistd.h>
 
 #include "transit/cli.h"
+#include "transit/rt_fetch.h"
 #import "TDServer.h"
 #import "http_daemon.h"
+#import "realtime_poller.h"
 #import "version_follower.h"
 
 #define DRAIN_MS 4000
@@ -97,6 +99,12 @@ static void print_usage(FILE *out)
           "  --cors-origin ORIGIN  let browser apps from ORIGIN (https://app.example.org[:port])\n"
           "                        call the API; repeatable, or * for any origin (default:\n"
           "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
+          "  --gtfs-rt SOURCE      GTFS-Realtime trip updates (and alerts): a file, or an\n"
+          "                        http(s) URL fetched with libcurl; departure rows gain\n"
+          "                        scheduled, predicted, delay_s, realtime and canceled.\n"
+          "                        A failed fetch or decode keeps the last good data\n"
+          "                        (counted in /metrics)\n"
+          "  --rt-interval S       seconds between polls of --gtfs-rt, 1..3600 (default 15)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        an import activates one (or SIGHUP finds one)\n"
           "  --quiet               no access log\n"
@@ -225,6 +233,17 @@ static int run_server(td_config *cfg)
     }
     char live_err[512] = "";
     bool live_ok = td_server_open_live(server, live_err, sizeof live_err);
+    if (cfg->gtfs_rt) {
+        rt_fetch_global_init();
+        if (!(server->realtime = rt_ingest_new(cfg->gtfs_rt, cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s))) {
+            fprintf(stderr, "transitd serve: out of memory\n");
+            [server release];
+            rt_fetch_global_cleanup();
+            return CLI_RUNTIME_ERROR;
+        }
+        /* an empty overlay until the first good poll: rows say realtime false */
+        td_server_rebuild_realtime(server);
+    }
 
     if (pipe(signal_pipe) != 0) {
         fprintf(stderr, "transitd serve: pipe: %s\n", strerror(errno));
@@ -245,6 +264,13 @@ static int run_server(td_config *cfg)
     sigaddset(&handled, SIGINT);
     pthread_sigmask(SIG_BLOCK, &handled, &previous);
     td_daemon *daemon = td_daemon_start(server, err, sizeof err);
+    td_rt_poller *poller = NULL;
+    if (daemon && server->realtime && !(poller = td_rt_poller_start(server, cfg->rt_interval_s))) {
+        fprintf(stderr, "transitd serve: cannot start the realtime poller\n");
+        td_daemon_stop(daemon, 0);
+        daemon = NULL;
+        snprintf(err, sizeof err, "cannot start the realtime poller");
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -257,13 +283,18 @@ static int run_server(td_config *cfg)
     if (!daemon) {
         fprintf(stderr, "transitd serve: %s\n", err);
         [server release];
+        if (cfg->gtfs_rt)
+            rt_fetch_global_cleanup();
         return CLI_RUNTIME_ERROR;
     }
     td_follower *follower = td_follower_new(server);
     if (!follower) {
         fprintf(stderr, "transitd serve: out of memory\n");
+        td_rt_poller_stop(poller);
         td_daemon_stop(daemon, 0);
         [server release];
+        if (cfg->gtfs_rt)
+            rt_fetch_global_cleanup();
         return CLI_RUNTIME_ERROR;
     }
     server->follower = follower;
@@ -333,10 +364,13 @@ static int run_server(td_config *cfg)
         break;
     }
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
+    td_rt_poller_stop(poller);
     td_daemon_stop(daemon, DRAIN_MS);
     server->follower = NULL;
     td_follower_free(follower);
     [server release];
+    if (cfg->gtfs_rt)
+        rt_fetch_global_cleanup();
     signal(SIGHUP, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
@@ -361,6 +395,7 @@ int serve_main(int argc, char **argv)
                           ? getenv("TRANSITD_TOKENS")
                           : NULL;
     cfg.port = 8080;
+    cfg.rt_interval_s = 15;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
     cfg.max_connections = 10000;
@@ -406,6 +441,16 @@ int serve_main(int argc, char **argv)
                 cfg.tokens_path = arg;
             else
                 cfg.openapi_path = arg;
+            i++;
+        } else if (strcmp(opt, "--gtfs-rt") == 0) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opt);
+            cfg.gtfs_rt = arg;
+            i++;
+        } else if (strcmp(opt, "--rt-interval") == 0) {
+            if (!parse_number(arg, 1, 3600, &v))
+                return usage_error("--rt-interval must be 1..3600 seconds, got '%s'", arg ? arg : "");
+            cfg.rt_interval_s = (unsigned)v;
             i++;
         } else if (strcmp(opt, "--pages") == 0) {
             if (!arg || !*arg)

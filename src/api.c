@@ -718,7 +718,8 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
-    departure_json_write_items(out, ds, t->departures, count, false, begin_alerts(t, req, ds));
+    departure_json_write_items(out, ds, t->departures, count, false, begin_alerts(t, req, ds),
+                               req->realtime);
     end_departures(t, out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
@@ -748,7 +749,8 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
-    departure_json_write_items(out, ds, t->departures, count, true, begin_alerts(t, req, ds));
+    departure_json_write_items(out, ds, t->departures, count, true, begin_alerts(t, req, ds),
+                               req->realtime);
     end_departures(t, out, ds, count, truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

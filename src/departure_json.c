@@ -282,9 +282,89 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
  * (121 in all, rounded up), and the slack of its three text copies. */
 #define ROW_OWN_BYTES (128 + 3 * ROW_TEXT_SLACK)
 
-void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point, alert_marks *alerts)
+/* The realtime members' bytes at most:
+ *   ,"scheduled":"…25…","predicted":"…25…","delay_s":-2147483648,"realtime":false,"canceled":false
+ * (138), rounded up. */
+#define ROW_REALTIME_BYTES 160
+/* Where the instant lies in the dates-and-instant text: after
+ * "2026-11-21","departure":" ; 25 bytes (2026-11-21T18:15:00-05:00). */
+#define INSTANT_AT 26
+#define INSTANT_LEN 25
+
+/* 2026-11-21T18:17:00-05:00 for the predicted instant of a row whose
+ * scheduled instant text is `sched_text`: the date and offset are copied
+ * from it when the prediction falls on the same local day under the same
+ * UTC offset (nearly always), else composed. */
+static char *put_predicted(char *p, const dataset *ds, const departure *d, int64_t instant,
+                           const char *sched_text)
 {
+    int32_t offset = d->utc_offset;
+    int64_t sched_local = d->instant + offset;
+    int64_t sched_day = floor_div(sched_local, 86400);
+    int64_t local = instant + offset;
+    int64_t day = floor_div(local, 86400);
+    /* a transition between the two instants changes the offset */
+    if (day != sched_day || dataset_utc_offset(ds, instant) != offset) {
+        offset = dataset_utc_offset(ds, instant);
+        local = instant + offset;
+        day = floor_div(local, 86400);
+        char text[11];
+        format_date((int32_t)day, text);
+        memcpy(p, text, 10);
+    } else {
+        memcpy(p, sched_text, 10);
+    }
+    p += 10;
+    *p++ = 'T';
+    uint32_t sod = (uint32_t)(local - day * 86400);
+    p = json_put_2digits(p, sod / 3600);
+    *p++ = ':';
+    p = json_put_2digits(p, sod / 60 % 60);
+    *p++ = ':';
+    p = json_put_2digits(p, sod % 60);
+    if (offset == d->utc_offset) {
+        memcpy(p, sched_text + 19, 6);
+        return p + 6;
+    }
+    uint32_t a = offset < 0 ? (uint32_t)0 - (uint32_t)offset : (uint32_t)offset;
+    *p++ = offset < 0 ? '-' : '+';
+    p = json_put_2digits(p, a / 3600 % 100);
+    *p++ = ':';
+    return json_put_2digits(p, a / 60 % 60);
+}
+
+/* The realtime members of a row whose scheduled instant text is at `instant_text`. */
+static char *put_realtime(char *p, const dataset *ds, const rt_overlay *rt, const departure *d,
+                          const char *instant_text)
+{
+    rt_departure r;
+    bool known = rt && rt_overlay_lookup(rt, d, &r);
+    p = JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
+    memcpy(p, instant_text, INSTANT_LEN);
+    p += INSTANT_LEN;
+    if (known && r.has_prediction) {
+        p = JSON_PUT_LITERAL(p, "\",\"predicted\":\"");
+        p = put_predicted(p, ds, d, d->instant + r.delay_s, instant_text);
+        p = JSON_PUT_LITERAL(p, "\",\"delay_s\":");
+        p = put_int(p, r.delay_s);
+    } else {
+        p = JSON_PUT_LITERAL(p, "\",\"predicted\":null,\"delay_s\":null");
+    }
+    if (known)
+        p = JSON_PUT_LITERAL(p, ",\"realtime\":true");
+    else
+        p = JSON_PUT_LITERAL(p, ",\"realtime\":false");
+    if (known && r.canceled)
+        return JSON_PUT_LITERAL(p, ",\"canceled\":true");
+    return JSON_PUT_LITERAL(p, ",\"canceled\":false");
+}
+
+void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
+                                uint32_t count, bool near_point, alert_marks *alerts,
+                                const rt_overlay *realtime)
+{
+    /* an overlay of another dataset knows none of these trips */
+    const rt_overlay *rt = realtime && rt_overlay_dataset(realtime) == ds ? realtime : NULL;
     row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
     const char *text = ds->row_text, *strings_end = ds->strings + ds->nstrings;
     /* Ask for every text the rows copy before the first row needs one, so
@@ -299,11 +379,14 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         __builtin_prefetch(text + th->middle_off);
         __builtin_prefetch(text + th->middle_off + 64);
         /* an inline id is copied whole, TRIP_HOT_ID_MAX bytes, between its quotes */
-        room += ROW_OWN_BYTES + TRIP_HOT_ID_MAX + st->head_len + th->middle_len + (near_point ? st->tail_len : 0);
+        room += ROW_OWN_BYTES + TRIP_HOT_ID_MAX + st->head_len + th->middle_len + (near_point ? st->tail_len : 0) +
+                (realtime ? ROW_REALTIME_BYTES : 0);
         if (th->id_len == TRIP_HOT_SPILLED)
             room += string_room(ds->strings + ds->trips[deps[i].trip].id);
         if (alerts)
             room += alert_marks_departure(alerts, ds, &deps[i], i);
+        if (rt)
+            rt_overlay_prefetch(rt, &deps[i]);
         if (deps[i].stop != last_stop) {
             __builtin_prefetch(text + st->off);
             __builtin_prefetch(text + st->off + st->head_len);
@@ -331,6 +414,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             *p++ = '"';
         }
         p = put_text(p, text + th->middle_off, th->middle_len);
+        const char *instant_text = p + INSTANT_AT;
         p = put_dates_and_instant(p, &texts, d->service_date, d->instant, d->utc_offset);
         p = json_put_u32(p, d->secs);
         p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
@@ -340,6 +424,8 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
             /* within the radius, so at most QUERY_RADIUS_MAX */
             p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
         }
+        if (realtime)
+            p = put_realtime(p, ds, rt, d, instant_text);
         if (alerts && alert_marks_row_count(alerts, i))
             p = alert_marks_put_row(alerts, i, p);
         *p++ = '}';

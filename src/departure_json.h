@@ -15,6 +15,7 @@
 #include "transit/alert_view.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
+#include "transit/rt_overlay.h"
 
 /* Derives, when a dataset is opened, the JSON text a row copies for its
  * stop and for its trip's route and headsign: ds->stop_text, ds->row_text
@@ -25,8 +26,14 @@ int departure_json_derive(dataset *ds, char *err, size_t errlen);
 /* Writes `count` Departure objects as elements of the array the caller
  * opened; near_point adds "stop_name" and "distance_m" (/v1/departures).
  * With `alerts` (begun with a view), a row that alerts apply to gets an
- * "alerts" member with their ids, and they are marked for the response. */
+ * "alerts" member with their ids, and they are marked for the response.
+ * With `realtime` (a server that ingests GTFS-Realtime), every row gets
+ * "scheduled", "predicted", "delay_s", "realtime" and "canceled"; rows of
+ * trips the overlay has no update for say realtime false (as do all rows
+ * when the overlay was resolved against another dataset). Without it (no
+ * realtime configured) the rows are unchanged: those members are absent. */
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point, alert_marks *alerts);
+                                uint32_t count, bool near_point, alert_marks *alerts,
+                                const rt_overlay *realtime);
 
 #endif

@@ -519,6 +519,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         d->stop = c->stop;
         d->trip = r->trip;
         d->stop_sequence = c->stop_sequence;
+        d->pos = c->pos;
         d->distance_m = near_distance(s, c->near);
         /* advance the cursor within its group; a group's runs never
          * overtake, so its next event is no earlier than this one */

@@ -17,6 +17,7 @@
 #include "transit/api_time.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
+#include "transit/rt_overlay.h"
 #include "transit/stores.h"
 
 typedef struct api_param {
@@ -29,6 +30,8 @@ typedef struct api_request {
     const char *id;            /* the {id} path segment, URL-decoded, or NULL */
     int64_t now;               /* Unix seconds: the default for `time` */
     const alert_view *alerts;  /* the alerts to show (resolved against the dataset), or NULL */
+    const rt_overlay *realtime;  /* realtime predictions; NULL when the server ingests none
+                                  * (departure rows then leave out the realtime members) */
 } api_request;
 
 /* An RFC 9457 problem: filled when an endpoint returns a status >= 400. */

@@ -169,6 +169,7 @@ typedef struct departure {
     uint32_t stop;          /* stop index (the platform for a station query) */
     uint32_t trip;          /* trip index */
     uint32_t stop_sequence; /* the raw GTFS stop_sequence */
+    uint32_t pos;           /* the stop time's index in its trip (as trip_detail lists them) */
     double distance_m;      /* nearby_departures: the stop's distance in whole metres
                              * (the haversine's, rounded half up); else 0 */
 } departure;

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-RUN_TOOLS = ["pkg-config", "clang", "python3", "gnustep-config", "uname", "id"]
+RUN_TOOLS = ["pkg-config", "clang", "python3", "gnustep-config", "protoc-c", "uname", "id"]
 
 
 @pytest.fixture()

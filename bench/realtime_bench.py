@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""realtime_bench.py — /v1/departures throughput with 20,000 GTFS-Realtime
+trip updates loaded, against the same server binary without realtime, in
+one run.
+
+Why it exists: the realtime issue's target is that departures keep >= 85 %
+of their rate without realtime. Both sides must be measured on the same
+data and machine minutes. Each repetition starts transitd without
+--gtfs-rt and runs wrk/departures.lua, then starts it with --gtfs-rt on a
+file of 20,000 trip updates (trips running on the inputs' service date,
+then on the days after it until there are 20,000, each instance with a delay at a stop in its middle, 2 % canceled, 2 % with a skipped
+stop; written with tests/api/gtfs_rt_wire.py) and runs the same script once
+/metrics shows the overlay matched them. The report is the median of the
+per-repetition ratios, and beside it the ratio of the server's CPU time per
+request (plain / realtime), which other load on the machine disturbs less.
+
+    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F]
+    make bench-realtime
+"""
+import argparse
+import datetime
+import http.client
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "api"))
+import run_bench as rb   # noqa: E402  (the shared runner: Server, run_wrk, inputs)
+from gtfs_rt_wire import feed, field_bytes, field_varint  # noqa: E402
+
+UPDATES = 20000
+TARGET = 0.85
+CONNS = rb.MAIN_CONNECTIONS
+
+
+def running_trips(data_dir, service_date):
+    """trip_ids whose service runs on service_date (calendar and calendar_dates)."""
+    con = sqlite3.connect(f"file:{data_dir / 'current' / 'schedule.sqlite'}?mode=ro", uri=True)
+    try:
+        day = service_date.weekday()
+        ymd = service_date.strftime("%Y%m%d")
+        services = set()
+        try:
+            for row in con.execute("SELECT service_id, monday, tuesday, wednesday, thursday, friday,"
+                                   " saturday, sunday, start_date, end_date FROM calendar"):
+                start, end = rb.parse_gtfs_date(row[8]), rb.parse_gtfs_date(row[9])
+                if start and end and start <= service_date <= end and str(row[1 + day]) == "1":
+                    services.add(row[0])
+        except sqlite3.Error:
+            pass
+        try:
+            for sid, d, kind in con.execute("SELECT service_id, date, exception_type FROM calendar_dates"):
+                if str(d).replace("-", "") == ymd:
+                    (services.add if str(kind) == "1" else services.discard)(sid)
+        except sqlite3.Error:
+            pass
+        return [t for t, s in con.execute("SELECT trip_id, service_id FROM trips") if s in services]
+    finally:
+        con.close()
+
+
+def stop_sequences(port, trip_ids):
+    """trip_id → its stop_sequences, from /v1/trips/{id} over one kept-alive connection."""
+    out = {}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        for t in trip_ids:
+            conn.request("GET", "/v1/trips/" + urllib.parse.quote(t, safe=""))
+            r = conn.getresponse()
+            body = r.read()
+            if r.status == 200:
+                out[t] = [s["stop_sequence"] for s in json.loads(body)["trip"]["stop_times"]]
+    finally:
+        conn.close()
+    return out
+
+
+def trip_updates_feed(seqs, rng):
+    """The FeedMessage bytes: one TripUpdate per (trip, date) of `seqs`."""
+    entities = []
+    for i, ((trip, day), s) in enumerate(seqs.items()):
+        trip_desc = field_bytes(1, trip) + field_bytes(3, day.strftime("%Y%m%d"))
+        roll = rng.random()
+        if roll < 0.02:
+            trip_desc += field_varint(4, 3)   # CANCELED
+            tu = field_bytes(1, trip_desc)
+        else:
+            tu = field_bytes(1, trip_desc)
+            k = rng.randrange(len(s))
+            delay = rng.randint(-60, 600)
+            event = field_varint(1, delay & 0xFFFFFFFFFFFFFFFF)
+            tu += field_bytes(2, field_varint(1, s[k]) + field_bytes(3, event))
+            if roll < 0.04 and k + 1 < len(s):
+                tu += field_bytes(2, field_varint(1, s[k + 1]) + field_varint(5, 1))   # SKIPPED
+        entities.append(field_bytes(2, field_bytes(1, f"tu{i}") + field_bytes(3, tu)))
+    return feed(*entities, timestamp=int(time.time()))
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / rb.os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def measured(server, args, work, rep):
+    """wrk/departures.lua against server, with the server's CPU µs per request: a
+    figure other processes on the machine disturb far less than req/s."""
+    c0 = cpu_seconds(server.pid)
+    r = rb.run_wrk("departures", server.url(), CONNS, args.duration, work / "inputs", seed=args.seed + rep)
+    c1 = cpu_seconds(server.pid)
+    requests = r["req_per_s"] * args.duration
+    r["server_cpu_us_per_req"] = ((c1 - c0) / requests * 1e6) if c0 is not None and c1 is not None \
+        and requests else None
+    return r
+
+
+def metric(port, name):
+    status, _, body = rb.http_get(port, "/metrics")
+    for line in body.decode().splitlines() if status == 200 else []:
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def serve(transitd, data_dir, work, extra, tag):
+    port = rb.free_port()
+    return rb.Server(f"transitd {tag}", [transitd, "serve", "--data", str(data_dir), "--port", str(port),
+                                          "--bind", "127.0.0.1", "--threads", str(rb.os.cpu_count() or 1),
+                                          "--quiet", *extra],
+                     port, "/healthz", work / f"transitd-{tag}.log").start()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--feed")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--out", help="JSON record (default bench/results/<date>-<host>-realtime.json)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one 2 s repetition on the demo feed; fails only on errors or non-2xx")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.reps, args.duration = 1, 2
+    build = Path(args.build).resolve()
+    transitd = rb.require_binary(build / "transitd", "the server")
+    work = build / ("bench-realtime-smoke" if args.smoke else "bench-realtime")
+    rb.remove_own_dir(work)
+    work.mkdir(parents=True)
+    if args.smoke:
+        feed_path, source = rb.generate_feed("demo", work / "demo.zip"), "generated demo"
+    else:
+        feed_path, source = rb.choose_feed(args, build)
+    rb.log(f"feed: {feed_path} ({source})")
+    data_dir = rb.import_for_serving(transitd, feed_path, work / "data")
+    inputs = rb.extract_inputs(data_dir, work / "inputs", seed=args.seed)
+    service_date = datetime.date.fromisoformat(inputs["service_date"])
+    rng = random.Random(args.seed)
+    # the trips of the service date, then (when they are fewer than UPDATES) of the
+    # days after it, each instance with its own start_date
+    instances = []
+    day = service_date
+    while len(instances) < UPDATES and day < service_date + datetime.timedelta(days=7):
+        trips = running_trips(data_dir, day)
+        rng.shuffle(trips)
+        instances += [(t, day) for t in trips[:UPDATES - len(instances)]]
+        day += datetime.timedelta(days=1)
+    plain_server = serve(transitd, data_dir, work, [], "plain")
+    try:
+        known = stop_sequences(plain_server.port, sorted({t for t, _ in instances}))
+    finally:
+        plain_server.stop()
+    seqs = {(t, d): known[t] for t, d in instances if known.get(t)}
+    rt_file = work / "trip-updates.pb"
+    rt_file.write_bytes(trip_updates_feed(seqs, rng))
+    rb.log(f"inputs: {inputs['stops']} stops, service date {service_date}; {len(seqs):,} trip "
+           f"updates ({rt_file.stat().st_size:,} bytes); {args.reps} x (departures without "
+           f"realtime, with it), c={CONNS}, {args.duration} s each")
+    runs = []
+    for rep in range(args.reps):
+        s = serve(transitd, data_dir, work, [], "plain")
+        try:
+            plain = measured(s, args, work, rep)
+        finally:
+            s.stop()
+        s = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"], "realtime")
+        try:
+            deadline = time.monotonic() + 60
+            matched = None
+            while time.monotonic() < deadline:
+                matched = metric(s.port, 'transitd_rt_trip_updates{outcome="matched"}')
+                if matched:
+                    break
+                time.sleep(0.2)
+            if not matched:
+                raise rb.BenchError("the realtime overlay matched no trip update within 60 s")
+            realtime = measured(s, args, work, rep)
+        finally:
+            s.stop()
+        ratio = realtime["req_per_s"] / plain["req_per_s"] if plain["req_per_s"] else 0.0
+        cpu_p, cpu_r = plain["server_cpu_us_per_req"], realtime["server_cpu_us_per_req"]
+        cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
+        ok = plain["ok"] and realtime["ok"]
+        rb.log(f"rep {rep + 1}: departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
+               f"trip instances matched {realtime['req_per_s']:,.0f} req/s; ratio {ratio:.3f}"
+               + (f"; server CPU {cpu_p:.1f} vs {cpu_r:.1f} µs/request (ratio {cpu_ratio:.3f})"
+                  if cpu_ratio else "")
+               + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
+        runs.append({"rep": rep, "plain": plain, "realtime": realtime, "matched": matched,
+                     "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok})
+    good = [r for r in runs if r["ok"]]
+    if args.smoke:
+        rb.log(f"realtime smoke {'OK' if len(good) == len(runs) else 'FAILED'}")
+        return 0 if len(good) == len(runs) else 1
+    if not good:
+        rb.log("every repetition was flagged; no result")
+        return 1
+    result = {
+        "bench": "realtime", "feed": str(feed_path), "conns": CONNS, "duration_s": args.duration,
+        "reps": args.reps, "trip_updates": len(seqs),
+        "plain_req_per_s": statistics.median(r["plain"]["req_per_s"] for r in good),
+        "realtime_req_per_s": statistics.median(r["realtime"]["req_per_s"] for r in good),
+        "ratio": statistics.median(r["ratio"] for r in good),
+        "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
+            r["cpu_ratio"] for r in good) else None,
+        "target": TARGET, "machine": rb.machine_info(), "runs": runs,
+        "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
+    ok = result["ratio"] >= TARGET
+    print(f"realtime benchmark (c={CONNS}, median of {len(good)}): departures without realtime "
+          f"{result['plain_req_per_s']:,.0f} req/s; with {len(seqs):,} trip updates "
+          f"{result['realtime_req_per_s']:,.0f} req/s = {result['ratio']:.3f} "
+          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
+          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
+    out = Path(args.out) if args.out else (
+        rb.ROOT / "bench" / "results" /
+        f"{datetime.date.today().isoformat()}-{rb.socket.gethostname()}-realtime.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    rb.log(f"wrote {out}")
+    return 0 if ok else 2
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except rb.BenchError as e:
+        rb.log(f"ERROR: {e}")
+        sys.exit(1)

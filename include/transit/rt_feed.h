@@ -1,0 +1,129 @@
+/* rt_feed.h — a decoded GTFS-Realtime feed, in transitd's own plain C structs.
+ *
+ * Why it exists: trip updates and alerts arrive as GTFS-Realtime protobuf
+ * (a file, or a URL polled on an interval). rt_decode.c turns one FeedMessage
+ * into these structs and checks them; nothing past it sees protobuf-c types,
+ * so the overlay, the alerts merge and the tests depend on this header only.
+ *
+ * A feed either decodes or fails as a whole (malformed or truncated
+ * protobuf, a missing required field, an unsupported header): the caller
+ * then keeps its last good feed. An entity that decodes but breaks a rule
+ * (no trip_id on a scheduled trip, stop_time_updates out of order, a bad
+ * start_date...) is dropped and counted in `rejected`, with the first reason
+ * kept in `first_rejection`, so one bad entity does not cost the rest.
+ *
+ * Strings are NUL-terminated and owned by the feed; NULL means absent.
+ */
+#ifndef TRANSIT_RT_FEED_H
+#define TRANSIT_RT_FEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* TripDescriptor.ScheduleRelationship (values as in the spec). */
+typedef enum rt_trip_relationship {
+    RT_TRIP_SCHEDULED = 0,
+    RT_TRIP_ADDED = 1,
+    RT_TRIP_UNSCHEDULED = 2,
+    RT_TRIP_CANCELED = 3,
+    RT_TRIP_REPLACEMENT = 5,
+    RT_TRIP_DUPLICATED = 6,
+    RT_TRIP_DELETED = 7,
+} rt_trip_relationship;
+
+/* StopTimeUpdate.ScheduleRelationship. */
+typedef enum rt_stop_relationship {
+    RT_STOP_SCHEDULED = 0,
+    RT_STOP_SKIPPED = 1,
+    RT_STOP_NO_DATA = 2,
+    RT_STOP_UNSCHEDULED = 3,
+} rt_stop_relationship;
+
+typedef struct rt_event {
+    bool present;              /* the StopTimeEvent was in the update */
+    bool has_delay, has_time, has_uncertainty;
+    int32_t delay;             /* seconds, late > 0 */
+    int64_t time;              /* Unix seconds */
+    int32_t uncertainty;
+} rt_event;
+
+typedef struct rt_stop_update {
+    bool has_stop_sequence;
+    uint32_t stop_sequence;
+    const char *stop_id;
+    rt_event arrival, departure;
+    rt_stop_relationship relationship;
+} rt_stop_update;
+
+typedef struct rt_trip_update {
+    const char *entity_id;
+    const char *trip_id, *route_id;
+    const char *start_time;    /* "HH:MM:SS" as sent (hours may exceed 23) */
+    const char *start_date;    /* "YYYYMMDD" as sent */
+    int32_t start_secs;        /* start_time in seconds, or -1 */
+    int32_t start_day;         /* start_date in days since 1970-01-01, or INT32_MIN */
+    int direction_id;          /* 0, 1, or -1 when absent */
+    rt_trip_relationship relationship;
+    const char *vehicle_id, *vehicle_label;
+    bool has_timestamp, has_delay;
+    uint64_t timestamp;
+    int32_t delay;             /* trip-level delay (experimental in the spec) */
+    rt_stop_update *stops;     /* in feed order: by stop_sequence when given */
+    uint32_t stop_count;
+} rt_trip_update;
+
+typedef struct rt_translation {
+    const char *text, *language;
+} rt_translation;
+
+typedef struct rt_text {
+    rt_translation *items;
+    uint32_t count;
+} rt_text;
+
+typedef struct rt_period {
+    uint64_t start, end;       /* 0: open */
+} rt_period;
+
+typedef struct rt_selector {
+    const char *agency_id, *route_id, *stop_id, *trip_id;
+    const char *trip_start_date;   /* the trip's start_date (YYYYMMDD) as sent, or NULL */
+    int32_t route_type;        /* -1 when absent */
+    int direction_id;          /* -1 when absent */
+} rt_selector;
+
+typedef struct rt_alert {
+    const char *entity_id;
+    rt_period *periods;
+    uint32_t period_count;
+    rt_selector *selectors;
+    uint32_t selector_count;
+    int cause, effect, severity;   /* the spec's enum values (defaults 1, 8, 1) */
+    rt_text url, header, description;
+} rt_alert;
+
+typedef struct rt_feed {
+    const char *version;       /* gtfs_realtime_version */
+    uint64_t timestamp;        /* header timestamp, 0 when absent */
+    rt_trip_update *trip_updates;
+    uint32_t trip_update_count;
+    rt_alert *alerts;
+    uint32_t alert_count;
+    uint32_t ignored;          /* entities of other kinds (vehicle positions), deleted ones */
+    uint32_t rejected;         /* entities dropped by a rule */
+    char first_rejection[160];
+    struct rt_arena *arena;    /* owns every string and array above */
+} rt_feed;
+
+/* Decodes one FeedMessage. NULL on failure with a message in err (e.g.
+ * "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf)"). */
+rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
+void rt_feed_free(rt_feed *feed);
+
+/* "20240131" → days since 1970-01-01; false when not a valid date. */
+bool rt_parse_date(const char *s, int32_t *days);
+/* "25:10:00" → seconds; false when not H:MM:SS / HH:MM:SS. */
+bool rt_parse_time(const char *s, int32_t *secs);
+
+#endif

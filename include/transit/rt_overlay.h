@@ -1,0 +1,82 @@
+/* rt_overlay.h — realtime predictions resolved against one dataset.
+ *
+ * Why it exists: departure rows need "is there realtime for this trip
+ * instance at this stop, and what does it say" in a few instructions, for
+ * every row, while a poller replaces the feed every few seconds. An overlay
+ * is built once per decoded feed (rt_feed.h) and is immutable afterwards:
+ * each TripUpdate is matched to a dataset trip instance (trip_id and
+ * start_date; frequency-based trips also by start_time), and the
+ * GTFS-Realtime propagation rules are applied over the trip's stop times,
+ * so a lookup only finds a precomputed delay. Like alert_view, it is
+ * reference counted; a server publishes a new one and readers keep the one
+ * they took until they release it (no torn state, no reader ever blocks).
+ *
+ * Propagation (GTFS-Realtime reference, TripUpdate / StopTimeUpdate):
+ *  - an update's time wins over its delay; a missing departure takes the
+ *    arrival's delay;
+ *  - the last known delay carries to the following stops until the next
+ *    update, never making a departure earlier than the one before it;
+ *  - stops before the first update get the trip-level delay when the feed
+ *    gives one, else no prediction;
+ *  - NO_DATA (and UNSCHEDULED) stop the carrying: no prediction from there
+ *    to the next update with data;
+ *  - SKIPPED marks the stop skipped and carries the delay past it;
+ *  - a CANCELED (or DELETED) trip marks every stop canceled.
+ * ADDED trips that are not in the dataset are counted, not shown (yet).
+ */
+#ifndef TRANSIT_RT_OVERLAY_H
+#define TRANSIT_RT_OVERLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transit/query.h"
+#include "transit/rt_feed.h"
+
+typedef struct rt_overlay rt_overlay;
+
+typedef struct rt_overlay_stats {
+    uint32_t matched;          /* trip instances with an entry */
+    uint32_t canceled;         /* of those, canceled or deleted */
+    uint32_t unknown_trip;     /* trip_id not in the dataset */
+    uint32_t not_running;      /* the trip does not run on start_date (or near now) */
+    uint32_t bad_start_time;   /* a frequency-based trip without a usable start_time */
+    uint32_t duplicate;        /* a second update for the same instance */
+    uint32_t added_unshown;    /* ADDED trips (not in the dataset) */
+    uint32_t unmatched_stops;  /* stop_time_updates naming no stop of the trip */
+} rt_overlay_stats;
+
+/* What realtime says about one departure row. */
+typedef struct rt_departure {
+    bool realtime;             /* the overlay has this trip instance */
+    bool canceled;             /* the trip is canceled, or this stop is skipped */
+    bool skipped;              /* this stop is skipped (canceled is also true) */
+    bool has_prediction;       /* delay_s is known */
+    int32_t delay_s;           /* predicted departure = scheduled + delay_s */
+} rt_departure;
+
+/* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
+ * service date of updates without start_date: the date among yesterday,
+ * today and tomorrow (feed timezone) on which the trip runs, nearest now.
+ * NULL when out of memory. `stats` may be NULL. */
+rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats);
+rt_overlay *rt_overlay_retain(rt_overlay *o);
+void rt_overlay_release(rt_overlay *o);
+
+const dataset *rt_overlay_dataset(const rt_overlay *o);
+/* The feed header's timestamp the overlay was built from. */
+uint64_t rt_overlay_feed_timestamp(const rt_overlay *o);
+uint32_t rt_overlay_trip_count(const rt_overlay *o);
+/* A number the publisher gives each overlay it swaps in (ETags follow it);
+ * set it before the overlay is shared. 0 until set. */
+void rt_overlay_set_generation(rt_overlay *o, uint64_t generation);
+uint64_t rt_overlay_generation(const rt_overlay *o);
+
+/* Fills `out` for a departure row of the overlay's dataset; false (and out
+ * all zero) when the overlay knows nothing of the row's trip instance. */
+bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out);
+/* Starts loading what rt_overlay_lookup will read for `d`: call it for every
+ * row of a response first, so their cache misses overlap. */
+void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
+
+#endif

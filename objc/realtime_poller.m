@@ -1,0 +1,104 @@
+/* realtime_poller.m — the GTFS-Realtime polling thread; see realtime_poller.h. */
+#import "realtime_poller.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct td_rt_poller {
+    TDServer *server;
+    unsigned interval_s;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;         /* on CLOCK_MONOTONIC */
+    bool stopping;               /* under lock */
+};
+
+static void *poll_loop(void *arg)
+{
+    td_rt_poller *p = arg;
+    bool failing = false;
+    char last_err[256] = "";
+    for (;;) {
+        char err[256];
+        rt_poll_result r = rt_ingest_poll(p->server->realtime, (int64_t)time(NULL), err, sizeof err);
+        if (r == RT_POLL_UNCHANGED) {
+            if (failing)
+                fprintf(stderr, "transitd: realtime: %s answers again\n",
+                        rt_ingest_source(p->server->realtime));
+            failing = false;
+            last_err[0] = '\0';
+        } else if (r == RT_POLL_NEW) {
+            if (failing)
+                fprintf(stderr, "transitd: realtime: %s answers again\n",
+                        rt_ingest_source(p->server->realtime));
+            failing = false;
+            last_err[0] = '\0';
+            /* the alerts first: the overlay's new generation then changes
+             * the ETags of answers that show either */
+            alert **alerts = NULL;
+            long n = rt_ingest_alerts(p->server->realtime, (int64_t)time(NULL), &alerts);
+            if (n >= 0)
+                td_server_set_rt_alerts(p->server, alerts, (uint32_t)n);
+            else
+                fprintf(stderr, "transitd: realtime: out of memory converting the alerts\n");
+            td_server_rebuild_realtime(p->server);
+        } else {
+            /* one line when it starts failing and when the reason changes is
+             * enough; /metrics counts every failure */
+            if (strcmp(err, last_err) != 0)
+                fprintf(stderr, "transitd: realtime: %s; keeping the last good feed\n", err);
+            snprintf(last_err, sizeof last_err, "%s", err);
+            failing = true;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += p->interval_s;
+        pthread_mutex_lock(&p->lock);
+        while (!p->stopping && pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
+            ;
+        bool stop = p->stopping;
+        pthread_mutex_unlock(&p->lock);
+        if (stop)
+            return NULL;
+    }
+}
+
+td_rt_poller *td_rt_poller_start(TDServer *server, unsigned interval_s)
+{
+    td_rt_poller *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->server = server;
+    p->interval_s = interval_s ? interval_s : 1;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&p->lock, NULL);
+    if (pthread_create(&p->thread, NULL, poll_loop, p) != 0) {
+        pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void td_rt_poller_stop(td_rt_poller *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

@@ -1,0 +1,424 @@
+/* rt_decode.c — GTFS-Realtime protobuf in, rt_feed (include/transit/rt_feed.h) out.
+ *
+ * Why it exists: the one place that knows protobuf-c and the generated
+ * gtfs-realtime.pb-c.h (built from proto/ into build/gen). It unpacks a
+ * FeedMessage, checks the header and each entity, and copies what transitd
+ * uses into one arena the rt_feed owns, then frees the protobuf-c message.
+ */
+#include "transit/rt_feed.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gtfs-realtime.pb-c.h"
+
+/* ------------------------------------------------------------ arena */
+
+typedef struct rt_arena_block {
+    struct rt_arena_block *next;
+    size_t used, size;
+    _Alignas(max_align_t) unsigned char data[];
+} rt_arena_block;
+
+struct rt_arena {
+    rt_arena_block *head;
+};
+
+static void *arena_alloc(struct rt_arena *a, size_t n) {
+    size_t align = _Alignof(max_align_t);
+    n = (n + align - 1) & ~(align - 1);
+    if (n == 0) n = align;
+    rt_arena_block *b = a->head;
+    if (!b || b->size - b->used < n) {
+        size_t size = n > 65536 ? n : 65536;
+        rt_arena_block *nb = malloc(sizeof *nb + size);
+        if (!nb) return NULL;
+        nb->next = b;
+        nb->used = 0;
+        nb->size = size;
+        a->head = nb;
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void arena_free(struct rt_arena *a) {
+    if (!a) return;
+    rt_arena_block *b = a->head;
+    while (b) {
+        rt_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(a);
+}
+
+/* A copy of s in the arena; NULL stays NULL. *oom is set when it cannot. */
+static const char *arena_str(struct rt_arena *a, const char *s, bool *oom) {
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    char *p = arena_alloc(a, n + 1);
+    if (!p) {
+        *oom = true;
+        return NULL;
+    }
+    memcpy(p, s, n + 1);
+    return p;
+}
+
+/* ------------------------------------------------------------ parsing helpers */
+
+static bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static int32_t days_from_civil(int y, int m, int d) {
+    y -= m <= 2;
+    int era = (y >= 0 ? y : y - 399) / 400;
+    int yoe = y - era * 400;
+    int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+bool rt_parse_date(const char *s, int32_t *days) {
+    if (!s || strlen(s) != 8) return false;
+    int v[8];
+    for (int i = 0; i < 8; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v[i] = s[i] - '0';
+    }
+    int y = v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3];
+    int m = v[4] * 10 + v[5];
+    int d = v[6] * 10 + v[7];
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1970 || m < 1 || m > 12 || d < 1) return false;
+    int max = mdays[m - 1] + (m == 2 && is_leap(y));
+    if (d > max) return false;
+    *days = days_from_civil(y, m, d);
+    return true;
+}
+
+bool rt_parse_time(const char *s, int32_t *secs) {
+    if (!s) return false;
+    size_t n = strlen(s);
+    if (n != 7 && n != 8) return false;
+    const char *p = s;
+    int h = 0;
+    size_t hl = n - 6;
+    for (size_t i = 0; i < hl; i++) {
+        if (p[i] < '0' || p[i] > '9') return false;
+        h = h * 10 + (p[i] - '0');
+    }
+    p += hl;
+    if (p[0] != ':' || p[3] != ':') return false;
+    for (int i = 1; i < 6; i++) {
+        if (i == 3) continue;
+        if (p[i] < '0' || p[i] > '9') return false;
+    }
+    int m = (p[1] - '0') * 10 + (p[2] - '0');
+    int sec = (p[4] - '0') * 10 + (p[5] - '0');
+    if (m > 59 || sec > 59) return false;
+    *secs = h * 3600 + m * 60 + sec;
+    return true;
+}
+
+static void reject(rt_feed *f, const char *entity_id, const char *fmt, ...) {
+    f->rejected++;
+    if (f->first_rejection[0]) return;
+    int n = snprintf(f->first_rejection, sizeof f->first_rejection, "entity \"%.40s\": ",
+                     entity_id ? entity_id : "");
+    if (n < 0 || (size_t)n >= sizeof f->first_rejection) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->first_rejection + n, sizeof f->first_rejection - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static void copy_event(rt_event *out, const TransitRealtime__TripUpdate__StopTimeEvent *e) {
+    if (!e) return;
+    out->present = true;
+    out->has_delay = e->has_delay;
+    out->delay = e->delay;
+    out->has_time = e->has_time;
+    out->time = e->time;
+    out->has_uncertainty = e->has_uncertainty;
+    out->uncertainty = e->uncertainty;
+}
+
+/* ------------------------------------------------------------ trip updates */
+
+/* false: the entity is rejected (reason recorded) or memory ran out (*oom). */
+static bool decode_trip_update(rt_feed *f, const char *entity_id,
+                               const TransitRealtime__TripUpdate *tu, rt_trip_update *out,
+                               bool *oom) {
+    struct rt_arena *a = f->arena;
+    const TransitRealtime__TripDescriptor *td = tu->trip;   /* required: unpack checked it */
+    rt_trip_relationship rel =
+        td->has_schedule_relationship ? (rt_trip_relationship)td->schedule_relationship
+                                      : RT_TRIP_SCHEDULED;
+    switch (rel) {
+    case RT_TRIP_SCHEDULED: case RT_TRIP_ADDED: case RT_TRIP_UNSCHEDULED: case RT_TRIP_CANCELED:
+    case RT_TRIP_REPLACEMENT: case RT_TRIP_DUPLICATED: case RT_TRIP_DELETED:
+        break;
+    default:
+        reject(f, entity_id, "unknown trip schedule_relationship %d", (int)rel);
+        return false;
+    }
+    if ((!td->trip_id || !td->trip_id[0]) && rel != RT_TRIP_ADDED) {
+        reject(f, entity_id, "trip_update without a trip_id");
+        return false;
+    }
+    if (rel == RT_TRIP_ADDED && (!td->trip_id || !td->trip_id[0]) &&
+        (!td->route_id || !td->route_id[0])) {
+        reject(f, entity_id, "ADDED trip without a trip_id or a route_id");
+        return false;
+    }
+    out->start_day = INT32_MIN;
+    out->start_secs = -1;
+    if (td->start_date && !rt_parse_date(td->start_date, &out->start_day)) {
+        reject(f, entity_id, "start_date \"%.16s\" is not YYYYMMDD", td->start_date);
+        return false;
+    }
+    if (td->start_time && !rt_parse_time(td->start_time, &out->start_secs)) {
+        reject(f, entity_id, "start_time \"%.16s\" is not HH:MM:SS", td->start_time);
+        return false;
+    }
+    out->relationship = rel;
+    out->direction_id = td->has_direction_id ? (td->direction_id <= 1 ? (int)td->direction_id : -1) : -1;
+    out->entity_id = arena_str(a, entity_id, oom);
+    out->trip_id = arena_str(a, td->trip_id, oom);
+    out->route_id = arena_str(a, td->route_id, oom);
+    out->start_date = arena_str(a, td->start_date, oom);
+    out->start_time = arena_str(a, td->start_time, oom);
+    if (tu->vehicle) {
+        out->vehicle_id = arena_str(a, tu->vehicle->id, oom);
+        out->vehicle_label = arena_str(a, tu->vehicle->label, oom);
+    }
+    out->has_timestamp = tu->has_timestamp;
+    out->timestamp = tu->timestamp;
+    out->has_delay = tu->has_delay;
+    out->delay = tu->delay;
+    if (*oom) return false;
+
+    if (tu->n_stop_time_update > UINT32_MAX / 2) {
+        reject(f, entity_id, "too many stop_time_updates");
+        return false;
+    }
+    uint32_t n = (uint32_t)tu->n_stop_time_update;
+    if (n) {
+        out->stops = arena_alloc(a, sizeof *out->stops * n);
+        if (!out->stops) {
+            *oom = true;
+            return false;
+        }
+        out->stop_count = n;
+    }
+    bool have_prev = false;
+    uint32_t prev_seq = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const TransitRealtime__TripUpdate__StopTimeUpdate *u = tu->stop_time_update[i];
+        rt_stop_update *s = &out->stops[i];
+        if (!u->has_stop_sequence && (!u->stop_id || !u->stop_id[0])) {
+            reject(f, entity_id, "stop_time_update %u has neither stop_sequence nor stop_id", i);
+            return false;
+        }
+        if (u->has_stop_sequence) {
+            if (have_prev && u->stop_sequence <= prev_seq) {
+                reject(f, entity_id, "stop_time_updates are not sorted by stop_sequence (%u after %u)",
+                       u->stop_sequence, prev_seq);
+                return false;
+            }
+            have_prev = true;
+            prev_seq = u->stop_sequence;
+        }
+        rt_stop_relationship srel = u->has_schedule_relationship
+                                        ? (rt_stop_relationship)u->schedule_relationship
+                                        : RT_STOP_SCHEDULED;
+        if (srel > RT_STOP_UNSCHEDULED) {
+            reject(f, entity_id, "unknown stop schedule_relationship %d", (int)srel);
+            return false;
+        }
+        bool has_arr = u->arrival && (u->arrival->has_delay || u->arrival->has_time);
+        bool has_dep = u->departure && (u->departure->has_delay || u->departure->has_time);
+        if (srel == RT_STOP_SCHEDULED && !has_arr && !has_dep) {
+            reject(f, entity_id, "SCHEDULED stop_time_update %u has no arrival or departure delay/time", i);
+            return false;
+        }
+        s->has_stop_sequence = u->has_stop_sequence;
+        s->stop_sequence = u->stop_sequence;
+        s->stop_id = arena_str(a, u->stop_id, oom);
+        s->relationship = srel;
+        copy_event(&s->arrival, u->arrival);
+        copy_event(&s->departure, u->departure);
+    }
+    return !*oom;
+}
+
+/* ------------------------------------------------------------ alerts */
+
+static bool copy_text(struct rt_arena *a, rt_text *out, const TransitRealtime__TranslatedString *t,
+                      bool *oom) {
+    if (!t || !t->n_translation) return true;
+    if (t->n_translation > 1024) return false;
+    out->items = arena_alloc(a, sizeof *out->items * t->n_translation);
+    if (!out->items) {
+        *oom = true;
+        return false;
+    }
+    out->count = (uint32_t)t->n_translation;
+    for (size_t i = 0; i < t->n_translation; i++) {
+        out->items[i].text = arena_str(a, t->translation[i]->text, oom);
+        out->items[i].language = arena_str(a, t->translation[i]->language, oom);
+    }
+    return !*oom;
+}
+
+static bool decode_alert(rt_feed *f, const char *entity_id, const TransitRealtime__Alert *al,
+                         rt_alert *out, bool *oom) {
+    struct rt_arena *a = f->arena;
+    if (al->n_informed_entity == 0) {
+        reject(f, entity_id, "alert without an informed_entity");
+        return false;
+    }
+    if (al->n_informed_entity > 65536 || al->n_active_period > 65536) {
+        reject(f, entity_id, "alert with too many informed entities or periods");
+        return false;
+    }
+    out->entity_id = arena_str(a, entity_id, oom);
+    out->cause = al->has_cause ? (int)al->cause : 1;
+    out->effect = al->has_effect ? (int)al->effect : 8;
+    out->severity = al->has_severity_level ? (int)al->severity_level : 1;
+    if (al->n_active_period) {
+        out->periods = arena_alloc(a, sizeof *out->periods * al->n_active_period);
+        if (!out->periods) {
+            *oom = true;
+            return false;
+        }
+        out->period_count = (uint32_t)al->n_active_period;
+        for (size_t i = 0; i < al->n_active_period; i++) {
+            const TransitRealtime__TimeRange *r = al->active_period[i];
+            out->periods[i].start = r->has_start ? r->start : 0;
+            out->periods[i].end = r->has_end ? r->end : 0;
+            if (r->has_start && r->has_end && r->end && r->end < r->start) {
+                reject(f, entity_id, "active_period %zu ends before it starts", i);
+                return false;
+            }
+        }
+    }
+    out->selectors = arena_alloc(a, sizeof *out->selectors * al->n_informed_entity);
+    if (!out->selectors) {
+        *oom = true;
+        return false;
+    }
+    out->selector_count = (uint32_t)al->n_informed_entity;
+    for (size_t i = 0; i < al->n_informed_entity; i++) {
+        const TransitRealtime__EntitySelector *e = al->informed_entity[i];
+        rt_selector *s = &out->selectors[i];
+        const char *trip_id = e->trip ? e->trip->trip_id : NULL;
+        if (!e->agency_id && !e->route_id && !e->has_route_type && !trip_id && !e->stop_id) {
+            reject(f, entity_id, "informed_entity %zu selects nothing", i);
+            return false;
+        }
+        s->agency_id = arena_str(a, e->agency_id, oom);
+        s->route_id = arena_str(a, e->route_id, oom);
+        s->stop_id = arena_str(a, e->stop_id, oom);
+        s->trip_id = arena_str(a, trip_id, oom);
+        s->trip_start_date = arena_str(a, e->trip ? e->trip->start_date : NULL, oom);
+        s->route_type = e->has_route_type ? e->route_type : -1;
+        s->direction_id = e->has_direction_id && e->direction_id <= 1 ? (int)e->direction_id : -1;
+    }
+    if (!copy_text(a, &out->url, al->url, oom) || !copy_text(a, &out->header, al->header_text, oom) ||
+        !copy_text(a, &out->description, al->description_text, oom)) {
+        if (!*oom) reject(f, entity_id, "too many translations");
+        return false;
+    }
+    return !*oom;
+}
+
+/* ------------------------------------------------------------ feed */
+
+static bool supported_version(const char *v) {
+    return v && (strcmp(v, "1.0") == 0 || strncmp(v, "2.", 2) == 0);
+}
+
+rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen) {
+    if (!data && len) {
+        snprintf(err, errlen, "no data");
+        return NULL;
+    }
+    TransitRealtime__FeedMessage *msg =
+        transit_realtime__feed_message__unpack(NULL, len, data ? data : (const uint8_t *)"");
+    if (!msg) {
+        snprintf(err, errlen, "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf, "
+                              "or a required field is missing), %zu bytes", len);
+        return NULL;
+    }
+    rt_feed *f = NULL;
+    const TransitRealtime__FeedHeader *h = msg->header;
+    if (!supported_version(h->gtfs_realtime_version)) {
+        snprintf(err, errlen, "unsupported gtfs_realtime_version \"%.16s\" (1.0 or 2.x)",
+                 h->gtfs_realtime_version);
+        goto out;
+    }
+    if (h->has_incrementality &&
+        h->incrementality != TRANSIT_REALTIME__FEED_HEADER__INCREMENTALITY__FULL_DATASET) {
+        snprintf(err, errlen, "DIFFERENTIAL feeds are not supported (FULL_DATASET only)");
+        goto out;
+    }
+    if (msg->n_entity > UINT32_MAX / 2) {
+        snprintf(err, errlen, "too many entities");
+        goto out;
+    }
+    f = calloc(1, sizeof *f);
+    if (!f || !(f->arena = calloc(1, sizeof *f->arena))) goto oom;
+    bool oom = false;
+    f->version = arena_str(f->arena, h->gtfs_realtime_version, &oom);
+    f->timestamp = h->has_timestamp ? h->timestamp : 0;
+    uint32_t ntu = 0, nal = 0;
+    for (size_t i = 0; i < msg->n_entity; i++) {
+        if (msg->entity[i]->trip_update) ntu++;
+        if (msg->entity[i]->alert) nal++;
+    }
+    if (ntu && !(f->trip_updates = arena_alloc(f->arena, sizeof *f->trip_updates * ntu))) goto oom;
+    if (nal && !(f->alerts = arena_alloc(f->arena, sizeof *f->alerts * nal))) goto oom;
+    for (size_t i = 0; i < msg->n_entity && !oom; i++) {
+        const TransitRealtime__FeedEntity *e = msg->entity[i];
+        if (e->is_deleted || (!e->trip_update && !e->alert)) {
+            f->ignored++;
+            continue;
+        }
+        if (e->trip_update && e->alert) {
+            reject(f, e->id, "entity holds both a trip_update and an alert");
+            continue;
+        }
+        if (e->trip_update) {
+            rt_trip_update *t = &f->trip_updates[f->trip_update_count];
+            if (decode_trip_update(f, e->id, e->trip_update, t, &oom)) f->trip_update_count++;
+            else memset(t, 0, sizeof *t);
+        } else {
+            rt_alert *al = &f->alerts[f->alert_count];
+            if (decode_alert(f, e->id, e->alert, al, &oom)) f->alert_count++;
+            else memset(al, 0, sizeof *al);
+        }
+    }
+    if (oom) goto oom;
+    transit_realtime__feed_message__free_unpacked(msg, NULL);
+    return f;
+oom:
+    snprintf(err, errlen, "out of memory decoding the feed");
+out:
+    rt_feed_free(f);
+    transit_realtime__feed_message__free_unpacked(msg, NULL);
+    return NULL;
+}
+
+void rt_feed_free(rt_feed *feed) {
+    if (!feed) return;
+    arena_free(feed->arena);
+    free(feed);
+}

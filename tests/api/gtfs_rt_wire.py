@@ -1,0 +1,51 @@
+"""GTFS-Realtime protobuf fixtures written by hand: the few wire-format
+rules (varints, length-delimited fields) the tests need to build feeds,
+trip updates and alerts byte by byte, without a protobuf package. Used by
+test_realtime.py and tests/fuzz/make_seeds.py.
+"""
+
+
+def varint(n):
+    out = bytearray()
+    n &= (1 << 64) - 1
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field_varint(num, value):
+    return varint(num << 3) + varint(value)
+
+
+def field_bytes(num, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return varint(num << 3 | 2) + varint(len(data)) + data
+
+
+def trip_update(entity_id, trip_id, start_date, stop_updates=(), relationship=None):
+    trip = field_bytes(1, trip_id) + field_bytes(3, start_date)
+    if relationship is not None:
+        trip += field_varint(4, relationship)
+    tu = field_bytes(1, trip)
+    for seq, delay in stop_updates:
+        event = field_varint(1, delay)                      # StopTimeEvent.delay
+        tu += field_bytes(2, field_varint(1, seq) + field_bytes(3, event))
+    return field_bytes(2, field_bytes(1, entity_id) + field_bytes(3, tu))
+
+
+def alert_entity(entity_id, stop_id, text):
+    translation = field_bytes(1, text) + field_bytes(2, "en")
+    alert = field_bytes(5, field_bytes(5, stop_id)) + field_varint(7, 4)   # DETOUR
+    alert += field_bytes(10, field_bytes(1, translation))
+    return field_bytes(2, field_bytes(1, entity_id) + field_bytes(5, alert))
+
+
+def feed(*entities, timestamp=1793000000):
+    header = field_bytes(1, "2.0") + field_varint(3, timestamp)
+    return field_bytes(1, header) + b"".join(entities)

@@ -1,0 +1,164 @@
+/* test_rt_ingest.c — polling a GTFS-Realtime file: a good feed is taken, a
+ * truncated or garbage one and a missing file are counted as failures and
+ * leave the last good feed (and its overlay) in place; /metrics text says so.
+ */
+#include "test_support.h"
+#include "test_timetable_fixture.h"
+
+#include "gtfs-realtime.pb-c.h"
+#include "transit/gtfs.h"
+#include "transit/rt_fetch.h"
+#include "transit/rt_ingest.h"
+
+static char g_dir[512];
+static dataset *g_ds;
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(g_dir, sizeof g_dir, "rt-ingest");
+    test_write_file(g_dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Tiny,https://example.com,America/New_York\n");
+    test_write_file(g_dir, "stops.txt",
+                    "stop_id,stop_name,stop_lat,stop_lon\nS1,One,40.0,-74.0\nS2,Two,40.001,-74.0\n");
+    test_write_file(g_dir, "routes.txt",
+                    "route_id,agency_id,route_short_name,route_long_name,route_type\nR1,A1,1,Main,3\n");
+    test_write_file(g_dir, "trips.txt", "route_id,service_id,trip_id\nR1,WK,T1\n");
+    test_write_file(g_dir, "stop_times.txt",
+                    "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
+                    "T1,08:00:00,08:00:00,S1,1\nT1,08:10:00,08:10:00,S2,2\n");
+    test_write_file(g_dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
+                    "start_date,end_date\nWK,1,1,1,1,1,0,0,20261026,20261113\n");
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    g_ds = test_build_timetable(g_dir, &d, &st);
+    diag_destroy(&d);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dataset_release(g_ds);
+    return 0;
+}
+
+/* Writes a feed with T1 delayed `delay` s on 20261102 (cut to `cut` bytes
+ * when cut > 0) to dir/rt.pb; returns its full size. */
+static size_t write_feed(int32_t delay, size_t cut)
+{
+    TransitRealtime__FeedHeader header = TRANSIT_REALTIME__FEED_HEADER__INIT;
+    header.gtfs_realtime_version = "2.0";
+    header.has_timestamp = 1;
+    header.timestamp = 1793000000;
+    TransitRealtime__TripDescriptor td = TRANSIT_REALTIME__TRIP_DESCRIPTOR__INIT;
+    td.trip_id = "T1";
+    td.start_date = "20261102";
+    TransitRealtime__TripUpdate tu = TRANSIT_REALTIME__TRIP_UPDATE__INIT;
+    tu.trip = &td;
+    tu.has_delay = 1;
+    tu.delay = delay;
+    TransitRealtime__FeedEntity e = TRANSIT_REALTIME__FEED_ENTITY__INIT;
+    e.id = "e1";
+    e.trip_update = &tu;
+    TransitRealtime__FeedEntity *es[] = {&e};
+    TransitRealtime__FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
+    msg.header = &header;
+    msg.n_entity = 1;
+    msg.entity = es;
+    size_t len = transit_realtime__feed_message__get_packed_size(&msg);
+    uint8_t *buf = malloc(len);
+    transit_realtime__feed_message__pack(&msg, buf);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/rt.pb", g_dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(buf, 1, cut ? cut : len, f);
+    fclose(f);
+    free(buf);
+    return len;
+}
+
+static int32_t delay_of_t1(rt_ingest *in)
+{
+    rt_overlay *o = rt_ingest_overlay(in, g_ds, 0);
+    assert_non_null(o);
+    departure d = {0};
+    d.trip = dataset_find_trip(g_ds, "T1", 2);
+    d.service_date = days_from_civil(2026, 11, 2);
+    d.stop_sequence = 1;
+    d.secs = 8 * 3600;
+    rt_departure r;
+    bool found = rt_overlay_lookup(o, &d, &r);
+    rt_overlay_release(o);
+    return found && r.has_prediction ? r.delay_s : INT32_MIN;
+}
+
+static void expect_metric(rt_ingest *in, const char *line)
+{
+    char text[8192];
+    size_t n = rt_ingest_render_metrics(in, 0, text, sizeof text);
+    assert_true(n < sizeof text);
+    if (!strstr(text, line))
+        fail_msg("metrics lack \"%s\":\n%s", line, text);
+}
+
+static void test_last_good_feed_survives_failures(void **state)
+{
+    (void)state;
+    char path[1200], err[256];
+    snprintf(path, sizeof path, "%s/rt.pb", g_dir);
+    rt_ingest *in = rt_ingest_new(path, 5);
+    assert_non_null(in);
+    assert_false(rt_source_is_url(path));
+    assert_true(rt_source_is_url("https://example.com/tu.pb"));
+
+    /* before any poll: an empty overlay */
+    assert_int_equal(delay_of_t1(in), INT32_MIN);
+
+    write_feed(120, 0);
+    assert_int_equal(rt_ingest_poll(in, 1000, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 120);
+    /* the same bytes again: nothing new to build */
+    assert_int_equal(rt_ingest_poll(in, 1005, err, sizeof err), RT_POLL_UNCHANGED);
+    assert_int_equal(delay_of_t1(in), 120);
+
+    size_t full = write_feed(300, 0);
+    write_feed(300, full - 3);    /* truncated */
+    assert_int_equal(rt_ingest_poll(in, 1010, err, sizeof err), RT_POLL_FAILED);
+    assert_non_null(strstr(err, "malformed or truncated"));
+    assert_int_equal(delay_of_t1(in), 120);
+
+    test_write_file(g_dir, "rt.pb", "<html>502 Bad Gateway</html>");
+    assert_int_equal(rt_ingest_poll(in, 1020, err, sizeof err), RT_POLL_FAILED);
+    assert_int_equal(delay_of_t1(in), 120);
+
+    unlink(path);
+    assert_int_equal(rt_ingest_poll(in, 1030, err, sizeof err), RT_POLL_FAILED);
+    assert_non_null(strstr(err, "cannot open"));
+    assert_int_equal(delay_of_t1(in), 120);
+
+    expect_metric(in, "transitd_rt_polls_total 5\n");
+    expect_metric(in, "transitd_rt_poll_failures_total{stage=\"fetch\"} 1\n");
+    expect_metric(in, "transitd_rt_poll_failures_total{stage=\"decode\"} 2\n");
+    expect_metric(in, "transitd_rt_last_failure_timestamp_seconds 1030\n");
+    expect_metric(in, "transitd_rt_feed_timestamp_seconds 1793000000\n");
+    expect_metric(in, "transitd_rt_entities{kind=\"trip_update\"} 1\n");
+    expect_metric(in, "transitd_rt_trip_updates{outcome=\"matched\"} 1\n");
+
+    write_feed(300, 0);
+    assert_int_equal(rt_ingest_poll(in, 1040, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 300);
+    rt_ingest_free(in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_last_good_feed_survives_failures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,353 @@
+/* test_rt_overlay.c — TripUpdates over a small timetable: trip instances
+ * matched by trip_id and start_date (frequency-based runs by start_time),
+ * delays carried and stopped by the GTFS-Realtime rules, SKIPPED stops and
+ * CANCELED trips, and what is counted when an update matches nothing.
+ * The feeds are rt_feed structs written by hand (decoding has its own test).
+ */
+#include "test_support.h"
+#include "test_timetable_fixture.h"
+
+#include "transit/api.h"
+#include "transit/gtfs.h"
+#include "transit/rt_overlay.h"
+
+static char g_dir[512];
+static dataset *g_ds;
+static int32_t g_monday;   /* 2026-11-02 */
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(g_dir, sizeof g_dir, "rt-overlay");
+    test_write_file(g_dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Tiny,https://example.com,America/New_York\n");
+    test_write_file(g_dir, "stops.txt",
+                    "stop_id,stop_name,stop_lat,stop_lon\n"
+                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\n"
+                    "S4,Four,40.003,-74.0\nS5,Five,40.004,-74.0\n");
+    test_write_file(g_dir, "routes.txt",
+                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
+                    "R1,A1,1,Main,3\n");
+    test_write_file(g_dir, "trips.txt",
+                    "route_id,service_id,trip_id\nR1,WK,T1\nR1,WK,T2\nR1,WK,F1\n");
+    test_write_file(g_dir, "stop_times.txt",
+                    "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
+                    "T1,08:00:00,08:00:00,S1,10\n"
+                    "T1,08:10:00,08:10:00,S2,20\n"
+                    "T1,08:20:00,08:20:00,S3,30\n"
+                    "T1,08:30:00,08:30:00,S4,40\n"
+                    "T1,08:40:00,08:40:00,S5,50\n"
+                    "T2,09:00:00,09:00:00,S1,1\n"
+                    "T2,09:10:00,09:10:00,S2,2\n"
+                    "F1,06:00:00,06:00:00,S1,1\n"
+                    "F1,06:05:00,06:05:00,S2,2\n"
+                    "F1,06:10:00,06:10:00,S3,3\n");
+    test_write_file(g_dir, "frequencies.txt",
+                    "trip_id,start_time,end_time,headway_secs\nF1,07:00:00,08:00:00,1800\n");
+    test_write_file(g_dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
+                    "start_date,end_date\n"
+                    "WK,1,1,1,1,1,0,0,20261026,20261113\n");
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    g_ds = test_build_timetable(g_dir, &d, &st);
+    diag_destroy(&d);
+    g_monday = days_from_civil(2026, 11, 2);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dataset_release(g_ds);
+    return 0;
+}
+
+static rt_event delay_event(int32_t delay)
+{
+    return (rt_event){.present = true, .has_delay = true, .delay = delay};
+}
+
+static rt_trip_update trip_update(const char *trip_id, rt_stop_update *stops, uint32_t n)
+{
+    return (rt_trip_update){.trip_id = trip_id, .start_date = "20261102", .start_day = g_monday,
+                            .start_secs = -1, .direction_id = -1, .stops = stops, .stop_count = n};
+}
+
+static rt_feed feed_of(rt_trip_update *tus, uint32_t n)
+{
+    return (rt_feed){.version = "2.0", .trip_updates = tus, .trip_update_count = n};
+}
+
+/* The row of trip_id at stop_sequence on `date`, departing at secs. */
+static rt_departure row(const rt_overlay *o, const char *trip_id, int32_t date, uint32_t seq, uint32_t secs,
+                        bool *found)
+{
+    departure d = {0};
+    d.trip = dataset_find_trip(g_ds, trip_id, strlen(trip_id));
+    assert_int_not_equal(d.trip, QUERY_NONE);
+    d.service_date = date;
+    d.stop_sequence = seq;
+    d.secs = secs;
+    d.instant = dataset_instant(g_ds, date, secs);
+    rt_departure r;
+    *found = rt_overlay_lookup(o, &d, &r);
+    return r;
+}
+
+#define H(h, m) ((uint32_t)((h) * 3600 + (m) * 60))
+
+static void expect_delay(const rt_overlay *o, const char *trip, uint32_t seq, uint32_t secs, int32_t delay)
+{
+    bool found;
+    rt_departure r = row(o, trip, g_monday, seq, secs, &found);
+    if (!found || !r.realtime || !r.has_prediction || r.delay_s != delay || r.canceled)
+        fail_msg("%s seq %u: found %d prediction %d delay %d canceled %d, expected delay %d", trip, seq, found,
+                 r.has_prediction, r.delay_s, r.canceled, delay);
+}
+
+static void expect_no_prediction(const rt_overlay *o, const char *trip, uint32_t seq, uint32_t secs)
+{
+    bool found;
+    rt_departure r = row(o, trip, g_monday, seq, secs, &found);
+    if (!found || !r.realtime || r.has_prediction)
+        fail_msg("%s seq %u: found %d prediction %d (delay %d), expected realtime without one", trip, seq,
+                 found, r.has_prediction, r.delay_s);
+}
+
+static void test_delay_carries_until_no_data(void **state)
+{
+    (void)state;
+    rt_stop_update u[2] = {
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)},
+        {.has_stop_sequence = true, .stop_sequence = 40, .relationship = RT_STOP_NO_DATA},
+    };
+    rt_trip_update tu = trip_update("T1", u, 2);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.matched, 1);
+    expect_no_prediction(o, "T1", 10, H(8, 0));   /* before the first update */
+    expect_delay(o, "T1", 20, H(8, 10), 120);
+    expect_delay(o, "T1", 30, H(8, 20), 120);     /* carried */
+    expect_no_prediction(o, "T1", 40, H(8, 30));  /* NO_DATA */
+    expect_no_prediction(o, "T1", 50, H(8, 40));  /* ... and after it */
+    /* another day, or a trip without an update: nothing */
+    bool found;
+    row(o, "T1", g_monday + 1, 20, H(8, 10), &found);
+    assert_false(found);
+    row(o, "T2", g_monday, 1, H(9, 0), &found);
+    assert_false(found);
+    rt_overlay_release(o);
+}
+
+static void test_time_wins_and_trip_delay_fills_the_start(void **state)
+{
+    (void)state;
+    int64_t sched = dataset_instant(g_ds, g_monday, H(8, 20));
+    rt_stop_update u[1] = {
+        {.has_stop_sequence = true, .stop_sequence = 30,
+         .arrival = {.present = true, .has_time = true, .time = sched + 300, .has_delay = true, .delay = 5}},
+    };
+    rt_trip_update tu = trip_update("T1", u, 1);
+    tu.has_delay = true;
+    tu.delay = 60;
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    expect_delay(o, "T1", 10, H(8, 0), 60);
+    expect_delay(o, "T1", 20, H(8, 10), 60);
+    expect_delay(o, "T1", 30, H(8, 20), 300);    /* arrival time, for the departure too */
+    expect_delay(o, "T1", 50, H(8, 40), 300);
+    rt_overlay_release(o);
+}
+
+static void test_skipped_stop_and_stop_id_matching(void **state)
+{
+    (void)state;
+    rt_stop_update u[2] = {
+        {.stop_id = "S2", .departure = delay_event(-30)},
+        {.stop_id = "S3", .relationship = RT_STOP_SKIPPED},
+    };
+    rt_trip_update tu = trip_update("T1", u, 2);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    expect_delay(o, "T1", 20, H(8, 10), -30);
+    bool found;
+    rt_departure r = row(o, "T1", g_monday, 30, H(8, 20), &found);
+    assert_true(found && r.realtime && r.skipped && r.canceled && !r.has_prediction);
+    expect_delay(o, "T1", 40, H(8, 30), -30);    /* carried past the skipped stop */
+    rt_overlay_release(o);
+}
+
+static void test_canceled_trip(void **state)
+{
+    (void)state;
+    rt_trip_update tu = trip_update("T2", NULL, 0);
+    tu.relationship = RT_TRIP_CANCELED;
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_int_equal(stats.canceled, 1);
+    for (uint32_t seq = 1; seq <= 2; seq++) {
+        bool found;
+        rt_departure r = row(o, "T2", g_monday, seq, H(9, 0) + (seq - 1) * 600, &found);
+        assert_true(found && r.realtime && r.canceled && !r.skipped && !r.has_prediction);
+    }
+    rt_overlay_release(o);
+}
+
+/* F1 runs at 07:00 and 07:30; the update names the 07:30 run. The rows come
+ * from the departures query itself, so the times are the ones rows carry. */
+static void test_frequency_run_by_start_time(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(90)}};
+    rt_trip_update tu = trip_update("F1", u, 1);
+    tu.start_time = "07:30:00";
+    tu.start_secs = (int32_t)H(7, 30);
+    rt_trip_update no_start = trip_update("F1", u, 1);
+    rt_trip_update tus[2] = {tu, no_start};
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_int_equal(stats.matched, 1);
+    assert_int_equal(stats.bad_start_time, 1);
+
+    query_scratch *s = query_scratch_new();
+    departure deps[8];
+    uint32_t count;
+    bool truncated;
+    query_error err;
+    uint32_t s2 = dataset_find_stop(g_ds, "S2", 2);
+    assert_int_equal(stop_departures(g_ds, s, s2, dataset_instant(g_ds, g_monday, H(7, 0)), 3600, 8, deps,
+                                     &count, &truncated, &err),
+                     QUERY_OK);
+    assert_int_equal(count, 2);
+    rt_departure r;
+    assert_int_equal(deps[0].secs, H(7, 5));
+    assert_false(rt_overlay_lookup(o, &deps[0], &r));
+    assert_int_equal(deps[1].secs, H(7, 35));
+    assert_true(rt_overlay_lookup(o, &deps[1], &r));
+    assert_true(r.has_prediction);
+    assert_int_equal(r.delay_s, 90);                 /* carried from stop 1 */
+    query_scratch_free(s);
+    rt_overlay_release(o);
+}
+
+static void test_what_matches_nothing_is_counted(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 99, .departure = delay_event(10)}};
+    rt_trip_update tus[5] = {
+        trip_update("NOPE", NULL, 0),
+        trip_update("T1", NULL, 0),
+        trip_update("NEW", NULL, 0),
+        trip_update("T2", u, 1),
+        trip_update("T2", NULL, 0),
+    };
+    tus[1].start_day = days_from_civil(2026, 11, 7);   /* a Saturday */
+    tus[2].relationship = RT_TRIP_ADDED;
+    rt_feed f = feed_of(tus, 5);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_int_equal(stats.unknown_trip, 1);
+    assert_int_equal(stats.not_running, 1);
+    assert_int_equal(stats.added_unshown, 1);
+    assert_int_equal(stats.unmatched_stops, 1);
+    assert_int_equal(stats.duplicate, 1);
+    assert_int_equal(stats.matched, 1);
+    assert_int_equal(rt_overlay_trip_count(o), 1);
+    rt_overlay_release(o);
+}
+
+/* Without start_date the service date is the one nearest `now`. */
+static void test_date_from_now(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(45)}};
+    rt_trip_update tu = trip_update("T1", u, 1);
+    tu.start_date = NULL;
+    tu.start_day = INT32_MIN;
+    rt_feed f = feed_of(&tu, 1);
+    /* Tuesday 2026-11-03 07:00 local: Tuesday's 08:00 run, not Monday's */
+    rt_overlay *o = rt_overlay_build(&f, g_ds, dataset_instant(g_ds, g_monday + 1, H(7, 0)), NULL);
+    bool found;
+    row(o, "T1", g_monday, 10, H(8, 0), &found);
+    assert_false(found);
+    rt_departure r = row(o, "T1", g_monday + 1, 10, H(8, 0), &found);
+    assert_true(found && r.delay_s == 45);
+    rt_overlay_release(o);
+    /* Saturday: no run yesterday (Friday 08:00 is a day away) ... Friday it is */
+    o = rt_overlay_build(&f, g_ds, dataset_instant(g_ds, g_monday + 5, H(7, 0)), NULL);
+    row(o, "T1", g_monday + 4, 10, H(8, 0), &found);
+    assert_true(found);
+    rt_overlay_release(o);
+}
+
+/* GET /v1/stops/{id}/departures at `stop` from Monday 07:00 for three hours. */
+static void departures_json(const char *stop, const rt_overlay *o, json_writer *out)
+{
+    api_param params[] = {{"time", "2026-11-02T07:00:00-05:00"}, {"window", "180"}};
+    api_request req = {.params = params, .nparams = 2, .id = stop, .realtime = o};
+    api_thread *t = api_thread_new();
+    api_problem prob;
+    int cache = 0;
+    json_init(out);
+    assert_int_equal(api_stop_departures(t, g_ds, &req, out, &prob, &cache), 200);
+    api_thread_free(t);
+}
+
+static void test_departure_rows_carry_realtime(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)}};
+    rt_trip_update tus[2] = {trip_update("T1", u, 1), trip_update("T2", NULL, 0)};
+    tus[1].relationship = RT_TRIP_CANCELED;
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    json_writer w;
+
+    departures_json("S2", o, &w);
+    assert_non_null(strstr(w.buf, "\"trip_id\":\"T1\""));
+    assert_non_null(strstr(w.buf, "\"departure\":\"2026-11-02T08:10:00-05:00\",\"departure_secs\":29400,"
+                                  "\"stop_sequence\":20,\"scheduled\":\"2026-11-02T08:10:00-05:00\","
+                                  "\"predicted\":\"2026-11-02T08:12:00-05:00\",\"delay_s\":120,"
+                                  "\"realtime\":true,\"canceled\":false}"));
+    /* F1's runs have no update */
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":2,\"scheduled\":\"2026-11-02T07:05:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":false,\"canceled\":false}"));
+    json_free(&w);
+
+    departures_json("S1", o, &w);
+    /* T1 before its first update: realtime, no prediction; T2 canceled */
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":10,\"scheduled\":\"2026-11-02T08:00:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":true,\"canceled\":false}"));
+    assert_non_null(strstr(w.buf, "\"stop_sequence\":1,\"scheduled\":\"2026-11-02T09:00:00-05:00\","
+                                  "\"predicted\":null,\"delay_s\":null,\"realtime\":true,\"canceled\":true}"));
+    json_free(&w);
+
+    /* no realtime configured: the rows are as they were */
+    departures_json("S2", NULL, &w);
+    assert_null(strstr(w.buf, "\"scheduled\""));
+    assert_null(strstr(w.buf, "\"realtime\""));
+    json_free(&w);
+    rt_overlay_release(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delay_carries_until_no_data),
+        cmocka_unit_test(test_time_wins_and_trip_delay_fills_the_start),
+        cmocka_unit_test(test_skipped_stop_and_stop_id_matching),
+        cmocka_unit_test(test_canceled_trip),
+        cmocka_unit_test(test_frequency_run_by_start_time),
+        cmocka_unit_test(test_what_matches_nothing_is_counted),
+        cmocka_unit_test(test_date_from_now),
+        cmocka_unit_test(test_departure_rows_carry_realtime),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

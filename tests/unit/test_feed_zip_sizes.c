@@ -1,0 +1,92 @@
+/* test_feed_zip_sizes.c — a zip entry that claims an uncompressed size its
+ * compression cannot produce is refused by feed_open, before any reader
+ * allocates what it claims. Regression for fuzz_feed_zip (a 1.8 KB zip whose
+ * directory said 2,499,805,429 bytes made feed_read_all malloc 2.5 GB). */
+#include "test_support.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transit/feed.h"
+
+/* Zips dir/stops.txt (zip -0 when stored) and sets the uncompressed size of
+ * its entry, in the local header and the central directory, to `claim`
+ * (0: leave it). Returns the zip's path in out. */
+static void make_zip(const char *dir, bool stored, uint32_t claim, char *out, size_t outlen)
+{
+    char cmd[1400];
+    test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
+                                      "S1,One,1,2\nS2,Two,1,2\nS3,Three,1,2\nS4,Four,1,2\n");
+    snprintf(out, outlen, "%s/%s.zip", dir, stored ? "stored" : "deflated");
+    snprintf(cmd, sizeof cmd, "cd '%s' && rm -f '%s' && zip -q -X %s '%s' stops.txt", dir, out,
+             stored ? "-0" : "", out);
+    assert_int_equal(system(cmd), 0);
+    if (!claim)
+        return;
+    FILE *f = fopen(out, "r+b");
+    assert_non_null(f);
+    unsigned char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    int patched = 0;
+    for (size_t i = 0; i + 46 <= n; i++) {
+        size_t at = 0;
+        if (memcmp(buf + i, "PK\x03\x04", 4) == 0)
+            at = i + 22;   /* local header: uncompressed size */
+        else if (memcmp(buf + i, "PK\x01\x02", 4) == 0)
+            at = i + 24;   /* central directory: uncompressed size */
+        if (!at)
+            continue;
+        for (int b = 0; b < 4; b++)
+            buf[at + (size_t)b] = (unsigned char)(claim >> (8 * b));
+        patched++;
+    }
+    assert_int_equal(patched, 2);
+    rewind(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+}
+
+static void test_honest_zips_open(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], err[512];
+    test_tmpdir(dir, sizeof dir, "zip-sizes-ok");
+    for (int stored = 0; stored < 2; stored++) {
+        make_zip(dir, stored, 0, zip, sizeof zip);
+        feed_t *f = feed_open(zip, err, sizeof err);
+        assert_non_null(f);
+        assert_int_equal(feed_size(f, "stops.txt"), 83);
+        feed_close(f);
+    }
+}
+
+static void test_deflated_entry_claiming_gigabytes_is_refused(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "zip-sizes-deflate");
+    make_zip(dir, false, 2499805429u, zip, sizeof zip);
+    assert_null(feed_open(zip, err, sizeof err));
+    assert_non_null(strstr(err, "the entry stops.txt claims 2499805429 bytes from"));
+    assert_non_null(strstr(err, "the zip is damaged"));
+}
+
+static void test_stored_entry_larger_than_its_bytes_is_refused(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "zip-sizes-stored");
+    make_zip(dir, true, 84, zip, sizeof zip);   /* one byte more than stored */
+    assert_null(feed_open(zip, err, sizeof err));
+    assert_non_null(strstr(err, "claims 84 bytes from 83 compressed"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_honest_zips_open),
+        cmocka_unit_test(test_deflated_entry_claiming_gigabytes_is_refused),
+        cmocka_unit_test(test_stored_entry_larger_than_its_bytes_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

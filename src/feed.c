@@ -218,6 +218,14 @@ static int list_zip(const char *path, listing *l, char *err, size_t errlen)
              * damaged or hostile directory entry: refuse it rather than let a
              * reader allocate what it claims (fuzz_feed_zip: a 1.8 KB zip
              * claiming 2.5 GB). */
+            if ((st.valid & ZIP_STAT_COMP_METHOD) &&
+                !zip_compression_method_supported((zip_int32_t)st.comp_method, 0)) {
+                set_err(err, errlen,
+                        "%s: the entry %s uses compression method %u, which this build cannot read",
+                        path, name, (unsigned)st.comp_method);
+                zip_discard(z);
+                return -1;
+            }
             if ((st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD) &&
                 (st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE)) {
                 uint64_t most = st.comp_method == ZIP_CM_STORE ? st.comp_size
@@ -401,14 +409,15 @@ static const member *find_member(const feed_t *f, const char *name, char *err, s
 static char *open_member_buffer(const feed_t *f, const member *m, size_t size, zip_t **z,
                                 zip_file_t **zf, char *err, size_t errlen)
 {
+    /* open first: a member that cannot be read costs no allocation */
+    *zf = open_member(f, m, z, err, errlen);
+    if (!*zf)
+        return NULL;
     char *buf = malloc(size);
     if (!buf) {
         set_err(err, errlen, "%s: out of memory (%zu bytes)", m->name, size);
-        return NULL;
-    }
-    *zf = open_member(f, m, z, err, errlen);
-    if (!*zf) {
-        free(buf);
+        close_member(*z, *zf);
+        *zf = NULL;
         return NULL;
     }
     return buf;

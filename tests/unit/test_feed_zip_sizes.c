@@ -1,7 +1,9 @@
 /* test_feed_zip_sizes.c — a zip entry that claims an uncompressed size its
  * compression cannot produce is refused by feed_open, before any reader
- * allocates what it claims. Regression for fuzz_feed_zip (a 1.8 KB zip whose
- * directory said 2,499,805,429 bytes made feed_read_all malloc 2.5 GB). */
+ * allocates what it claims, and so is one whose compression method cannot be
+ * read. Regressions for fuzz_feed_zip (a 1.8 KB zip whose directory said
+ * 2,499,805,429 bytes made feed_read_all malloc 2.5 GB; a 2.1 KB one with
+ * method 8200 and 2.6 GB claimed did the same). */
 #include "test_support.h"
 
 #include <stdbool.h>
@@ -11,8 +13,10 @@
 
 /* Zips dir/stops.txt (zip -0 when stored) and sets the uncompressed size of
  * its entry, in the local header and the central directory, to `claim`
- * (0: leave it). Returns the zip's path in out. */
-static void make_zip(const char *dir, bool stored, uint32_t claim, char *out, size_t outlen)
+ * (0: leave it), and its compression method to `method` (0: leave it).
+ * Returns the zip's path in out. */
+static void make_zip(const char *dir, bool stored, uint32_t claim, uint16_t method, char *out,
+                     size_t outlen)
 {
     char cmd[1400];
     test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
@@ -21,7 +25,7 @@ static void make_zip(const char *dir, bool stored, uint32_t claim, char *out, si
     snprintf(cmd, sizeof cmd, "cd '%s' && rm -f '%s' && zip -q -X %s '%s' stops.txt", dir, out,
              stored ? "-0" : "", out);
     assert_int_equal(system(cmd), 0);
-    if (!claim)
+    if (!claim && !method)
         return;
     FILE *f = fopen(out, "r+b");
     assert_non_null(f);
@@ -29,15 +33,19 @@ static void make_zip(const char *dir, bool stored, uint32_t claim, char *out, si
     size_t n = fread(buf, 1, sizeof buf, f);
     int patched = 0;
     for (size_t i = 0; i + 46 <= n; i++) {
-        size_t at = 0;
+        size_t at = 0, how = 0;
         if (memcmp(buf + i, "PK\x03\x04", 4) == 0)
-            at = i + 22;   /* local header: uncompressed size */
+            at = i + 22, how = i + 8;    /* local header: uncompressed size, method */
         else if (memcmp(buf + i, "PK\x01\x02", 4) == 0)
-            at = i + 24;   /* central directory: uncompressed size */
+            at = i + 24, how = i + 10;   /* central directory: the same */
         if (!at)
             continue;
-        for (int b = 0; b < 4; b++)
+        for (int b = 0; claim && b < 4; b++)
             buf[at + (size_t)b] = (unsigned char)(claim >> (8 * b));
+        if (method) {
+            buf[how] = (unsigned char)method;
+            buf[how + 1] = (unsigned char)(method >> 8);
+        }
         patched++;
     }
     assert_int_equal(patched, 2);
@@ -52,7 +60,7 @@ static void test_honest_zips_open(void **state)
     char dir[512], zip[1024], err[512];
     test_tmpdir(dir, sizeof dir, "zip-sizes-ok");
     for (int stored = 0; stored < 2; stored++) {
-        make_zip(dir, stored, 0, zip, sizeof zip);
+        make_zip(dir, stored, 0, 0, zip, sizeof zip);
         feed_t *f = feed_open(zip, err, sizeof err);
         assert_non_null(f);
         assert_int_equal(feed_size(f, "stops.txt"), 83);
@@ -65,7 +73,7 @@ static void test_deflated_entry_claiming_gigabytes_is_refused(void **state)
     (void)state;
     char dir[512], zip[1024], err[512] = "";
     test_tmpdir(dir, sizeof dir, "zip-sizes-deflate");
-    make_zip(dir, false, 2499805429u, zip, sizeof zip);
+    make_zip(dir, false, 2499805429u, 0, zip, sizeof zip);
     assert_null(feed_open(zip, err, sizeof err));
     assert_non_null(strstr(err, "the entry stops.txt claims 2499805429 bytes from"));
     assert_non_null(strstr(err, "the zip is damaged"));
@@ -76,9 +84,22 @@ static void test_stored_entry_larger_than_its_bytes_is_refused(void **state)
     (void)state;
     char dir[512], zip[1024], err[512] = "";
     test_tmpdir(dir, sizeof dir, "zip-sizes-stored");
-    make_zip(dir, true, 84, zip, sizeof zip);   /* one byte more than stored */
+    make_zip(dir, true, 84, 0, zip, sizeof zip);   /* one byte more than stored */
     assert_null(feed_open(zip, err, sizeof err));
     assert_non_null(strstr(err, "claims 84 bytes from 83 compressed"));
+}
+
+/* fuzz_feed_zip, second find: method 8200 and 2,617,246,087 bytes claimed;
+ * the size bound applies to stored and deflated entries only, so the method
+ * itself must be refused. */
+static void test_unreadable_compression_method_is_refused(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "zip-sizes-method");
+    make_zip(dir, false, 2617246087u, 8200, zip, sizeof zip);
+    assert_null(feed_open(zip, err, sizeof err));
+    assert_non_null(strstr(err, "the entry stops.txt uses compression method 8200, which this build cannot read"));
 }
 
 int main(void)
@@ -87,6 +108,7 @@ int main(void)
         cmocka_unit_test(test_honest_zips_open),
         cmocka_unit_test(test_deflated_entry_claiming_gigabytes_is_refused),
         cmocka_unit_test(test_stored_entry_larger_than_its_bytes_is_refused),
+        cmocka_unit_test(test_unreadable_compression_method_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

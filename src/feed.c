@@ -182,6 +182,8 @@ static int list_zip(const char *path, listing *l, char *err, size_t errlen)
     if (!z)
         return -1;
     zip_int64_t n = zip_get_num_entries(z, 0);
+    struct stat zst;
+    uint64_t zip_bytes = stat(path, &zst) == 0 ? (uint64_t)zst.st_size : UINT64_MAX;
     const char *folder = NULL;   /* "name/" of the first folder holding a .txt (an entry name's prefix) */
     size_t folder_len = 0;
     bool root = false, several = false;
@@ -223,6 +225,14 @@ static int list_zip(const char *path, listing *l, char *err, size_t errlen)
                 set_err(err, errlen,
                         "%s: the entry %s uses compression method %u, which this build cannot read",
                         path, name, (unsigned)st.comp_method);
+                zip_discard(z);
+                return -1;
+            }
+            if ((st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size > zip_bytes) {
+                set_err(err, errlen,
+                        "%s: the entry %s claims %llu compressed bytes, more than the zip's %llu; "
+                        "the zip is damaged",
+                        path, name, (unsigned long long)st.comp_size, (unsigned long long)zip_bytes);
                 zip_discard(z);
                 return -1;
             }

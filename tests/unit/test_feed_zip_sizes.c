@@ -102,6 +102,32 @@ static void test_unreadable_compression_method_is_refused(void **state)
     assert_non_null(strstr(err, "the entry stops.txt uses compression method 8200, which this build cannot read"));
 }
 
+/* fuzz_feed_zip, third find: a deflated entry claiming 4,294,967,008
+ * compressed bytes (and so up to 4 TB by the ratio) in a 12 KB zip. */
+static void test_compressed_size_past_the_zip_is_refused(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "zip-sizes-comp");
+    make_zip(dir, false, 0, 0, zip, sizeof zip);
+    FILE *f = fopen(zip, "r+b");
+    assert_non_null(f);
+    unsigned char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    for (size_t i = 0; i + 46 <= n; i++) {   /* compressed size: local +18, central +20 */
+        size_t at = memcmp(buf + i, "PK\x03\x04", 4) == 0   ? i + 18
+                    : memcmp(buf + i, "PK\x01\x02", 4) == 0 ? i + 20
+                                                             : 0;
+        if (at)
+            memcpy(buf + at, "\xe0\xfe\xff\xff", 4);   /* 4294967008 */
+    }
+    rewind(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    assert_null(feed_open(zip, err, sizeof err));
+    assert_non_null(strstr(err, "the entry stops.txt claims 4294967008 compressed bytes, more than the zip's"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_deflated_entry_claiming_gigabytes_is_refused),
         cmocka_unit_test(test_stored_entry_larger_than_its_bytes_is_refused),
         cmocka_unit_test(test_unreadable_compression_method_is_refused),
+        cmocka_unit_test(test_compressed_size_past_the_zip_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

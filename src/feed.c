@@ -182,6 +182,8 @@ static int list_zip(const char *path, listing *l, char *err, size_t errlen)
     if (!z)
         return -1;
     zip_int64_t n = zip_get_num_entries(z, 0);
+    struct stat zst;
+    uint64_t zip_bytes = stat(path, &zst) == 0 ? (uint64_t)zst.st_size : UINT64_MAX;
     const char *folder = NULL;   /* "name/" of the first folder holding a .txt (an entry name's prefix) */
     size_t folder_len = 0;
     bool root = false, several = false;
@@ -213,6 +215,39 @@ static int list_zip(const char *path, listing *l, char *err, size_t errlen)
                 set_err(err, errlen, "%s: cannot read the entry %s (%s)", path, name, zip_strerror(z));
                 zip_discard(z);
                 return -1;
+            }
+            /* A size deflate (at most 1032:1) or storing cannot produce is a
+             * damaged or hostile directory entry: refuse it rather than let a
+             * reader allocate what it claims (fuzz_feed_zip: a 1.8 KB zip
+             * claiming 2.5 GB). */
+            if ((st.valid & ZIP_STAT_COMP_METHOD) &&
+                !zip_compression_method_supported((zip_int32_t)st.comp_method, 0)) {
+                set_err(err, errlen,
+                        "%s: the entry %s uses compression method %u, which this build cannot read",
+                        path, name, (unsigned)st.comp_method);
+                zip_discard(z);
+                return -1;
+            }
+            if ((st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size > zip_bytes) {
+                set_err(err, errlen,
+                        "%s: the entry %s claims %llu compressed bytes, more than the zip's %llu; "
+                        "the zip is damaged",
+                        path, name, (unsigned long long)st.comp_size, (unsigned long long)zip_bytes);
+                zip_discard(z);
+                return -1;
+            }
+            if ((st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD) &&
+                (st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE)) {
+                uint64_t most = st.comp_method == ZIP_CM_STORE ? st.comp_size
+                                                               : st.comp_size * 1032u + 1024u;
+                if (st.size > most) {
+                    set_err(err, errlen,
+                            "%s: the entry %s claims %llu bytes from %llu compressed, more than "
+                            "its compression can expand to; the zip is damaged",
+                            path, name, (unsigned long long)st.size, (unsigned long long)st.comp_size);
+                    zip_discard(z);
+                    return -1;
+                }
             }
             if (!listing_add(l, base, blen, name, (int64_t)st.size)) {
                 set_err(err, errlen, "%s: out of memory", path);
@@ -384,14 +419,15 @@ static const member *find_member(const feed_t *f, const char *name, char *err, s
 static char *open_member_buffer(const feed_t *f, const member *m, size_t size, zip_t **z,
                                 zip_file_t **zf, char *err, size_t errlen)
 {
+    /* open first: a member that cannot be read costs no allocation */
+    *zf = open_member(f, m, z, err, errlen);
+    if (!*zf)
+        return NULL;
     char *buf = malloc(size);
     if (!buf) {
         set_err(err, errlen, "%s: out of memory (%zu bytes)", m->name, size);
-        return NULL;
-    }
-    *zf = open_member(f, m, z, err, errlen);
-    if (!*zf) {
-        free(buf);
+        close_member(*z, *zf);
+        *zf = NULL;
         return NULL;
     }
     return buf;

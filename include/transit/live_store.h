@@ -40,8 +40,10 @@ bool live_store_changed_elsewhere(live_store *ls);
 
 /* Copies committed pages from the WAL into the database (PASSIVE, on a
  * connection of its own), which writes never do themselves; call it now and
- * then (the server: once a second). Returns how many frames of the WAL are
- * now in the database file, or -1. */
+ * then (the server: once a second). When this process's writers appended
+ * meanwhile, a second pass holding their lock copies the rest, so the WAL
+ * starts over and stays bounded however steady the writes. Returns how many
+ * frames of the WAL are now in the database file, or -1. */
 int live_store_checkpoint(live_store *ls);
 
 /* HTTP preconditions (RFC 9110 §13.1), checked inside the write transaction

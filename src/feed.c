@@ -461,12 +461,16 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
     }
     zip_t *z;
     zip_file_t *zf;
-    char *buf = open_member_buffer(f, m, FEED_CHUNK, &z, &zf, err, errlen);
+    /* a small member (agency.txt, calendar.txt) needs no 1 MiB buffer; one
+     * that holds more than its directory entry says is still read whole,
+     * a buffer at a time */
+    size_t chunk = m->size >= 0 && (uint64_t)m->size < FEED_CHUNK ? (size_t)m->size + 1 : FEED_CHUNK;
+    char *buf = open_member_buffer(f, m, chunk, &z, &zf, err, errlen);
     if (!buf)
         return -1;
     int rc = 0;
     for (;;) {
-        zip_int64_t got = zip_fread(zf, buf, FEED_CHUNK);
+        zip_int64_t got = zip_fread(zf, buf, chunk);
         if (got < 0) {
             rc = read_failed(f, name, zf, err, errlen);
             break;

@@ -215,6 +215,9 @@ uninstall:
 #
 #   make fuzz FUZZ_S=60   build the libFuzzer targets (tests/fuzz/fuzz_*.c) and
 #                         run each for FUZZ_S seconds, one after the other
+#   make fuzz FUZZ_RUNS=10000000   each for that many inputs instead (the
+#                         long runs, outside CI; FUZZ_TARGETS="csv feed_zip"
+#                         picks targets)
 #   make fuzz-smoke       the same for 10 s each (for CI)
 #   make fuzz-build       only build them, into build/fuzz/
 # Seeds: tests/fuzz/seeds/<target>/ (small, committed) and
@@ -223,10 +226,16 @@ uninstall:
 # A crash leaves its input in build/fuzz/artifacts/.
 
 FUZZ_S ?= 60
+FUZZ_RUNS ?=
+# the harnesses that must go through a file write it under TMPDIR: memory
+# when the machine has /dev/shm
+FUZZ_TMP := $(if $(wildcard /dev/shm),/dev/shm,$(or $(TMPDIR),/tmp))
+FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_S))
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) $(FUZZ_SAN) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_LIB_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC)) $(FUZZ_DIR)/obj/gtfs-realtime.pb-c.o
 
@@ -255,12 +264,12 @@ fuzz-corpus: $(TRANSITD)
 
 fuzz: fuzz-build fuzz-corpus
 	@mkdir -p $(FUZZ_DIR)/artifacts
-	@set -e; for t in $(FUZZ_NAMES); do \
-	    echo "== fuzz_$$t for $(FUZZ_S) s"; \
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    echo "== fuzz_$$t $(if $(FUZZ_RUNS),for $(FUZZ_RUNS) inputs,for $(FUZZ_S) s)"; \
 	    mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	    log=$(FUZZ_DIR)/fuzz_$$t.log; \
-	    if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	        $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_S) -print_final_stats=1 -timeout=10 \
+	    if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TMPDIR=$(FUZZ_TMP) \
+	        $(FUZZ_DIR)/fuzz_$$t $(FUZZ_LIMIT) -print_final_stats=1 -timeout=10 \
 	        -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
 	        $(FUZZ_DIR)/corpus/$$t $$( [ -d tests/fuzz/seeds/$$t ] && echo tests/fuzz/seeds/$$t ) \
 	        > $$log 2>&1; then tail -60 $$log; echo "fuzz_$$t FAILED (log: $$log)"; exit 1; fi; \

@@ -23,6 +23,8 @@
 #include <zip.h>
 
 #define FEED_CHUNK (1u << 20)
+/* feed_read_all's first buffer, at most: 8 MiB */
+#define FEED_READ_START ((size_t)8 << 20)
 
 typedef struct member {
     const char *name;   /* basename, e.g. "stops.txt" */
@@ -501,16 +503,31 @@ int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err
     size_t size = (size_t)m->size;
     zip_t *z;
     zip_file_t *zf;
-    /* +1: a NUL after the bytes, for convenience */
-    char *buf = open_member_buffer(f, m, size + 1, &z, &zf, err, errlen);
+    /* The recorded size is a claim until the bytes arrive (bzip2 and the
+     * like expand far beyond deflate's 1032:1, so feed_open cannot bound it):
+     * the buffer starts at no more than FEED_READ_START and doubles as bytes
+     * come, so memory follows what is read. +1: a NUL after the bytes. */
+    size_t cap = size < FEED_READ_START ? size : FEED_READ_START;
+    char *buf = open_member_buffer(f, m, cap + 1, &z, &zf, err, errlen);
     if (!buf)
         return -1;
     size_t have = 0;
     int rc = 0;
     for (;;) {
+        if (have == cap && cap < size) {
+            size_t bigger = cap > size / 2 ? size : cap * 2;
+            char *grown = realloc(buf, bigger + 1);
+            if (!grown) {
+                set_err(err, errlen, "%s: out of memory (%zu bytes) reading %s", name, bigger + 1, f->path);
+                rc = -1;
+                break;
+            }
+            buf = grown;
+            cap = bigger;
+        }
         /* read past the known size: the CRC is checked when the end is seen */
         char extra;
-        zip_int64_t got = have < size ? zip_fread(zf, buf + have, size - have) : zip_fread(zf, &extra, 1);
+        zip_int64_t got = have < size ? zip_fread(zf, buf + have, cap - have) : zip_fread(zf, &extra, 1);
         if (got < 0) {
             rc = read_failed(f, name, zf, err, errlen);
             break;

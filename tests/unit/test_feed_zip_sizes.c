@@ -3,33 +3,28 @@
  * allocates what it claims, and so is one whose compression method cannot be
  * read. Regressions for fuzz_feed_zip (a 1.8 KB zip whose directory said
  * 2,499,805,429 bytes made feed_read_all malloc 2.5 GB; a 2.1 KB one with
- * method 8200 and 2.6 GB claimed did the same). */
+ * method 8200 and 2.6 GB claimed did the same). bzip2 entries cannot be
+ * bounded that way, so feed_read_all grows its buffer with the bytes read. */
 #include "test_support.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "transit/feed.h"
 
-/* Zips dir/stops.txt (zip -0 when stored) and sets the uncompressed size of
- * its entry, in the local header and the central directory, to `claim`
- * (0: leave it), and its compression method to `method` (0: leave it).
- * Returns the zip's path in out. */
-static void make_zip(const char *dir, bool stored, uint32_t claim, uint16_t method, char *out,
-                     size_t outlen)
+/* Sets the uncompressed size of the zip's one entry, in the local header and
+ * the central directory, to `claim` (0: leave it), and its compression
+ * method to `method` (0: leave it). */
+static void patch_entry(const char *zip, uint32_t claim, uint16_t method)
 {
-    char cmd[1400];
-    test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
-                                      "S1,One,1,2\nS2,Two,1,2\nS3,Three,1,2\nS4,Four,1,2\n");
-    snprintf(out, outlen, "%s/%s.zip", dir, stored ? "stored" : "deflated");
-    snprintf(cmd, sizeof cmd, "cd '%s' && rm -f '%s' && zip -q -X %s '%s' stops.txt", dir, out,
-             stored ? "-0" : "", out);
-    assert_int_equal(system(cmd), 0);
-    if (!claim && !method)
-        return;
-    FILE *f = fopen(out, "r+b");
+    FILE *f = fopen(zip, "r+b");
     assert_non_null(f);
-    unsigned char buf[4096];
+    unsigned char buf[8192];
     size_t n = fread(buf, 1, sizeof buf, f);
     int patched = 0;
     for (size_t i = 0; i + 46 <= n; i++) {
@@ -52,6 +47,22 @@ static void make_zip(const char *dir, bool stored, uint32_t claim, uint16_t meth
     rewind(f);
     assert_int_equal(fwrite(buf, 1, n, f), n);
     fclose(f);
+}
+
+/* Zips dir/stops.txt (zip -0 when stored) and patches its entry (see
+ * patch_entry). Returns the zip's path in out. */
+static void make_zip(const char *dir, bool stored, uint32_t claim, uint16_t method, char *out,
+                     size_t outlen)
+{
+    char cmd[1400];
+    test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
+                                      "S1,One,1,2\nS2,Two,1,2\nS3,Three,1,2\nS4,Four,1,2\n");
+    snprintf(out, outlen, "%s/%s.zip", dir, stored ? "stored" : "deflated");
+    snprintf(cmd, sizeof cmd, "cd '%s' && rm -f '%s' && zip -q -X %s '%s' stops.txt", dir, out,
+             stored ? "-0" : "", out);
+    assert_int_equal(system(cmd), 0);
+    if (claim || method)
+        patch_entry(out, claim, method);
 }
 
 static void test_honest_zips_open(void **state)
@@ -128,6 +139,66 @@ static void test_compressed_size_past_the_zip_is_refused(void **state)
     assert_non_null(strstr(err, "the entry stops.txt claims 4294967008 compressed bytes, more than the zip's"));
 }
 
+/* fuzz_feed_zip, fourth find: a bzip2 entry (method 12) claiming
+ * 2,332,035,824 bytes in a 12 KB zip. bzip2 expands far beyond deflate's
+ * 1032:1, so feed_open cannot bound the claim; feed_read_all must not
+ * allocate it before the bytes arrive, and says how many did. */
+static void test_bzip2_entry_claiming_gigabytes_reads_what_is_there(void **state)
+{
+    (void)state;
+    char dir[512], zip[1024], cmd[1400], err[512] = "";
+    test_tmpdir(dir, sizeof dir, "zip-sizes-bzip2");
+    char rows[4096] = "stop_id,stop_name,stop_lat,stop_lon\n";
+    for (int i = 0; i < 100; i++)
+        strcat(rows, "S1,One,1,2\n");   /* repeats, so bzip2 beats storing */
+    test_write_file(dir, "stops.txt", rows);
+    snprintf(zip, sizeof zip, "%s/bzip2.zip", dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && rm -f '%s' && zip -q -X -Z bzip2 '%s' stops.txt", dir, zip, zip);
+    assert_int_equal(system(cmd), 0);
+    patch_entry(zip, 2332035824u, 0);
+    feed_t *f = feed_open(zip, err, sizeof err);
+    if (!f) {   /* a libzip without bzip2 refuses the method: as good */
+        assert_non_null(strstr(err, "uses compression method 12"));
+        return;
+    }
+    assert_int_equal(feed_size(f, "stops.txt"), 2332035824);
+#ifdef __linux__
+    /* in a child whose address space can grow by 512 MB at most: allocating
+     * the claim fails there ("out of memory"), reading what is there does not */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned long long vm_kb = 0;
+        char line[256];
+        FILE *st = fopen("/proc/self/status", "r");
+        while (st && fgets(line, sizeof line, st))
+            if (sscanf(line, "VmSize: %llu kB", &vm_kb) == 1)
+                break;
+        if (st)
+            fclose(st);
+        struct rlimit rl;
+        rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_kb + 512 * 1024) * 1024;
+        if (!vm_kb || setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(3);
+        feed_buffer b;
+        int rc = feed_read_all(f, "stops.txt", &b, err, sizeof err);
+        if (getenv("TEST_FEED_SHOW"))
+            fprintf(stderr, "feed_read_all: %s\n", err);
+        _exit(rc != -1 ? 2 : strstr(err, "out of memory") ? 1 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("feed_read_all within 512 MB more address space: %s %d",
+                 WIFEXITED(status) ? "exit status" : "killed by signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+#endif
+    feed_buffer b;
+    assert_int_equal(feed_read_all(f, "stops.txt", &b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "stops.txt"));
+    feed_close(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_stored_entry_larger_than_its_bytes_is_refused),
         cmocka_unit_test(test_unreadable_compression_method_is_refused),
         cmocka_unit_test(test_compressed_size_past_the_zip_is_refused),
+        cmocka_unit_test(test_bzip2_entry_claiming_gigabytes_reads_what_is_there),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,19 +95,7 @@ def main(argv=None):
                     help="one 2 s repetition on the demo feed; fails only on errors or non-2xx "
                          "(part of make test through make bench-smoke)")
     args = ap.parse_args(argv)
-    if args.smoke:
-        args.reps, args.duration = 1, 2
-    build = Path(args.build).resolve()
-    transitd = rb.require_binary(build / "transitd", "the server")
-    work = build / ("bench-alerts-smoke" if args.smoke else "bench-alerts")
-    rb.remove_own_dir(work)
-    work.mkdir(parents=True)
-    if args.smoke:
-        feed, source = rb.generate_feed("demo", work / "demo.zip"), "generated demo"
-    else:
-        feed, source = rb.choose_feed(args, build)
-    rb.log(f"feed: {feed} ({source})")
-    data_dir = rb.import_for_serving(transitd, feed, work / "data")
+    transitd, work, feed, data_dir = rb.prepare_side_bench(args, "alerts")
     tokens = work / "tokens"
     token = subprocess.run([str(transitd), "token", "new", "--tokens", str(tokens)], check=True,
                            stdout=subprocess.PIPE, text=True).stdout.strip()
@@ -171,18 +159,9 @@ def main(argv=None):
           f"{result['write_share']:.2%} writes {result['alerts_req_per_s']:,.0f} req/s, of which "
           f"reads {result['alerts_reads_per_s']:,.0f} req/s = {result['ratio']:.3f} of the mix "
           f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}")
-    out = Path(args.out) if args.out else (
-        rb.ROOT / "bench" / "results" /
-        f"{datetime.date.today().isoformat()}-{rb.socket.gethostname()}-alerts.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    rb.log(f"wrote {out}")
+    rb.write_side_record(result, "alerts", args.out)
     return 0 if ok else 2
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except rb.BenchError as e:
-        rb.log(f"ERROR: {e}")
-        sys.exit(1)
+    rb.exit_with(main)

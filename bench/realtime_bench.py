@@ -150,19 +150,7 @@ def main(argv=None):
     ap.add_argument("--smoke", action="store_true",
                     help="one 2 s repetition on the demo feed; fails only on errors or non-2xx")
     args = ap.parse_args(argv)
-    if args.smoke:
-        args.reps, args.duration = 1, 2
-    build = Path(args.build).resolve()
-    transitd = rb.require_binary(build / "transitd", "the server")
-    work = build / ("bench-realtime-smoke" if args.smoke else "bench-realtime")
-    rb.remove_own_dir(work)
-    work.mkdir(parents=True)
-    if args.smoke:
-        feed_path, source = rb.generate_feed("demo", work / "demo.zip"), "generated demo"
-    else:
-        feed_path, source = rb.choose_feed(args, build)
-    rb.log(f"feed: {feed_path} ({source})")
-    data_dir = rb.import_for_serving(transitd, feed_path, work / "data")
+    transitd, work, feed_path, data_dir = rb.prepare_side_bench(args, "realtime")
     inputs = rb.extract_inputs(data_dir, work / "inputs", seed=args.seed)
     service_date = datetime.date.fromisoformat(inputs["service_date"])
     rng = random.Random(args.seed)
@@ -243,18 +231,9 @@ def main(argv=None):
           f"{result['realtime_req_per_s']:,.0f} req/s = {result['ratio']:.3f} "
           f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
           + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
-    out = Path(args.out) if args.out else (
-        rb.ROOT / "bench" / "results" /
-        f"{datetime.date.today().isoformat()}-{rb.socket.gethostname()}-realtime.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    rb.log(f"wrote {out}")
+    rb.write_side_record(result, "realtime", args.out)
     return 0 if ok else 2
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except rb.BenchError as e:
-        rb.log(f"ERROR: {e}")
-        sys.exit(1)
+    rb.exit_with(main)

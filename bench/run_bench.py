@@ -81,6 +81,45 @@ def log(msg):
     print(f"bench: {msg}", flush=True)
 
 
+def prepare_side_bench(args, kind):
+    """The common start of a side benchmark (alerts, realtime): the smoke
+    settings, a fresh build/bench-<kind>[-smoke] folder, the feed (the demo
+    for a smoke run) imported into it. Returns (transitd, work, feed, data_dir)."""
+    if args.smoke:
+        args.reps, args.duration = 1, 2
+    build = Path(args.build).resolve()
+    transitd = require_binary(build / "transitd", "the server")
+    work = build / (f"bench-{kind}-smoke" if args.smoke else f"bench-{kind}")
+    remove_own_dir(work)
+    work.mkdir(parents=True)
+    if args.smoke:
+        feed, source = generate_feed("demo", work / "demo.zip"), "generated demo"
+    else:
+        feed, source = choose_feed(args, build)
+    log(f"feed: {feed} ({source})")
+    return transitd, work, feed, import_for_serving(transitd, feed, work / "data")
+
+
+def write_side_record(result, kind, out=None):
+    """Writes a side benchmark's record (alerts, realtime) to `out`, or to
+    bench/results/<date>-<host>-<kind>.json."""
+    path = Path(out) if out else (
+        RESULTS_DIR / f"{datetime.date.today().isoformat()}-{socket.gethostname()}-{kind}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    log(f"wrote {path}")
+
+
+def exit_with(main):
+    """Runs a benchmark script's main(): its return value is the exit status,
+    a BenchError is logged and exits 1."""
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        log(f"ERROR: {e}")
+        sys.exit(1)
+
+
 class BenchError(Exception):
     """A measurement that cannot be made (missing binary, server that does not start)."""
 

@@ -493,6 +493,20 @@ static json_t *parse_json(const char *text, size_t len)
     return root;
 }
 
+/* A live store in a fresh temporary folder (its path in `dir`); `path` gets
+ * the folder's FILE (live.sqlite, or its WAL). */
+static live_store *fresh_store(char *dir, size_t dir_cap, const char *name, char *path, size_t path_cap,
+                               const char *file)
+{
+    char err[512] = "";
+    test_tmpdir(dir, dir_cap, name);
+    snprintf(path, path_cap, "%s/%s", dir, file);
+    live_store *ls = live_store_open(dir, err, sizeof err);
+    if (!ls)
+        fail_msg("live_store_open: %s", err);
+    return ls;
+}
+
 static void put_expect(live_store *ls, alert *a, const live_condition *c, int64_t now,
                        live_result want)
 {
@@ -531,11 +545,7 @@ static void test_live_store_writes_and_preconditions(void **state)
 {
     (void)state;
     char dir[600], path[700], err[512] = "", ids[256];
-    test_tmpdir(dir, sizeof dir, "alerts-live");
-    snprintf(path, sizeof path, "%s/live.sqlite", dir);
-    live_store *ls = live_store_open(dir, err, sizeof err);
-    if (!ls)
-        fail_msg("live_store_open: %s", err);
+    live_store *ls = fresh_store(dir, sizeof dir, "alerts-live", path, sizeof path, "live.sqlite");
     assert_false(live_store_changed_elsewhere(ls));
     const live_condition none = {0};
 
@@ -708,11 +718,7 @@ static void test_live_store_reload_keeps_updated_at_of_a_replace(void **state)
 {
     (void)state;
     char dir[600], path[700], err[512] = "";
-    test_tmpdir(dir, sizeof dir, "alerts-updated");
-    snprintf(path, sizeof path, "%s/live.sqlite", dir);
-    live_store *ls = live_store_open(dir, err, sizeof err);
-    if (!ls)
-        fail_msg("live_store_open: %s", err);
+    live_store *ls = fresh_store(dir, sizeof dir, "alerts-updated", path, sizeof path, "live.sqlite");
     const live_condition none = {0};
     alert *first = stored_alert("u1", "STRIKE"), *second = stored_alert("u1", "WEATHER");
     put_expect(ls, first, &none, 1000, LIVE_CREATED);
@@ -790,12 +796,8 @@ static uint32_t wal_restarts(const char *wal)
 static void test_live_store_wal_starts_over_under_steady_writes(void **state)
 {
     (void)state;
-    char dir[600], wal[720], err[512] = "";
-    test_tmpdir(dir, sizeof dir, "alerts-wal-restart");
-    snprintf(wal, sizeof wal, "%s/live.sqlite-wal", dir);
-    live_store *ls = live_store_open(dir, err, sizeof err);
-    if (!ls)
-        fail_msg("live_store_open: %s", err);
+    char dir[600], wal[720];
+    live_store *ls = fresh_store(dir, sizeof dir, "alerts-wal-restart", wal, sizeof wal, "live.sqlite-wal");
     steady_writer w = {.ls = ls};
     pthread_t writer;
     assert_int_equal(pthread_create(&writer, NULL, write_steadily, &w), 0);
@@ -830,11 +832,7 @@ static void test_live_store_checkpoints_apart_from_writes(void **state)
 {
     (void)state;
     char dir[600], path[700], err[512] = "";
-    test_tmpdir(dir, sizeof dir, "alerts-ckpt");
-    snprintf(path, sizeof path, "%s/live.sqlite", dir);
-    live_store *ls = live_store_open(dir, err, sizeof err);
-    if (!ls)
-        fail_msg("live_store_open: %s", err);
+    live_store *ls = fresh_store(dir, sizeof dir, "alerts-ckpt", path, sizeof path, "live.sqlite");
     const live_condition none = {0};
     char id[16];
     for (int i = 0; i < 300; i++) {   /* more pages than SQLite's default autocheckpoint (1000) */

@@ -113,21 +113,27 @@ def main(argv=None):
                f"{ALERTS} alerts and 1 % writes), c={CONNS}, {args.duration} s each")
         for rep in range(args.reps):
             set_alerts(port, token, None)
-            plain = rb.run_wrk("mix", server.url(), CONNS, args.duration, work / "inputs",
-                               seed=args.seed + rep)
+            plain = rb.run_wrk_with_cpu("mix", server, CONNS, args.duration, work / "inputs",
+                                        seed=args.seed + rep)
             set_alerts(port, token, bodies)
-            mixed = rb.run_wrk("mix_alerts", server.url(), CONNS, args.duration, work / "inputs",
-                               env_extra=env, seed=args.seed + rep)
+            mixed = rb.run_wrk_with_cpu("mix_alerts", server, CONNS, args.duration, work / "inputs",
+                                        seed=args.seed + rep, env_extra=env)
             share = read_share(mixed)
             reads = mixed["req_per_s"] * share
             ratio = reads / plain["req_per_s"] if plain["req_per_s"] else 0.0
             ok = plain["ok"] and mixed["ok"]
+            # the same on CPU: the server's µs per request without alerts over
+            # those per request (reads and writes) with them
+            cpu_p, cpu_a = plain["server_cpu_us_per_req"], mixed["server_cpu_us_per_req"]
+            cpu_ratio = cpu_p / cpu_a if cpu_p and cpu_a else None
             rb.log(f"rep {rep + 1}: mix {plain['req_per_s']:,.0f} req/s; with alerts "
                    f"{mixed['req_per_s']:,.0f} req/s, reads {reads:,.0f} req/s "
                    f"({share:.2%} of requests); ratio {ratio:.3f}"
+                   + (f"; server CPU {cpu_p:.1f} vs {cpu_a:.1f} µs/request (ratio {cpu_ratio:.3f})"
+                      if cpu_ratio else "")
                    + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + mixed["problems"])))
             runs.append({"rep": rep, "plain": plain, "alerts": mixed, "read_share": share,
-                         "reads_per_s": reads, "ratio": ratio, "ok": ok})
+                         "reads_per_s": reads, "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok})
     finally:
         server.stop()
     good = [r for r in runs if r["ok"]]
@@ -150,6 +156,8 @@ def main(argv=None):
         "alerts_reads_per_s": statistics.median(r["reads_per_s"] for r in good),
         "ratio": statistics.median(r["ratio"] for r in good),
         "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
+            r["cpu_ratio"] for r in good) else None,
         "target": TARGET, "machine": rb.machine_info(), "runs": runs,
         "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
@@ -158,7 +166,8 @@ def main(argv=None):
           f"{result['mix_req_per_s']:,.0f} req/s; with {ALERTS} alerts and "
           f"{result['write_share']:.2%} writes {result['alerts_req_per_s']:,.0f} req/s, of which "
           f"reads {result['alerts_reads_per_s']:,.0f} req/s = {result['ratio']:.3f} of the mix "
-          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}")
+          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
+          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
     rb.write_side_record(result, "alerts", args.out)
     return 0 if ok else 2
 

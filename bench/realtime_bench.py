@@ -102,25 +102,10 @@ def trip_updates_feed(seqs, rng):
     return feed(*entities, timestamp=int(time.time()))
 
 
-def cpu_seconds(pid):
-    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / rb.os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def measured(server, args, work, rep):
-    """wrk/departures.lua against server, with the server's CPU µs per request: a
-    figure other processes on the machine disturb far less than req/s."""
-    c0 = cpu_seconds(server.pid)
-    r = rb.run_wrk("departures", server.url(), CONNS, args.duration, work / "inputs", seed=args.seed + rep)
-    c1 = cpu_seconds(server.pid)
-    requests = r["req_per_s"] * args.duration
-    r["server_cpu_us_per_req"] = ((c1 - c0) / requests * 1e6) if c0 is not None and c1 is not None \
-        and requests else None
-    return r
+    """wrk/departures.lua against server, with the server's CPU µs per request."""
+    return rb.run_wrk_with_cpu("departures", server, CONNS, args.duration, work / "inputs",
+                               seed=args.seed + rep)
 
 
 def metric(port, name):

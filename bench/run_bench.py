@@ -100,6 +100,28 @@ def prepare_side_bench(args, kind):
     return transitd, work, feed, import_for_serving(transitd, feed, work / "data")
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_wrk_with_cpu(script, server, conns, duration_s, inputs_dir, seed, env_extra=None):
+    """run_wrk against `server`, plus the server's CPU µs per request
+    (result["server_cpu_us_per_req"], None where /proc is missing): a figure
+    other processes on the shared cores disturb far less than req/s."""
+    c0 = cpu_seconds(server.pid)
+    r = run_wrk(script, server.url(), conns, duration_s, inputs_dir, env_extra=env_extra, seed=seed)
+    c1 = cpu_seconds(server.pid)
+    requests = r["req_per_s"] * duration_s
+    r["server_cpu_us_per_req"] = ((c1 - c0) / requests * 1e6) if c0 is not None and c1 is not None \
+        and requests else None
+    return r
+
+
 def write_side_record(result, kind, out=None):
     """Writes a side benchmark's record (alerts, realtime) to `out`, or to
     bench/results/<date>-<host>-<kind>.json."""

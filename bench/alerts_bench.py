@@ -15,7 +15,6 @@ the report is the median of the per-repetition ratios, with both medians.
     make bench-alerts
 """
 import argparse
-import datetime
 import http.client
 import json
 import random
@@ -23,7 +22,6 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -147,29 +145,17 @@ def main(argv=None):
     if not good:
         rb.log("every repetition was flagged; no result")
         return 1
-    result = {
-        "bench": "alerts", "feed": str(feed), "conns": CONNS, "duration_s": args.duration,
-        "reps": args.reps, "alerts": ALERTS, "write_share": 1 - statistics.median(
-            r["read_share"] for r in good),
+    fields = {
+        "alerts": ALERTS, "write_share": 1 - statistics.median(r["read_share"] for r in good),
         "mix_req_per_s": statistics.median(r["plain"]["req_per_s"] for r in good),
         "alerts_req_per_s": statistics.median(r["alerts"]["req_per_s"] for r in good),
         "alerts_reads_per_s": statistics.median(r["reads_per_s"] for r in good),
-        "ratio": statistics.median(r["ratio"] for r in good),
-        "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
-        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
-            r["cpu_ratio"] for r in good) else None,
-        "target": TARGET, "machine": rb.machine_info(), "runs": runs,
-        "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
-    ok = result["ratio"] >= TARGET
-    print(f"alerts benchmark (c={CONNS}, median of {len(good)}): mix without alerts "
-          f"{result['mix_req_per_s']:,.0f} req/s; with {ALERTS} alerts and "
-          f"{result['write_share']:.2%} writes {result['alerts_req_per_s']:,.0f} req/s, of which "
-          f"reads {result['alerts_reads_per_s']:,.0f} req/s = {result['ratio']:.3f} of the mix "
-          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
-          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
-    rb.write_side_record(result, "alerts", args.out)
-    return 0 if ok else 2
+    return rb.finish_side_bench(
+        "alerts", args, CONNS, feed, runs, good, TARGET, fields,
+        lambda res: f"mix without alerts {res['mix_req_per_s']:,.0f} req/s; with {ALERTS} alerts and "
+                    f"{res['write_share']:.2%} writes {res['alerts_req_per_s']:,.0f} req/s, of which "
+                    f"reads {res['alerts_reads_per_s']:,.0f} req/s, a ratio to the mix")
 
 
 if __name__ == "__main__":

@@ -198,26 +198,15 @@ def main(argv=None):
     if not good:
         rb.log("every repetition was flagged; no result")
         return 1
-    result = {
-        "bench": "realtime", "feed": str(feed_path), "conns": CONNS, "duration_s": args.duration,
-        "reps": args.reps, "trip_updates": len(seqs),
+    fields = {
+        "trip_updates": len(seqs),
         "plain_req_per_s": statistics.median(r["plain"]["req_per_s"] for r in good),
         "realtime_req_per_s": statistics.median(r["realtime"]["req_per_s"] for r in good),
-        "ratio": statistics.median(r["ratio"] for r in good),
-        "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
-        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
-            r["cpu_ratio"] for r in good) else None,
-        "target": TARGET, "machine": rb.machine_info(), "runs": runs,
-        "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
-    ok = result["ratio"] >= TARGET
-    print(f"realtime benchmark (c={CONNS}, median of {len(good)}): departures without realtime "
-          f"{result['plain_req_per_s']:,.0f} req/s; with {len(seqs):,} trip updates "
-          f"{result['realtime_req_per_s']:,.0f} req/s = {result['ratio']:.3f} "
-          f"(target >= {TARGET:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
-          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
-    rb.write_side_record(result, "realtime", args.out)
-    return 0 if ok else 2
+    return rb.finish_side_bench(
+        "realtime", args, CONNS, feed_path, runs, good, TARGET, fields,
+        lambda res: f"departures without realtime {res['plain_req_per_s']:,.0f} req/s; with "
+                    f"{len(seqs):,} trip updates {res['realtime_req_per_s']:,.0f} req/s")
 
 
 if __name__ == "__main__":

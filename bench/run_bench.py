@@ -122,6 +122,30 @@ def run_wrk_with_cpu(script, server, conns, duration_s, inputs_dir, seed, env_ex
     return r
 
 
+def finish_side_bench(kind, args, conns, feed, runs, good, target, fields, summary):
+    """The end of a side benchmark (alerts, realtime): its record (the
+    medians over the good repetitions of `ratio` and `cpu_ratio`, plus
+    `fields`), one summary line (`summary` and the verdict against
+    `target`), the record written. Returns the exit status: 0, or 2 when
+    the median ratio misses the target."""
+    result = {
+        "bench": kind, "feed": str(feed), "conns": conns, "duration_s": args.duration, "reps": args.reps,
+        **fields,
+        "ratio": statistics.median(r["ratio"] for r in good),
+        "ratios": [round(r["ratio"], 4) for r in runs], "flagged": len(runs) - len(good),
+        "cpu_ratio": statistics.median(r["cpu_ratio"] for r in good) if all(
+            r["cpu_ratio"] for r in good) else None,
+        "target": target, "machine": machine_info(), "runs": runs,
+        "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
+    ok = result["ratio"] >= target
+    print(f"{kind} benchmark (c={conns}, median of {len(good)}): {summary(result)} = {result['ratio']:.3f} "
+          f"(target >= {target:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
+          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
+    write_side_record(result, kind, args.out)
+    return 0 if ok else 2
+
+
 def write_side_record(result, kind, out=None):
     """Writes a side benchmark's record (alerts, realtime) to `out`, or to
     bench/results/<date>-<host>-<kind>.json."""

@@ -14,7 +14,6 @@ the report is the median of the per-repetition ratios, with both medians.
     python3 bench/alerts_bench.py --build build [--reps 3] [--duration 10] [--feed F]
     make bench-alerts
 """
-import argparse
 import http.client
 import json
 import random
@@ -82,16 +81,7 @@ def read_share(result):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--feed")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--out", help="JSON record (default bench/results/<date>-<host>-alerts.json)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="one 2 s repetition on the demo feed; fails only on errors or non-2xx "
-                         "(part of make test through make bench-smoke)")
+    ap = rb.side_bench_parser(__doc__, "alerts")
     args = ap.parse_args(argv)
     transitd, work, feed, data_dir = rb.prepare_side_bench(args, "alerts")
     tokens = work / "tokens"

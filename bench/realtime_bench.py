@@ -17,7 +17,6 @@ request (plain / realtime), which other load on the machine disturbs less.
     python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F]
     make bench-realtime
 """
-import argparse
 import datetime
 import http.client
 import json
@@ -125,15 +124,7 @@ def serve(transitd, data_dir, work, extra, tag):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--feed")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--out", help="JSON record (default bench/results/<date>-<host>-realtime.json)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="one 2 s repetition on the demo feed; fails only on errors or non-2xx")
+    ap = rb.side_bench_parser(__doc__, "realtime")
     args = ap.parse_args(argv)
     transitd, work, feed_path, data_dir = rb.prepare_side_bench(args, "realtime")
     inputs = rb.extract_inputs(data_dir, work / "inputs", seed=args.seed)

@@ -81,6 +81,21 @@ def log(msg):
     print(f"bench: {msg}", flush=True)
 
 
+def side_bench_parser(doc, kind):
+    """The command line every side benchmark (alerts, realtime) takes."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--feed")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--out", help=f"JSON record (default bench/results/<date>-<host>-{kind}.json)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one 2 s repetition on the demo feed; fails only on errors or non-2xx "
+                         "(part of make test through make bench-smoke)")
+    return ap
+
+
 def prepare_side_bench(args, kind):
     """The common start of a side benchmark (alerts, realtime): the smoke
     settings, a fresh build/bench-<kind>[-smoke] folder, the feed (the demo

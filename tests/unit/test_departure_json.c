@@ -127,12 +127,7 @@ static dataset *build(char *dir, size_t dir_size, const char *name, bool long_st
 {
     test_tmpdir(dir, dir_size, name);
     write_feed(dir, long_string);
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    dataset *ds = test_build_timetable(dir, &d, &st);
-    diag_destroy(&d);
-    return ds;
+    return test_open_fixture(dir);
 }
 
 static int setup(void **state)

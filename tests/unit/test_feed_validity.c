@@ -7,7 +7,6 @@
 #include "test_support.h"
 #include "test_timetable_fixture.h"
 
-#include "transit/diag.h"
 #include "transit/feed_validity.h"
 #include "transit/gtfs.h"
 
@@ -44,15 +43,8 @@ static int setup(void **state)
                     "T1,08:10:00,08:10:00,S2,2\n"
                     "T2,25:30:00,25:30:00,S1,1\n"
                     "T2,25:40:00,25:40:00,S2,2\n");
-    test_write_file(g_dir, "calendar.txt",
-                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
-                    "start_date,end_date\n"
-                    "WK,1,1,1,1,1,0,0,20261026,20261113\n");
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    g_ds = test_build_timetable(g_dir, &d, &st);
-    diag_destroy(&d);
+    test_write_weekday_calendar(g_dir);
+    g_ds = test_open_fixture(g_dir);
     return 0;
 }
 

@@ -28,14 +28,8 @@ static int setup(void **state)
     test_write_file(g_dir, "stop_times.txt",
                     "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
                     "T1,08:00:00,08:00:00,S1,1\nT1,08:10:00,08:10:00,S2,2\n");
-    test_write_file(g_dir, "calendar.txt",
-                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
-                    "start_date,end_date\nWK,1,1,1,1,1,0,0,20261026,20261113\n");
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    g_ds = test_build_timetable(g_dir, &d, &st);
-    diag_destroy(&d);
+    test_write_weekday_calendar(g_dir);
+    g_ds = test_open_fixture(g_dir);
     return 0;
 }
 

@@ -45,15 +45,8 @@ static int setup(void **state)
                     "F1,06:10:00,06:10:00,S3,3\n");
     test_write_file(g_dir, "frequencies.txt",
                     "trip_id,start_time,end_time,headway_secs\nF1,07:00:00,08:00:00,1800\n");
-    test_write_file(g_dir, "calendar.txt",
-                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
-                    "start_date,end_date\n"
-                    "WK,1,1,1,1,1,0,0,20261026,20261113\n");
-    diag d;
-    diag_init(&d);
-    timetable_stats st;
-    g_ds = test_build_timetable(g_dir, &d, &st);
-    diag_destroy(&d);
+    test_write_weekday_calendar(g_dir);
+    g_ds = test_open_fixture(g_dir);
     g_monday = days_from_civil(2026, 11, 2);
     return 0;
 }

@@ -1,8 +1,8 @@
 /* test_timetable_fixture.h — building and opening a fixture timetable, as
  * the unit tests that query one do in their setup.
  *
- * Why it exists: test_timetable and test_departure_json each write a small
- * feed into a scratch directory and need the same feed → timetable.bin →
+ * Why it exists: test_timetable, test_departure_json and the realtime and
+ * validity tests each write a small feed into a scratch directory and need the same feed → timetable.bin →
  * dataset steps; one copy here.
  */
 #ifndef TRANSIT_TEST_TIMETABLE_FIXTURE_H
@@ -32,6 +32,28 @@ static inline dataset *test_build_timetable(const char *dir, diag *d, timetable_
     if (!ds)
         fail_msg("dataset_open: %s", err);
     return ds;
+}
+
+/* test_build_timetable for a feed whose problems and sizes the test does
+ * not look at. */
+static inline dataset *test_open_fixture(const char *dir)
+{
+    diag d;
+    diag_init(&d);
+    timetable_stats st;
+    dataset *ds = test_build_timetable(dir, &d, &st);
+    diag_destroy(&d);
+    return ds;
+}
+
+/* dir/calendar.txt with one service, WK, on weekdays from Monday 2026-10-26
+ * to Friday 2026-11-13: the calendar of the realtime and validity fixtures. */
+static inline void test_write_weekday_calendar(const char *dir)
+{
+    test_write_file(dir, "calendar.txt",
+                    "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
+                    "start_date,end_date\n"
+                    "WK,1,1,1,1,1,0,0,20261026,20261113\n");
 }
 
 #endif

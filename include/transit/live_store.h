@@ -43,7 +43,8 @@ bool live_store_changed_elsewhere(live_store *ls);
  * then (the server: once a second). When this process's writers appended
  * meanwhile, a second pass holding their lock copies the rest, so the WAL
  * starts over and stays bounded however steady the writes. Returns how many
- * frames of the WAL are now in the database file, or -1. */
+ * frames of the WAL are now in the database file: 0 when another process
+ * held the WAL busy (the next call copies them), -1 on an error. */
 int live_store_checkpoint(live_store *ls);
 
 /* HTTP preconditions (RFC 9110 §13.1), checked inside the write transaction

@@ -175,7 +175,9 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "transitd_rt_trip_updates{outcome=\"not_running\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"bad_start_time\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"duplicate\"} %u\n"
-        "transitd_rt_trip_updates{outcome=\"added_unshown\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"added\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"added_no_route\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"added_no_departure\"} %u\n"
         "# HELP transitd_rt_alerts Alerts of the feed in use, shown (as rt: ids) or refused by the alert checks.\n"
         "# TYPE transitd_rt_alerts gauge\n"
         "transitd_rt_alerts{outcome=\"shown\"} %u\n"
@@ -185,7 +187,8 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         (long long)(in->last_success ? now - in->last_success : -1), (long long)in->last_failure,
         (unsigned long long)(f ? f->timestamp : 0), f ? in->good_bytes : 0, f ? f->trip_update_count : 0,
         f ? f->alert_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
-        s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added_unshown,
+        s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added,
+        s->added_no_route, s->added_no_departure,
         in->alerts_shown, in->alerts_rejected);
     pthread_mutex_unlock(&in->lock);
     return n < 0 ? 0 : (size_t)n;

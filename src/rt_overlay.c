@@ -8,6 +8,10 @@
  * realtime cost nothing more; the others read where the trip's instances
  * start (trip_first), step over its other dates, and binary-search its
  * stops.
+ *
+ * ADDED trips live apart: a table of the trips (their ids in one text
+ * buffer) and their departure events sorted by (stop, instant), with a
+ * bitmap over stops, so a stop without any costs one bit test.
  */
 #include "transit/rt_overlay.h"
 
@@ -35,6 +39,14 @@ typedef struct rt_trip_entry {
     uint32_t first_stop, stop_count;   /* in stops[] */
 } rt_trip_entry;
 
+typedef struct rt_added_event {
+    int64_t instant;           /* Unix seconds */
+    uint32_t stop;
+    uint32_t trip;             /* ntrips + index in added[] */
+    uint32_t stop_sequence;
+    uint32_t secs;             /* seconds after noon minus 12 h of the service date */
+} rt_added_event;
+
 struct rt_overlay {
     long refs;                 /* __atomic */
     dataset *ds;
@@ -47,6 +59,15 @@ struct rt_overlay {
     uint32_t trip_count;
     rt_stop_entry *stops;
     uint32_t stop_count, stop_cap;
+    /* ADDED trips */
+    rt_added_trip *added;
+    uint32_t added_count, added_cap;
+    char *added_ids;           /* their trip ids, NUL-terminated, one after another */
+    size_t added_ids_len, added_ids_cap;
+    rt_added_event *events;    /* by stop, instant, trip */
+    uint32_t event_count, event_cap;
+    uint64_t *added_stop_bits; /* per dataset stop: has events */
+    uint32_t nstops;
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -210,6 +231,218 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
 #undef ADVANCE
 }
 
+/* ------------------------------------------------------------ ADDED trips */
+
+/* Room for one more element of an array of `size`-byte items. */
+static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size)
+{
+    if (count < *cap) return true;
+    if (*cap >= UINT32_MAX / 2) return false;
+    uint32_t n = *cap ? *cap * 2 : 64;
+    void *p = realloc(*items, (size_t)n * size);
+    if (!p) return false;
+    *items = p;
+    *cap = n;
+    return true;
+}
+
+/* Appends a trip id (prefix + id) to added_ids; its offset in *off. */
+static bool add_id(rt_overlay *o, const char *prefix, const char *id, size_t *off)
+{
+    size_t np = strlen(prefix), ni = strlen(id), need = o->added_ids_len + np + ni + 1;
+    if (need > o->added_ids_cap) {
+        size_t cap = o->added_ids_cap ? o->added_ids_cap : 4096;
+        while (cap < need) cap *= 2;
+        char *p = realloc(o->added_ids, cap);
+        if (!p) return false;
+        o->added_ids = p;
+        o->added_ids_cap = cap;
+    }
+    *off = o->added_ids_len;
+    memcpy(o->added_ids + o->added_ids_len, prefix, np);
+    memcpy(o->added_ids + o->added_ids_len + np, id, ni + 1);
+    o->added_ids_len = need;
+    return true;
+}
+
+/* The time a stop_time_update of an ADDED trip states (departure, else
+ * arrival); NULL when it gives none (a delay needs a schedule). */
+static const rt_event *added_time(const rt_stop_update *u)
+{
+    if (u->departure.present && u->departure.has_time) return &u->departure;
+    if (u->arrival.present && u->arrival.has_time) return &u->arrival;
+    return NULL;
+}
+
+/* Records an ADDED trip and its departure events (see rt_overlay.h); -1
+ * when out of memory. */
+static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, rt_overlay_stats *stats)
+{
+    uint32_t route = tu->route_id ? dataset_find_route(ds, tu->route_id, strlen(tu->route_id)) : QUERY_NONE;
+    if (route == QUERY_NONE) {
+        stats->added_no_route++;
+        return 0;
+    }
+    if ((uint64_t)o->ntrips + o->added_count >= QUERY_NONE) {   /* row trip indices are spent */
+        stats->added_no_departure++;
+        return 0;
+    }
+    int32_t date = tu->start_day;
+    if (date == INT32_MIN) {
+        const rt_event *first = NULL;
+        for (uint32_t i = 0; i < tu->stop_count && !first; i++) first = added_time(&tu->stops[i]);
+        if (!first) {
+            stats->added_no_departure++;
+            return 0;
+        }
+        date = (int32_t)floor_div(first->time + dataset_utc_offset(ds, first->time), 86400);
+    }
+    int64_t day_start = dataset_instant(ds, date, 0);
+    uint32_t trip = o->ntrips + o->added_count, first_event = o->event_count;
+    /* the last update is where the trip ends: no departure there */
+    for (uint32_t i = 0; i + 1 < tu->stop_count; i++) {
+        const rt_stop_update *u = &tu->stops[i];
+        if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
+        const rt_event *e = added_time(u);
+        uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id)) : QUERY_NONE;
+        int64_t secs = e ? e->time - day_start : -1;
+        if (stop == QUERY_NONE || secs < 0 || secs > INT32_MAX) {
+            stats->unmatched_stops++;
+            continue;
+        }
+        if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return -1;
+        o->events[o->event_count++] = (rt_added_event){
+            e->time, stop, trip, u->has_stop_sequence ? u->stop_sequence : i + 1, (uint32_t)secs};
+    }
+    if (o->event_count == first_event) {
+        stats->added_no_departure++;
+        return 0;
+    }
+    size_t off;
+    bool own_id = tu->trip_id && tu->trip_id[0];
+    if (!add_id(o, own_id ? "" : "rt:", own_id ? tu->trip_id : (tu->entity_id ? tu->entity_id : ""), &off) ||
+        !grow((void **)&o->added, &o->added_cap, o->added_count, sizeof *o->added))
+        return -1;
+    /* the id's offset stands in for its pointer until added_ids stops moving */
+    o->added[o->added_count++] = (rt_added_trip){(const char *)(uintptr_t)off, route, tu->direction_id, date};
+    stats->added++;
+    return 0;
+}
+
+/* An added trip instance as duplicates are found: sorted by these. */
+typedef struct added_key {
+    const char *trip_id;
+    int32_t service_date;
+    uint32_t k;                /* its index in added[], feed order */
+} added_key;
+
+static int compare_added_keys(const void *a, const void *b)
+{
+    const added_key *x = a, *y = b;
+    int c = strcmp(x->trip_id, y->trip_id);
+    if (c) return c;
+    if (x->service_date != y->service_date) return x->service_date < y->service_date ? -1 : 1;
+    return x->k < y->k ? -1 : 1;
+}
+
+static int compare_events(const void *a, const void *b)
+{
+    const rt_added_event *x = a, *y = b;
+    if (x->stop != y->stop) return x->stop < y->stop ? -1 : 1;
+    if (x->instant != y->instant) return x->instant < y->instant ? -1 : 1;
+    if (x->trip != y->trip) return x->trip < y->trip ? -1 : 1;
+    return x->stop_sequence < y->stop_sequence ? -1 : x->stop_sequence > y->stop_sequence;
+}
+
+/* Points the added trips at their ids, drops a second update of the same
+ * trip instance (trip_id and service date; the first in the feed stays),
+ * sorts the events and marks their stops. */
+static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stats)
+{
+    o->nstops = dataset_stop_count(ds);
+    if (!(o->added_stop_bits = calloc((size_t)o->nstops / 64 + 1, sizeof *o->added_stop_bits))) return -1;
+    if (!o->added_count) return 0;
+    for (uint32_t k = 0; k < o->added_count; k++)
+        o->added[k].trip_id = o->added_ids + (uintptr_t)o->added[k].trip_id;
+    added_key *keys = malloc((size_t)o->added_count * sizeof *keys);
+    uint32_t *renumber = calloc(o->added_count, sizeof *renumber);
+    if (!keys || !renumber) {
+        free(keys);
+        free(renumber);
+        return -1;
+    }
+    for (uint32_t k = 0; k < o->added_count; k++)
+        keys[k] = (added_key){o->added[k].trip_id, o->added[k].service_date, k};
+    qsort(keys, o->added_count, sizeof *keys, compare_added_keys);
+    for (uint32_t i = 1; i < o->added_count; i++)
+        if (keys[i - 1].service_date == keys[i].service_date && strcmp(keys[i - 1].trip_id, keys[i].trip_id) == 0)
+            renumber[keys[i].k] = UINT32_MAX;   /* a later copy: dropped */
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < o->added_count; k++) {
+        if (renumber[k] == UINT32_MAX) {
+            stats->duplicate++;
+            stats->added--;
+            continue;
+        }
+        renumber[k] = kept;
+        o->added[kept++] = o->added[k];
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < o->event_count; i++) {
+        uint32_t k = renumber[o->events[i].trip - o->ntrips];
+        if (k == UINT32_MAX) continue;
+        o->events[n] = o->events[i];
+        o->events[n++].trip = o->ntrips + k;
+    }
+    o->added_count = kept;
+    o->event_count = n;
+    free(keys);
+    free(renumber);
+    qsort(o->events, o->event_count, sizeof *o->events, compare_events);
+    for (uint32_t i = 0; i < o->event_count; i++)
+        o->added_stop_bits[o->events[i].stop / 64] |= (uint64_t)1 << (o->events[i].stop % 64);
+    return 0;
+}
+
+uint32_t rt_overlay_added_trip_count(const rt_overlay *o) { return o->added_count; }
+
+bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop)
+{
+    return stop < o->nstops && (o->added_stop_bits[stop / 64] >> (stop % 64) & 1);
+}
+
+const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d)
+{
+    if (d->trip < o->ntrips || d->trip - o->ntrips >= o->added_count) return NULL;
+    return &o->added[d->trip - o->ntrips];
+}
+
+uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
+                                     departure *out, uint32_t max)
+{
+    if (!rt_overlay_added_at_stop(o, stop)) return 0;
+    uint32_t a = 0, b = o->event_count;
+    while (a < b) {   /* the first event at (stop, from) or after */
+        uint32_t mid = a + (b - a) / 2;
+        const rt_added_event *e = &o->events[mid];
+        if (e->stop < stop || (e->stop == stop && e->instant < from)) a = mid + 1;
+        else b = mid;
+    }
+    uint32_t n = 0;
+    for (; a < o->event_count && o->events[a].stop == stop && o->events[a].instant < to; a++, n++) {
+        if (n >= max) continue;
+        const rt_added_event *e = &o->events[a];
+        out[n] = (departure){.instant = e->instant,
+                             .utc_offset = dataset_utc_offset(o->ds, e->instant),
+                             .service_date = o->added[e->trip - o->ntrips].service_date,
+                             .secs = e->secs,
+                             .stop = e->stop,
+                             .trip = e->trip,
+                             .stop_sequence = e->stop_sequence};
+    }
+    return n;
+}
+
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
 {
     rt_overlay_stats local = {0};
@@ -234,8 +467,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         const rt_trip_update *tu = &feed->trip_updates[i];
         uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
         if (trip == QUERY_NONE) {
-            if (tu->relationship == RT_TRIP_ADDED) stats->added_unshown++;
-            else stats->unknown_trip++;
+            if (tu->relationship != RT_TRIP_ADDED) stats->unknown_trip++;
+            else if (add_trip(o, ds, tu, stats)) goto oom;
             continue;
         }
         uint32_t n = 0;
@@ -305,6 +538,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->trip_first[t] = i;
     }
     stats->matched = kept;
+    if (finish_added(o, ds, stats)) goto oom;
     free(st);
     return o;
 oom:
@@ -327,6 +561,10 @@ void rt_overlay_release(rt_overlay *o)
     free(o->trip_first);
     free(o->trips);
     free(o->stops);
+    free(o->added);
+    free(o->added_ids);
+    free(o->events);
+    free(o->added_stop_bits);
     free(o);
 }
 

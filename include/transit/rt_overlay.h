@@ -22,7 +22,16 @@
  *    to the next update with data;
  *  - SKIPPED marks the stop skipped and carries the delay past it;
  *  - a CANCELED (or DELETED) trip marks every stop canceled.
- * ADDED trips that are not in the dataset are counted, not shown (yet).
+ *
+ * ADDED trips (trip_id not in the dataset) have no schedule to add delays
+ * to: each of their stop_time_updates that names a stop_id of the dataset
+ * and an absolute time (departure, else arrival) becomes a departure event
+ * at that stop and instant, except the last one (the trip ends there, as
+ * scheduled trips have no departure from their last stop) and SKIPPED or
+ * NO_DATA ones. The trip needs a route_id of the dataset (a departure row
+ * names its route); its trip_id is the update's, else "rt:" and the
+ * entity id. Its service date is start_date, else the local date of its
+ * first time. rt_merge.h puts these events among a query's departures.
  */
 #ifndef TRANSIT_RT_OVERLAY_H
 #define TRANSIT_RT_OVERLAY_H
@@ -42,9 +51,20 @@ typedef struct rt_overlay_stats {
     uint32_t not_running;      /* the trip does not run on start_date (or near now) */
     uint32_t bad_start_time;   /* a frequency-based trip without a usable start_time */
     uint32_t duplicate;        /* a second update for the same instance */
-    uint32_t added_unshown;    /* ADDED trips (not in the dataset) */
-    uint32_t unmatched_stops;  /* stop_time_updates naming no stop of the trip */
+    uint32_t added;            /* ADDED trips (not in the dataset) shown as departures */
+    uint32_t added_no_route;   /* ADDED trips without a route_id of the dataset */
+    uint32_t added_no_departure;   /* ADDED trips with no usable departure event */
+    uint32_t unmatched_stops;  /* stop_time_updates naming no stop of the trip (for
+                                * an ADDED trip: no stop of the dataset, or no time) */
 } rt_overlay_stats;
+
+/* An ADDED trip of the feed, as its departure rows show it. */
+typedef struct rt_added_trip {
+    const char *trip_id;       /* owned by the overlay */
+    uint32_t route;            /* route index */
+    int direction_id;          /* 0, 1 or -1 */
+    int32_t service_date;      /* days since 1970-01-01 */
+} rt_added_trip;
 
 /* What realtime says about one departure row. */
 typedef struct rt_departure {
@@ -78,5 +98,23 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
  * row of a response first, so their cache misses overlap. */
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
+
+/* ------------------------------------------------------------ ADDED trips
+ * A departure row of an ADDED trip carries trip index `ntrips + k` (ntrips:
+ * the dataset's trip count) for the overlay's k-th added trip: rows of the
+ * dataset's trips are never mistaken for one, and a reader of such a row
+ * must ask the overlay (rt_overlay_added_trip) rather than the dataset. */
+
+uint32_t rt_overlay_added_trip_count(const rt_overlay *o);
+/* Whether any added departure is at `stop` (one bit test). */
+bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop);
+/* The added trip of a row, or NULL when the row is a dataset trip's. */
+const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d);
+/* The added departures at `stop` with from <= instant < to, as rows (trip,
+ * stop, instant, utc_offset, service_date, secs, stop_sequence; pos and
+ * distance_m 0), by instant; writes at most `max` and returns how many
+ * there are in all. */
+uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
+                                     departure *out, uint32_t max);
 
 #endif

@@ -248,7 +248,7 @@ static void test_what_matches_nothing_is_counted(void **state)
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.unknown_trip, 1);
     assert_int_equal(stats.not_running, 1);
-    assert_int_equal(stats.added_unshown, 1);
+    assert_int_equal(stats.added_no_route, 1);   /* ADDED, and no route_id to show it under */
     assert_int_equal(stats.unmatched_stops, 1);
     assert_int_equal(stats.duplicate, 1);
     assert_int_equal(stats.matched, 1);
@@ -330,6 +330,222 @@ static void test_departure_rows_carry_realtime(void **state)
     rt_overlay_release(o);
 }
 
+static rt_event time_event(int32_t date, uint32_t secs)
+{
+    return (rt_event){.present = true, .has_time = true, .time = dataset_instant(g_ds, date, secs)};
+}
+
+static rt_trip_update added_trip(const char *trip_id, const char *route_id, rt_stop_update *stops, uint32_t n)
+{
+    rt_trip_update tu = trip_update(trip_id, stops, n);
+    tu.relationship = RT_TRIP_ADDED;
+    tu.route_id = route_id;
+    return tu;
+}
+
+static uint32_t stop_index(const char *id)
+{
+    uint32_t s = dataset_find_stop(g_ds, id, strlen(id));
+    assert_int_not_equal(s, QUERY_NONE);
+    return s;
+}
+
+/* The added departures at `stop` on Monday 07:00-10:00. */
+static uint32_t added_at(const rt_overlay *o, const char *stop, departure *out, uint32_t max)
+{
+    return rt_overlay_added_departures(o, stop_index(stop), dataset_instant(g_ds, g_monday, H(7, 0)),
+                                       dataset_instant(g_ds, g_monday, H(10, 0)), out, max);
+}
+
+/* An ADDED trip departs from each stop its updates give a time for, except
+ * the last one (it ends there), a SKIPPED one and a stop_id the dataset
+ * lacks; stop_sequence is the update's, else its position from 1. */
+static void test_added_trip_departs_where_it_has_times(void **state)
+{
+    (void)state;
+    rt_stop_update u[5] = {
+        {.stop_id = "S2", .departure = time_event(g_monday, H(8, 15))},
+        {.stop_id = "S3", .relationship = RT_STOP_SKIPPED},
+        {.has_stop_sequence = true, .stop_sequence = 7, .stop_id = "S4",
+         .arrival = time_event(g_monday, H(8, 34)), .departure = time_event(g_monday, H(8, 35))},
+        {.stop_id = "NOPE", .departure = time_event(g_monday, H(8, 40))},
+        {.stop_id = "S5", .arrival = time_event(g_monday, H(8, 45))},
+    };
+    rt_trip_update tu = added_trip("X1", "R1", u, 5);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.matched, 0);
+    assert_int_equal(stats.unmatched_stops, 1);
+    assert_int_equal(rt_overlay_added_trip_count(o), 1);
+
+    departure d[4];
+    assert_int_equal(added_at(o, "S2", d, 4), 1);
+    assert_int_equal(d[0].instant, dataset_instant(g_ds, g_monday, H(8, 15)));
+    assert_int_equal(d[0].secs, H(8, 15));
+    assert_int_equal(d[0].service_date, g_monday);
+    assert_int_equal(d[0].stop_sequence, 1);
+    assert_int_equal(d[0].utc_offset, -5 * 3600);
+    const rt_added_trip *a = rt_overlay_added_trip(o, &d[0]);
+    assert_non_null(a);
+    assert_string_equal(a->trip_id, "X1");
+    assert_int_equal(a->route, dataset_find_route(g_ds, "R1", 2));
+    assert_int_equal(added_at(o, "S4", d, 4), 1);
+    assert_int_equal(d[0].secs, H(8, 35));          /* the departure time wins */
+    assert_int_equal(d[0].stop_sequence, 7);
+    assert_int_equal(added_at(o, "S3", d, 4), 0);   /* skipped */
+    assert_int_equal(added_at(o, "S5", d, 4), 0);   /* where it ends */
+    assert_int_equal(added_at(o, "S1", d, 4), 0);
+    assert_false(rt_overlay_added_at_stop(o, stop_index("S1")));
+    /* outside the window */
+    assert_int_equal(rt_overlay_added_departures(o, stop_index("S2"), dataset_instant(g_ds, g_monday, H(8, 16)),
+                                                 dataset_instant(g_ds, g_monday, H(10, 0)), d, 4),
+                     0);
+    /* a scheduled row is no added trip's */
+    departure sched = {.trip = dataset_find_trip(g_ds, "T1", 2)};
+    assert_null(rt_overlay_added_trip(o, &sched));
+    rt_overlay_release(o);
+}
+
+/* What an ADDED trip needs: a route of the dataset and a time; a second
+ * update of the same trip and date is dropped; no trip_id: "rt:" + entity. */
+static void test_added_trips_counted(void **state)
+{
+    (void)state;
+    rt_stop_update timed[2] = {
+        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 5))},
+        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 9))},
+    };
+    rt_stop_update later[2] = {
+        {.stop_id = "S1", .departure = time_event(g_monday, H(9, 5))},
+        {.stop_id = "S2", .arrival = time_event(g_monday, H(9, 9))},
+    };
+    rt_stop_update delays[2] = {
+        {.stop_id = "S1", .departure = delay_event(60)},
+        {.stop_id = "S2", .departure = delay_event(60)},
+    };
+    rt_trip_update tus[5] = {
+        added_trip("X1", "R9", timed, 2),    /* unknown route */
+        added_trip("X2", "R1", delays, 2),   /* no time to show */
+        added_trip("X3", "R1", timed, 2),
+        added_trip("X3", "R1", later, 2),    /* the same instance again */
+        added_trip(NULL, "R1", later, 2),
+    };
+    tus[4].entity_id = "e7";
+    tus[4].start_date = NULL;
+    tus[4].start_day = INT32_MIN;            /* the date of its first time */
+    rt_feed f = feed_of(tus, 5);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_int_equal(stats.added_no_route, 1);
+    assert_int_equal(stats.added_no_departure, 1);
+    assert_int_equal(stats.duplicate, 1);
+    assert_int_equal(stats.added, 2);
+    departure d[4];
+    assert_int_equal(added_at(o, "S1", d, 4), 2);
+    assert_string_equal(rt_overlay_added_trip(o, &d[0])->trip_id, "X3");
+    assert_int_equal(d[0].secs, H(8, 5));            /* the first X3 stays */
+    assert_string_equal(rt_overlay_added_trip(o, &d[1])->trip_id, "rt:e7");
+    assert_int_equal(d[1].service_date, g_monday);
+    assert_int_equal(d[1].secs, H(9, 5));
+    /* `max` bounds what is written, not what is counted */
+    assert_int_equal(added_at(o, "S1", d, 1), 2);
+    rt_overlay_release(o);
+}
+
+/* GET /v1/stops/{id}/departures or /v1/departures with these parameters. */
+static int api_json(bool nearby, const char *stop, api_param *params, size_t n, const rt_overlay *o,
+                    json_writer *out)
+{
+    api_request req = {.params = params, .nparams = n, .id = stop, .realtime = o};
+    api_thread *t = api_thread_new();
+    api_problem prob;
+    int cache = 0;
+    json_init(out);
+    int status = nearby ? api_departures(t, g_ds, &req, out, &prob, &cache)
+                        : api_stop_departures(t, g_ds, &req, out, &prob, &cache);
+    api_thread_free(t);
+    return status;
+}
+
+static const char *after(const char *buf, const char *what, const char *from)
+{
+    const char *at = strstr(from ? from : buf, what);
+    if (!at)
+        fail_msg("\"%s\" not found (in order) in %s", what, buf);
+    return at + 1;
+}
+
+/* Added departures take their place among the scheduled ones: by instant,
+ * then stop_id, route_short_name, trip_id; the limit counts them. */
+static void test_added_departures_in_answers(void **state)
+{
+    (void)state;
+    rt_stop_update u[2] = {
+        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 30))},
+        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 40))},
+    };
+    rt_stop_update tie[2] = {
+        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 0))},
+        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 10))},
+    };
+    rt_trip_update tus[3] = {added_trip("X1", "R1", u, 2), added_trip("A0", "R1", tie, 2),
+                             added_trip("Z9", "R1", tie, 2)};
+    rt_feed f = feed_of(tus, 3);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    json_writer w;
+    api_param params[] = {{"time", "2026-11-02T07:00:00-05:00"}, {"window", "180"}, {"limit", "50"}};
+
+    assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
+    /* F1 07:00 and 07:30, then A0, T1, Z9 at 08:00, X1 at 08:30, T2 at 09:00 */
+    const char *p = after(w.buf, "\"trip_id\":\"F1\"", NULL);
+    p = after(w.buf, "\"trip_id\":\"F1\"", p);
+    p = after(w.buf, "\"trip_id\":\"A0\"", p);
+    p = after(w.buf, "\"trip_id\":\"T1\"", p);
+    p = after(w.buf, "\"trip_id\":\"Z9\"", p);
+    p = after(w.buf, "{\"stop_id\":\"S1\",\"trip_id\":\"X1\",\"route_id\":\"R1\",\"route_short_name\":\"1\","
+                     "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
+                     "\"departure\":\"2026-11-02T08:30:00-05:00\",\"departure_secs\":30600,\"stop_sequence\":1,"
+                     "\"scheduled\":null,\"predicted\":\"2026-11-02T08:30:00-05:00\",\"delay_s\":null,"
+                     "\"realtime\":true,\"canceled\":false,\"added\":true}",
+              p);
+    p = after(w.buf, "\"trip_id\":\"T2\"", p);
+    assert_non_null(strstr(w.buf, "\"truncated\":false"));
+    json_free(&w);
+
+    /* limit 5 keeps F1, F1, A0, T1, Z9: X1 and T2 fall off */
+    params[2].value = "5";
+    assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
+    assert_null(strstr(w.buf, "\"trip_id\":\"X1\""));
+    assert_null(strstr(w.buf, "\"trip_id\":\"T2\""));
+    assert_non_null(strstr(w.buf, "\"trip_id\":\"Z9\""));
+    assert_non_null(strstr(w.buf, "\"truncated\":true"));
+    json_free(&w);
+
+    /* limit 7 holds them all: only the scheduled query was cut, at 7 */
+    params[2].value = "7";
+    assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
+    assert_non_null(strstr(w.buf, "\"trip_id\":\"T2\""));
+    assert_non_null(strstr(w.buf, "\"truncated\":false"));
+    json_free(&w);
+
+    /* near S2 (S1 lies 111 m south): the added rows carry the distance */
+    api_param near[] = {{"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "150"},
+                        {"time", "2026-11-02T08:20:00-05:00"}, {"window", "30"}};
+    assert_int_equal(api_json(true, NULL, near, 5, o, &w), 200);
+    after(w.buf, "\"stop_sequence\":1,\"stop_name\":\"One\",\"distance_m\":111,\"scheduled\":null,"
+                 "\"predicted\":\"2026-11-02T08:30:00-05:00\"", NULL);
+    json_free(&w);
+
+    /* without the overlay, nothing of it */
+    assert_int_equal(api_json(false, "S1", params, 3, NULL, &w), 200);
+    assert_null(strstr(w.buf, "\"trip_id\":\"X1\""));
+    json_free(&w);
+    rt_overlay_release(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +557,9 @@ int main(void)
         cmocka_unit_test(test_what_matches_nothing_is_counted),
         cmocka_unit_test(test_date_from_now),
         cmocka_unit_test(test_departure_rows_carry_realtime),
+        cmocka_unit_test(test_added_trip_departs_where_it_has_times),
+        cmocka_unit_test(test_added_trips_counted),
+        cmocka_unit_test(test_added_departures_in_answers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

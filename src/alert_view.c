@@ -447,11 +447,19 @@ static void entity_range(const alert_view *v, uint32_t kind, uint32_t key, uint3
 }
 
 /* Whether every selector of e holds for departure d (trip route r). */
+/* What a departure row is matched on besides its stop: its trip (QUERY_NONE
+ * for a trip the realtime feed added), route and direction. */
+typedef struct row_trip {
+    uint32_t trip, route;
+    int direction_id;
+} row_trip;
+
 static bool entity_matches(const alert_view *v, const dataset *ds, const view_entity *e,
-                           const departure *d, uint32_t r)
+                           const departure *d, const row_trip *rt)
 {
+    uint32_t r = rt->route;
     if (e->trip != QUERY_NONE &&
-        (e->trip != d->trip || (e->start_date != ALERT_NONE_DATE && e->start_date != d->service_date)))
+        (e->trip != rt->trip || (e->start_date != ALERT_NONE_DATE && e->start_date != d->service_date)))
         return false;
     if (e->stop != QUERY_NONE && e->stop != d->stop && e->stop != ds->stops[d->stop].parent)
         return false;
@@ -461,7 +469,7 @@ static bool entity_matches(const alert_view *v, const dataset *ds, const view_en
         return false;
     if (e->route_type >= 0 && e->route_type != ds->routes[r].type)
         return false;
-    if (e->direction_id >= 0 && e->direction_id != ds->trips[d->trip].direction_id)
+    if (e->direction_id >= 0 && e->direction_id != rt->direction_id)
         return false;
     return true;
 }
@@ -487,6 +495,9 @@ static bool add_row_slot(alert_marks *m, uint32_t first, uint32_t slot)
     return true;
 }
 
+static size_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                       const row_trip *rt);
+
 size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row)
 {
     const alert_view *v = m->view;
@@ -495,10 +506,28 @@ size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure 
     m->row_count[row] = 0;
     if (!test_bit(v->trip_bits, d->trip) && !test_bit(v->stop_bits, d->stop))
         return 0;
-    uint32_t r = ds->trips[d->trip].route, parent = ds->stops[d->stop].parent;
+    const row_trip rt = {d->trip, ds->trips[d->trip].route, ds->trips[d->trip].direction_id};
+    return mark_row(m, ds, d, row, &rt);
+}
+
+size_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                                   uint32_t route, int direction_id)
+{
+    if (!m->view || row >= m->rows_cap)
+        return 0;
+    m->row_count[row] = 0;
+    const row_trip rt = {QUERY_NONE, route, direction_id};
+    return mark_row(m, ds, d, row, &rt);
+}
+
+static size_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                       const row_trip *rt)
+{
+    const alert_view *v = m->view;
+    uint32_t r = rt->route, parent = ds->stops[d->stop].parent;
     uint32_t first = m->nrow_slots;
     const uint32_t keys[6][2] = {
-        {KEY_TRIP, d->trip}, {KEY_STOP, d->stop}, {KEY_STOP, parent}, {KEY_ROUTE, r},
+        {KEY_TRIP, rt->trip}, {KEY_STOP, d->stop}, {KEY_STOP, parent}, {KEY_ROUTE, r},
         {KEY_AGENCY, v->route_agency[r]}, {KEY_ROUTE_TYPE, (uint32_t)ds->routes[r].type}};
     for (int k = 0; k < 6; k++) {
         if (keys[k][1] == QUERY_NONE)
@@ -507,7 +536,7 @@ size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure 
         entity_range(v, keys[k][0], keys[k][1], &i, &end);
         for (; i < end; i++) {
             const view_entity *e = &v->entities[i];
-            if (entity_matches(v, ds, e, d, r) && alert_active_at(v->alerts[e->slot], d->instant) &&
+            if (entity_matches(v, ds, e, d, rt) && alert_active_at(v->alerts[e->slot], d->instant) &&
                 !add_row_slot(m, first, e->slot))
                 break;
         }

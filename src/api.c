@@ -17,6 +17,7 @@
 #include "departure_json.h"
 #include "transit/feed_validity.h"
 #include "transit/gtfs.h"
+#include "transit/rt_merge.h"
 
 #define CACHE_DEPARTURES 30
 #define CACHE_STATIC 86400
@@ -38,6 +39,7 @@ struct api_thread {
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
     alert_marks *marks;             /* the alerts a response shows */
+    rt_merge_scratch *merge;        /* realtime-added departures, put among the rows */
 };
 
 static bool grow_indices(api_thread *t, uint32_t need);
@@ -52,7 +54,8 @@ api_thread *api_thread_new(void)
     /* Start with room for typical stops and trips so the engine is never
      * handed a NULL array, and most threads never grow them. */
     t->marks = alert_marks_new();
-    if (!t->scratch || !t->marks || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
+    t->merge = rt_merge_scratch_new();
+    if (!t->scratch || !t->marks || !t->merge || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
     }
@@ -68,6 +71,7 @@ void api_thread_free(api_thread *t)
     free(t->stop_times);
     free(t->indices);
     alert_marks_free(t->marks);
+    rt_merge_scratch_free(t->merge);
     free(t);
 }
 
@@ -706,6 +710,9 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     query_error err = {0};
     int rc = stop_departures(ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit,
                              t->departures, &count, &truncated, &err);
+    if (rc == QUERY_OK && req->realtime)
+        rc = rt_merge_stop_departures(req->realtime, ds, t->merge, stop, from, (uint32_t)window * 60,
+                                      (uint32_t)limit, t->departures, &count, &truncated);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     stop_info st;
@@ -746,6 +753,10 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     int rc = nearby_departures(ds, t->scratch, lat, lon, (double)radius, from,
                                (uint32_t)window * 60, (uint32_t)limit, t->departures, &count,
                                &truncated, &err);
+    if (rc == QUERY_OK && req->realtime)
+        rc = rt_merge_nearby_departures(req->realtime, ds, t->merge, t->scratch, from,
+                                        (uint32_t)window * 60, (uint32_t)limit, t->departures,
+                                        &count, &truncated);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");

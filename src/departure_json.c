@@ -359,6 +359,48 @@ static char *put_realtime(char *p, const dataset *ds, const rt_overlay *rt, cons
     return JSON_PUT_LITERAL(p, ",\"canceled\":false");
 }
 
+/* ------------------------------------------------------------ ADDED trips
+ * A trip the realtime feed added has no trip_hot record, middle text or
+ * schedule: its row is composed from its overlay entry, member for member
+ * in the order of the others, with `departure` the feed's time and
+ *   ,"scheduled":null,"predicted":"<departure>","delay_s":null,"realtime":true,"canceled":false,"added":true */
+
+#define ADDED_REALTIME_BYTES 140
+
+static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const stop_text *st, bool near_point)
+{
+    route_info rt;
+    dataset_route(ds, a->route, &rt);
+    return ROW_OWN_BYTES + st->head_len + (near_point ? st->tail_len : 0) + 6 * strlen(a->trip_id) + 2 +
+           TEXT_LITERAL_BYTES + string_room(rt.id) + string_room(rt.short_name) + string_room(rt.long_name) +
+           ADDED_REALTIME_BYTES;
+}
+
+static char *put_added_row(char *p, const dataset *ds, const rt_added_trip *a, const departure *d,
+                           row_texts *texts, bool near_point)
+{
+    const stop_text *st = &ds->stop_text[d->stop];
+    const char *text = ds->row_text;
+    route_info rt;
+    dataset_route(ds, a->route, &rt);
+    p = put_text(p, text + st->off, st->head_len);
+    p = json_put_string(p, a->trip_id, strlen(a->trip_id));
+    p = put_middle(p, &rt, "", ds->strings + ds->nstrings);
+    const char *instant_text = p + INSTANT_AT;
+    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset);
+    p = json_put_u32(p, d->secs);
+    p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
+    p = json_put_u32(p, d->stop_sequence);
+    if (near_point) {
+        p = put_text(p, text + st->off + st->head_len, st->tail_len);
+        p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
+    }
+    p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
+    memcpy(p, instant_text, INSTANT_LEN);
+    p += INSTANT_LEN;
+    return JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true,\"canceled\":false,\"added\":true");
+}
+
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
                                 uint32_t count, bool near_point, alert_marks *alerts,
                                 const rt_overlay *realtime)
@@ -371,9 +413,16 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
      * the misses overlap instead of each row waiting for its own (drain
      * asked for the trip_hot and stop_text records). A middle is a few
      * lines long; its first two hold all but the longest route names. */
-    uint32_t last_stop = UINT32_MAX;
+    uint32_t last_stop = UINT32_MAX, ntrips = ds->meta->ntrips;
     size_t room = 0;
     for (uint32_t i = 0; i < count; i++) {
+        if (deps[i].trip >= ntrips) {   /* an ADDED trip's (rt_merge puts them only with rt) */
+            const rt_added_trip *a = rt_overlay_added_trip(rt, &deps[i]);
+            room += added_row_room(ds, a, &ds->stop_text[deps[i].stop], near_point);
+            if (alerts)
+                room += alert_marks_added_departure(alerts, ds, &deps[i], i, a->route, a->direction_id);
+            continue;
+        }
         const trip_hot *th = &ds->trip_hot[deps[i].trip];
         const stop_text *st = &ds->stop_text[deps[i].stop];
         __builtin_prefetch(text + th->middle_off);
@@ -400,10 +449,17 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         return;
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
-        const trip_hot *th = &ds->trip_hot[d->trip];
-        const stop_text *st = &ds->stop_text[d->stop];
         if (i)
             *p++ = ',';
+        if (d->trip >= ntrips) {
+            p = put_added_row(p, ds, rt_overlay_added_trip(rt, d), d, &texts, near_point);
+            if (alerts && alert_marks_row_count(alerts, i))
+                p = alert_marks_put_row(alerts, i, p);
+            *p++ = '}';
+            continue;
+        }
+        const trip_hot *th = &ds->trip_hot[d->trip];
+        const stop_text *st = &ds->stop_text[d->stop];
         p = put_text(p, text + st->off, st->head_len);
         if (th->id_len == TRIP_HOT_SPILLED) {
             p = json_put_cstring(p, ds->strings + ds->trips[d->trip].id, strings_end);

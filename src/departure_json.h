@@ -31,7 +31,10 @@ int departure_json_derive(dataset *ds, char *err, size_t errlen);
  * "scheduled", "predicted", "delay_s", "realtime" and "canceled"; rows of
  * trips the overlay has no update for say realtime false (as do all rows
  * when the overlay was resolved against another dataset). Without it (no
- * realtime configured) the rows are unchanged: those members are absent. */
+ * realtime configured) the rows are unchanged: those members are absent.
+ * Rows of trips the feed ADDED (trip index past the dataset's, put there by
+ * rt_merge) come only with the overlay they came from, of this dataset;
+ * theirs say "scheduled":null and "added":true. */
 void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
                                 uint32_t count, bool near_point, alert_marks *alerts,
                                 const rt_overlay *realtime);

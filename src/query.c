@@ -609,3 +609,10 @@ oom:
     set_err(err, "", "out of memory");
     return QUERY_ENOMEM;
 }
+
+size_t query_near_count(const query_scratch *s) { return s->near_n; }
+
+nearby_stop query_near_stop(const query_scratch *s, size_t i)
+{
+    return (nearby_stop){s->near[i].point->stop, s->near[i].distance_m};
+}

@@ -186,6 +186,12 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
                       double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
                       departure *out, uint32_t *count, bool *truncated, query_error *err);
 
+/* The stops the last nearby_departures on `s` searched (location_type 0
+ * within the radius), unordered, with the distances its rows carry (whole
+ * metres): what rt_merge needs to add realtime departures to that answer. */
+size_t query_near_count(const query_scratch *s);
+nearby_stop query_near_stop(const query_scratch *s, size_t i);
+
 typedef struct trip_stop_time {
     uint32_t stop;
     uint32_t stop_sequence;

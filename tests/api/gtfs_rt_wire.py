@@ -49,3 +49,15 @@ def alert_entity(entity_id, stop_id, text):
 def feed(*entities, timestamp=1793000000):
     header = field_bytes(1, "2.0") + field_varint(3, timestamp)
     return field_bytes(1, header) + b"".join(entities)
+
+
+def added_trip(entity_id, trip_id, route_id, start_date, stops):
+    """An ADDED trip (no schedule): stops are (stop_id, Unix time) pairs,
+    each time a departure but the last, an arrival where the trip ends."""
+    trip = field_bytes(1, trip_id) if trip_id else b""
+    trip += field_bytes(3, start_date) + field_varint(4, 1) + field_bytes(5, route_id)
+    tu = field_bytes(1, trip)
+    for i, (stop_id, when) in enumerate(stops):
+        event = field_bytes(2 if i == len(stops) - 1 else 3, field_varint(2, when))
+        tu += field_bytes(2, field_bytes(4, stop_id) + event)
+    return field_bytes(2, field_bytes(1, entity_id) + field_bytes(3, tu))

@@ -7,6 +7,7 @@ without --gtfs-rt answers exactly as before.
 The protobuf fixtures are encoded by hand (gtfs_rt_wire.py, a few lines of
 the wire format), so the test needs no protobuf package.
 """
+import datetime
 import http.server
 import shutil
 import threading
@@ -20,7 +21,7 @@ import schema_check
 from http_server import Server, TMP, import_feed
 from test_alerts_api import make_token
 from test_cli_query import TINY_FEED
-from gtfs_rt_wire import alert_entity, feed, trip_update
+from gtfs_rt_wire import added_trip, alert_entity, feed, trip_update
 
 DOC = schema_check.load_openapi()
 MONDAY = "2026-11-02T08:00:00-05:00"
@@ -243,6 +244,83 @@ def test_export_feeds_replicas(tiny_data):
             # holds ops-1 too)
             assert wait_for(lambda: ids() == ["ops-1", "rt:a1", "rt:ops-1"])
         assert requests.delete(primary.url("/v1/alerts/ops-1"), headers=auth,
+                               timeout=10).status_code == 204
+
+
+def monday_at(hh, mm):
+    """Unix time of Monday 2026-11-02 hh:mm in the feed's zone (EST)."""
+    est = datetime.timezone(datetime.timedelta(hours=-5))
+    return int(datetime.datetime(2026, 11, 2, hh, mm, tzinfo=est).timestamp())
+
+
+def test_added_trip_shows_where_it_stops(tiny_data):
+    """An ADDED trip (not in the timetable) departs from each stop its update
+    gives a time for, among the scheduled rows, at a station's platforms and
+    near a point, under route alerts; the export carries it to replicas."""
+    rt = tiny_data / "rt-added.pb"
+    rt.write_bytes(feed(
+        trip_update("e1", "T1", "20261102", [(2, 120)]),
+        added_trip("x9", "X9", "R1", "20261102",
+                   [("P1", monday_at(8, 5)), ("S2", monday_at(8, 15)), ("S3", monday_at(8, 25))]),
+        added_trip("x10", "X10", "NO-SUCH-ROUTE", "20261102",
+                   [("P1", monday_at(8, 6)), ("S2", monday_at(8, 16))])))
+    tokens = tiny_data / "tokens-added"
+    tokens.unlink(missing_ok=True)
+    auth = {"Authorization": f"Bearer {make_token(tokens)}"}
+    with Server(tiny_data / "data", "--gtfs-rt", str(rt), "--rt-interval", "1",
+                "--tokens", str(tokens)) as s:
+        assert wait_for(lambda: any(d["trip_id"] == "X9" for d in departures(s, "S2")))
+        rows = departures(s, "S2")
+        assert [d["trip_id"] for d in rows] == ["T1", "X9"]      # 08:13 predicted, 08:15
+        x9 = rows[1]
+        assert x9["departure"] == x9["predicted"] == "2026-11-02T08:15:00-05:00"
+        assert x9["scheduled"] is None and x9["delay_s"] is None
+        assert x9["realtime"] is True and x9["canceled"] is False and x9["added"] is True
+        assert x9["route_id"] == "R1" and x9["route_short_name"] == "1"
+        assert x9["route_long_name"] == "Main Line" and x9["headsign"] is None
+        assert x9["service_date"] == "2026-11-02" and x9["departure_secs"] == 8 * 3600 + 15 * 60
+        assert x9["stop_sequence"] == 2
+        assert "added" not in rows[0]
+        # the station yields its platform's rows, the added one in time order
+        sta = departures(s, "STA")
+        assert [(d["trip_id"], d["stop_id"]) for d in sta] == [("T1", "P1"), ("X9", "P1")]
+        # no departure where a trip ends (S3 ends X9, and T1); none outside the window
+        assert departures(s, "S3") == []
+        assert departures(s, "S2", "2026-11-02T08:16:00-05:00") == []
+        # near S2: both stops' rows with their distances, by instant
+        r = requests.get(s.url("/v1/departures"), timeout=10, params={
+            "lat": 40.001, "lon": -74.0, "radius": 200, "time": MONDAY, "window": 30})
+        assert r.status_code == 200, r.text
+        schema_check.assert_matches(r.json(), "DeparturesResponse", DOC)
+        near = [(d["trip_id"], d["stop_id"], d["distance_m"]) for d in r.json()["departures"]]
+        assert near == [("T1", "P1", 111), ("X9", "P1", 111), ("T1", "S2", 0), ("X9", "S2", 0)]
+        # limit counts the added rows
+        r = requests.get(s.url("/v1/stops/STA/departures"), timeout=10,
+                         params={"time": MONDAY, "window": 60, "limit": 1})
+        assert [d["trip_id"] for d in r.json()["departures"]] == ["T1"]
+        assert r.json()["truncated"] is True
+        # an alert on its route marks its rows
+        put = requests.put(s.url("/v1/alerts/works"), headers=auth, timeout=10, json={
+            "informed_entity": [{"route_id": "R1"}],
+            "header_text": {"translation": [{"text": "Works", "language": "en"}]}})
+        assert put.status_code == 201, put.text
+        assert wait_for(lambda: departures(s, "S2")[1].get("alerts") == ["works"])
+        assert metric(s, 'transitd_rt_trip_updates{outcome="added"}') == 1
+        assert metric(s, 'transitd_rt_trip_updates{outcome="added_no_route"}') == 1
+
+        # the export carries the added trip, and a replica shows it the same
+        as_json = requests.get(s.url("/gtfs-rt/trip-updates.pb"), params={"format": "json"},
+                               timeout=10).json()
+        x9_entity = [e for e in as_json["entity"] if e["id"] == "x9"][0]
+        assert x9_entity["trip_update"]["trip"]["schedule_relationship"] == "ADDED"
+        with Server(tiny_data / "data", "--gtfs-rt", s.url("/gtfs-rt/trip-updates.pb"),
+                    "--rt-interval", "1") as replica:
+            assert wait_for(lambda: [d["trip_id"] for d in departures(replica, "S2")]
+                            == ["T1", "X9"])
+            got = departures(replica, "S2")[1]
+            assert {k: v for k, v in got.items() if k != "alerts"} == \
+                {k: v for k, v in x9.items() if k != "alerts"}
+        assert requests.delete(s.url("/v1/alerts/works"), headers=auth,
                                timeout=10).status_code == 204
 
 

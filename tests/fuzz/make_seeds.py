@@ -1,13 +1,14 @@
 """Writes the seed inputs of the GTFS-Realtime fuzz target into a corpus
 directory: small valid feeds (trip updates with delays, SKIPPED and
-NO_DATA stops, a CANCELED trip, an alert), so mutations start from inputs
-that reach deep into the decoder.
+NO_DATA stops, a CANCELED trip, ADDED trips, an alert), so mutations start
+from inputs that reach deep into the decoder and the overlay.
 """
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "api"))
-from gtfs_rt_wire import alert_entity, feed, field_bytes, field_varint, trip_update  # noqa: E402
+from gtfs_rt_wire import (added_trip, alert_entity, feed, field_bytes, field_varint,  # noqa: E402
+                          trip_update)
 
 out = pathlib.Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
@@ -18,6 +19,11 @@ seeds = {
     "delays": feed(trip_update("e1", "T1", "20261102", [(1, 60), (3, -30)])),
     "canceled": feed(trip_update("e2", "T2", "20261102", relationship=3)),
     "alert": feed(alert_entity("a1", "S2", "Detour")),
+    # Monday 2026-11-02 08:05, 08:15, 08:25 EST
+    "added": feed(added_trip("x1", "X1", "R1", "20261102",
+                             [("P1", 1793624700), ("S2", 1793625300), ("S3", 1793625900)]),
+                  added_trip("x2", "", "R2", "20261102", [("S1", 1793624700), ("S2", 1793625000)]),
+                  trip_update("e1", "T1", "20261102", [(2, 120)])),
     "mixed": feed(trip_update("e1", "T1", "20261102", [(2, 120)]), alert_entity("a2", "S1", "x"),
                   trip_update("e3", "T3", "20261103", [(1, 5)]) + field_bytes(2, skipped + no_data)),
 }

@@ -109,6 +109,7 @@ static bool collect(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m,
     if (!reserve_rows(m, (uint64_t)*n + 2 * (uint64_t)limit)) return false;
     departure *run = m->rows + *n, *out = run + limit;
     uint32_t all = rt_overlay_added_departures(o, stop, from, to, run, limit);
+    if (!all) return true;
     uint32_t got = all < limit ? all : limit;
     for (uint32_t i = 0; i < got; i++) run[i].distance_m = distance_m;
     sort_run(o, ds, run, got);

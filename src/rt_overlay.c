@@ -10,8 +10,9 @@
  * stops.
  *
  * ADDED trips live apart: a table of the trips (their ids in one text
- * buffer) and their departure events sorted by (stop, instant), with a
- * bitmap over stops, so a stop without any costs one bit test.
+ * buffer) and their departure events sorted by (stop, instant), with where
+ * each stop's run starts, so a stop finds its few events in two reads and a
+ * stop without any costs no more.
  */
 #include "transit/rt_overlay.h"
 
@@ -66,7 +67,7 @@ struct rt_overlay {
     size_t added_ids_len, added_ids_cap;
     rt_added_event *events;    /* by stop, instant, trip */
     uint32_t event_count, event_cap;
-    uint64_t *added_stop_bits; /* per dataset stop: has events */
+    uint32_t *stop_events;     /* per dataset stop s: its events are [stop_events[s], stop_events[s + 1]) */
     uint32_t nstops;
 };
 
@@ -360,7 +361,7 @@ static int compare_events(const void *a, const void *b)
 static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stats)
 {
     o->nstops = dataset_stop_count(ds);
-    if (!(o->added_stop_bits = calloc((size_t)o->nstops / 64 + 1, sizeof *o->added_stop_bits))) return -1;
+    if (!(o->stop_events = calloc((size_t)o->nstops + 1, sizeof *o->stop_events))) return -1;
     if (!o->added_count) return 0;
     for (uint32_t k = 0; k < o->added_count; k++)
         o->added[k].trip_id = o->added_ids + (uintptr_t)o->added[k].trip_id;
@@ -399,8 +400,9 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     free(keys);
     free(renumber);
     qsort(o->events, o->event_count, sizeof *o->events, compare_events);
-    for (uint32_t i = 0; i < o->event_count; i++)
-        o->added_stop_bits[o->events[i].stop / 64] |= (uint64_t)1 << (o->events[i].stop % 64);
+    /* counts per stop, then where each stop's run starts */
+    for (uint32_t i = 0; i < o->event_count; i++) o->stop_events[o->events[i].stop + 1]++;
+    for (uint32_t st = 0; st < o->nstops; st++) o->stop_events[st + 1] += o->stop_events[st];
     return 0;
 }
 
@@ -408,7 +410,7 @@ uint32_t rt_overlay_added_trip_count(const rt_overlay *o) { return o->added_coun
 
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop)
 {
-    return stop < o->nstops && (o->added_stop_bits[stop / 64] >> (stop % 64) & 1);
+    return stop < o->nstops && o->stop_events[stop] != o->stop_events[stop + 1];
 }
 
 const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d)
@@ -421,15 +423,14 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
                                      departure *out, uint32_t max)
 {
     if (!rt_overlay_added_at_stop(o, stop)) return 0;
-    uint32_t a = 0, b = o->event_count;
-    while (a < b) {   /* the first event at (stop, from) or after */
+    uint32_t a = o->stop_events[stop], end = o->stop_events[stop + 1], b = end;
+    while (a < b) {   /* the stop's first event at `from` or after */
         uint32_t mid = a + (b - a) / 2;
-        const rt_added_event *e = &o->events[mid];
-        if (e->stop < stop || (e->stop == stop && e->instant < from)) a = mid + 1;
+        if (o->events[mid].instant < from) a = mid + 1;
         else b = mid;
     }
     uint32_t n = 0;
-    for (; a < o->event_count && o->events[a].stop == stop && o->events[a].instant < to; a++, n++) {
+    for (; a < end && o->events[a].instant < to; a++, n++) {
         if (n >= max) continue;
         const rt_added_event *e = &o->events[a];
         out[n] = (departure){.instant = e->instant,
@@ -564,7 +565,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->added);
     free(o->added_ids);
     free(o->events);
-    free(o->added_stop_bits);
+    free(o->stop_events);
     free(o);
 }
 

@@ -6,8 +6,9 @@
  * at the same stops and in the same window among its rows, in the same
  * order (instant, then stop_id, route_short_name, trip_id, bytewise) and
  * under the same limit, so a rider sees an extra bus where it stops. They
- * cost nothing unless the overlay has added trips; then they read one bit
- * per stop, and sort and merge only where added departures are.
+ * cost nothing unless the overlay has added trips; then they read where
+ * each stop's added departures lie (two reads a stop), and sort and merge
+ * only where some fall in the window.
  */
 #ifndef TRANSIT_RT_MERGE_H
 #define TRANSIT_RT_MERGE_H

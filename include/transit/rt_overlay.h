@@ -106,7 +106,7 @@ void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
  * must ask the overlay (rt_overlay_added_trip) rather than the dataset. */
 
 uint32_t rt_overlay_added_trip_count(const rt_overlay *o);
-/* Whether any added departure is at `stop` (one bit test). */
+/* Whether any added departure is at `stop` (two reads). */
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop);
 /* The added trip of a row, or NULL when the row is a dataset trip's. */
 const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d);

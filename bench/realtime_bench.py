@@ -7,14 +7,18 @@ Why it exists: the realtime issue's target is that departures keep >= 85 %
 of their rate without realtime. Both sides must be measured on the same
 data and machine minutes. Each repetition starts transitd without
 --gtfs-rt and runs wrk/departures.lua, then starts it with --gtfs-rt on a
-file of 20,000 trip updates (trips running on the inputs' service date,
-then on the days after it until there are 20,000, each instance with a delay at a stop in its middle, 2 % canceled, 2 % with a skipped
-stop; written with tests/api/gtfs_rt_wire.py) and runs the same script once
-/metrics shows the overlay matched them. The report is the median of the
+file of 20,000 trip updates and runs the same script once /metrics shows
+the overlay matched them. The updates are of trips running on the inputs'
+service date, then on the days after it until there are enough, each
+instance with a delay at a stop in its middle, 2 % canceled, 2 % with a
+skipped stop. With --added N, N of the 20,000 are ADDED trips instead:
+copies of trips running on the service date, three minutes later under new
+trip_ids, whose rows the server merges into the departures it answers.
+Written with tests/api/gtfs_rt_wire.py. The report is the median of the
 per-repetition ratios, and beside it the ratio of the server's CPU time per
 request (plain / realtime), which other load on the machine disturbs less.
 
-    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F]
+    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F] [--added 200]
     make bench-realtime
 """
 import datetime
@@ -31,9 +35,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "api"))
 import run_bench as rb   # noqa: E402  (the shared runner: Server, run_wrk, inputs)
-from gtfs_rt_wire import feed, field_bytes, field_varint  # noqa: E402
+from gtfs_rt_wire import added_trip, feed, field_bytes, field_varint  # noqa: E402
 
 UPDATES = 20000
+ADDED_LAG_S = 180    # an added trip runs this long after the trip it copies
 TARGET = 0.85
 CONNS = rb.MAIN_CONNECTIONS
 
@@ -80,8 +85,32 @@ def stop_sequences(port, trip_ids):
     return out
 
 
-def trip_updates_feed(seqs, rng):
-    """The FeedMessage bytes: one TripUpdate per (trip, date) of `seqs`."""
+def added_copies(port, trip_ids, service_date):
+    """(route_id, [(stop_id, Unix departure time)]) of each trip on service_date,
+    from /v1/trips/{id}?date=, for ADDED copies of them."""
+    out = []
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        for t in trip_ids:
+            conn.request("GET", "/v1/trips/" + urllib.parse.quote(t, safe="") + "?date="
+                         + service_date.isoformat())
+            r = conn.getresponse()
+            body = r.read()
+            if r.status != 200:
+                continue
+            trip = json.loads(body)["trip"]
+            stops = [(st["stop_id"], int(datetime.datetime.fromisoformat(st["departure"]).timestamp()))
+                     for st in trip["stop_times"] if st.get("departure")]
+            if len(stops) >= 2:
+                out.append((trip["route_id"], stops))
+    finally:
+        conn.close()
+    return out
+
+
+def trip_updates_feed(seqs, added, service_date, rng):
+    """The FeedMessage bytes: one TripUpdate per (trip, date) of `seqs`, then
+    one ADDED trip per copy in `added`."""
     entities = []
     for i, ((trip, day), s) in enumerate(seqs.items()):
         trip_desc = field_bytes(1, trip) + field_bytes(3, day.strftime("%Y%m%d"))
@@ -98,6 +127,10 @@ def trip_updates_feed(seqs, rng):
             if roll < 0.04 and k + 1 < len(s):
                 tu += field_bytes(2, field_varint(1, s[k + 1]) + field_varint(5, 1))   # SKIPPED
         entities.append(field_bytes(2, field_bytes(1, f"tu{i}") + field_bytes(3, tu)))
+    ymd = service_date.strftime("%Y%m%d")
+    for i, (route_id, stops) in enumerate(added):
+        entities.append(added_trip(f"add{i}", f"added-{i}", route_id, ymd,
+                                   [(stop, when + ADDED_LAG_S) for stop, when in stops]))
     return feed(*entities, timestamp=int(time.time()))
 
 
@@ -125,7 +158,10 @@ def serve(transitd, data_dir, work, extra, tag):
 
 def main(argv=None):
     ap = rb.side_bench_parser(__doc__, "realtime")
+    ap.add_argument("--added", type=int, default=0,
+                    help="how many of the 20,000 trip updates are ADDED trips (default 0)")
     args = ap.parse_args(argv)
+    n_added = max(0, min(args.added, UPDATES))
     transitd, work, feed_path, data_dir = rb.prepare_side_bench(args, "realtime")
     inputs = rb.extract_inputs(data_dir, work / "inputs", seed=args.seed)
     service_date = datetime.date.fromisoformat(inputs["service_date"])
@@ -134,22 +170,25 @@ def main(argv=None):
     # days after it, each instance with its own start_date
     instances = []
     day = service_date
-    while len(instances) < UPDATES and day < service_date + datetime.timedelta(days=7):
+    while len(instances) < UPDATES - n_added and day < service_date + datetime.timedelta(days=7):
         trips = running_trips(data_dir, day)
         rng.shuffle(trips)
-        instances += [(t, day) for t in trips[:UPDATES - len(instances)]]
+        instances += [(t, day) for t in trips[:UPDATES - n_added - len(instances)]]
         day += datetime.timedelta(days=1)
+    originals = running_trips(data_dir, service_date)
+    rng.shuffle(originals)
     plain_server = serve(transitd, data_dir, work, [], "plain")
     try:
         known = stop_sequences(plain_server.port, sorted({t for t, _ in instances}))
+        added = added_copies(plain_server.port, originals[:n_added], service_date)
     finally:
         plain_server.stop()
     seqs = {(t, d): known[t] for t, d in instances if known.get(t)}
     rt_file = work / "trip-updates.pb"
-    rt_file.write_bytes(trip_updates_feed(seqs, rng))
-    rb.log(f"inputs: {inputs['stops']} stops, service date {service_date}; {len(seqs):,} trip "
-           f"updates ({rt_file.stat().st_size:,} bytes); {args.reps} x (departures without "
-           f"realtime, with it), c={CONNS}, {args.duration} s each")
+    rt_file.write_bytes(trip_updates_feed(seqs, added, service_date, rng))
+    rb.log(f"inputs: {inputs['stops']} stops, service date {service_date}; {len(seqs) + len(added):,} "
+           f"trip updates, {len(added)} of them ADDED trips ({rt_file.stat().st_size:,} bytes); "
+           f"{args.reps} x (departures without realtime, with it), c={CONNS}, {args.duration} s each")
     runs = []
     for rep in range(args.reps):
         s = serve(transitd, data_dir, work, [], "plain")
@@ -161,13 +200,16 @@ def main(argv=None):
         try:
             deadline = time.monotonic() + 60
             matched = None
+            shown = None
             while time.monotonic() < deadline:
                 matched = metric(s.port, 'transitd_rt_trip_updates{outcome="matched"}')
-                if matched:
+                shown = metric(s.port, 'transitd_rt_trip_updates{outcome="added"}')
+                if matched and (shown or not added):
                     break
                 time.sleep(0.2)
-            if not matched:
-                raise rb.BenchError("the realtime overlay matched no trip update within 60 s")
+            if not matched or (added and not shown):
+                raise rb.BenchError("the realtime overlay matched no trip update (or showed no ADDED "
+                                    "trip) within 60 s")
             realtime = measured(s, args, work, rep)
         finally:
             s.stop()
@@ -176,7 +218,8 @@ def main(argv=None):
         cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
         ok = plain["ok"] and realtime["ok"]
         rb.log(f"rep {rep + 1}: departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
-               f"trip instances matched {realtime['req_per_s']:,.0f} req/s; ratio {ratio:.3f}"
+               f"trip instances matched and {shown or 0:,.0f} added {realtime['req_per_s']:,.0f} req/s; "
+               f"ratio {ratio:.3f}"
                + (f"; server CPU {cpu_p:.1f} vs {cpu_r:.1f} µs/request (ratio {cpu_ratio:.3f})"
                   if cpu_ratio else "")
                + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
@@ -190,14 +233,16 @@ def main(argv=None):
         rb.log("every repetition was flagged; no result")
         return 1
     fields = {
-        "trip_updates": len(seqs),
+        "trip_updates": len(seqs) + len(added),
+        "added_trips": len(added),
         "plain_req_per_s": statistics.median(r["plain"]["req_per_s"] for r in good),
         "realtime_req_per_s": statistics.median(r["realtime"]["req_per_s"] for r in good),
     }
     return rb.finish_side_bench(
         "realtime", args, CONNS, feed_path, runs, good, TARGET, fields,
         lambda res: f"departures without realtime {res['plain_req_per_s']:,.0f} req/s; with "
-                    f"{len(seqs):,} trip updates {res['realtime_req_per_s']:,.0f} req/s")
+                    f"{len(seqs) + len(added):,} trip updates ({len(added)} ADDED) "
+                    f"{res['realtime_req_per_s']:,.0f} req/s")
 
 
 if __name__ == "__main__":

@@ -1248,8 +1248,9 @@ def run_smoke(args, build):
                              "--smoke", "--seed", str(args.seed)], cwd=ROOT)
     if alerts.returncode != 0:
         failures.append(f"alerts_bench.py --smoke exited {alerts.returncode}")
+    # (with ADDED trips, so their merged rows are served under load too)
     realtime = subprocess.run([sys.executable, str(BENCH_DIR / "realtime_bench.py"), "--build",
-                               str(build), "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+                               str(build), "--smoke", "--added", "50", "--seed", str(args.seed)], cwd=ROOT)
     if realtime.returncode != 0:
         failures.append(f"realtime_bench.py --smoke exited {realtime.returncode}")
     elapsed = time.monotonic() - started

@@ -359,6 +359,24 @@ static char *put_realtime(char *p, const dataset *ds, const rt_overlay *rt, cons
     return JSON_PUT_LITERAL(p, ",\"canceled\":false");
 }
 
+/* The part of a row from its service date on, the same for every row:
+ *   "2026-11-21","departure":"…","departure_secs":…,"stop_sequence":…
+ * and near a point ,"stop_name":"…","distance_m":…  */
+static inline char *put_times_and_tail(char *p, const char *text, const stop_text *st, const departure *d,
+                                       row_texts *texts, bool near_point)
+{
+    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset);
+    p = json_put_u32(p, d->secs);
+    p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
+    p = json_put_u32(p, d->stop_sequence);
+    if (near_point) {
+        p = put_text(p, text + st->off + st->head_len, st->tail_len);
+        /* within the radius, so at most QUERY_RADIUS_MAX */
+        p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
+    }
+    return p;
+}
+
 /* ------------------------------------------------------------ ADDED trips
  * A trip the realtime feed added has no trip_hot record, middle text or
  * schedule: its row is composed from its overlay entry, member for member
@@ -387,14 +405,7 @@ static char *put_added_row(char *p, const dataset *ds, const rt_added_trip *a, c
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
     p = put_middle(p, &rt, "", ds->strings + ds->nstrings);
     const char *instant_text = p + INSTANT_AT;
-    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset);
-    p = json_put_u32(p, d->secs);
-    p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
-    p = json_put_u32(p, d->stop_sequence);
-    if (near_point) {
-        p = put_text(p, text + st->off + st->head_len, st->tail_len);
-        p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
-    }
+    p = put_times_and_tail(p, text, st, d, texts, near_point);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
@@ -471,15 +482,7 @@ void departure_json_write_items(json_writer *w, const dataset *ds, const departu
         }
         p = put_text(p, text + th->middle_off, th->middle_len);
         const char *instant_text = p + INSTANT_AT;
-        p = put_dates_and_instant(p, &texts, d->service_date, d->instant, d->utc_offset);
-        p = json_put_u32(p, d->secs);
-        p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
-        p = json_put_u32(p, d->stop_sequence);
-        if (near_point) {
-            p = put_text(p, text + st->off + st->head_len, st->tail_len);
-            /* within the radius, so at most QUERY_RADIUS_MAX */
-            p = json_put_u32(p, (uint32_t)(d->distance_m + 0.5));
-        }
+        p = put_times_and_tail(p, text, st, d, &texts, near_point);
         if (realtime)
             p = put_realtime(p, ds, rt, d, instant_text);
         if (alerts && alert_marks_row_count(alerts, i))

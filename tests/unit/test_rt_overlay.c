@@ -335,6 +335,14 @@ static rt_event time_event(int32_t date, uint32_t secs)
     return (rt_event){.present = true, .has_time = true, .time = dataset_instant(g_ds, date, secs)};
 }
 
+/* Updates of a trip from S1 (departing at `depart`) to S2 (arriving at
+ * `arrive`) on Monday. */
+static void s1_to_s2(rt_stop_update u[2], uint32_t depart, uint32_t arrive)
+{
+    u[0] = (rt_stop_update){.stop_id = "S1", .departure = time_event(g_monday, depart)};
+    u[1] = (rt_stop_update){.stop_id = "S2", .arrival = time_event(g_monday, arrive)};
+}
+
 static rt_trip_update added_trip(const char *trip_id, const char *route_id, rt_stop_update *stops, uint32_t n)
 {
     rt_trip_update tu = trip_update(trip_id, stops, n);
@@ -414,14 +422,9 @@ static void test_added_trip_departs_where_it_has_times(void **state)
 static void test_added_trips_counted(void **state)
 {
     (void)state;
-    rt_stop_update timed[2] = {
-        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 5))},
-        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 9))},
-    };
-    rt_stop_update later[2] = {
-        {.stop_id = "S1", .departure = time_event(g_monday, H(9, 5))},
-        {.stop_id = "S2", .arrival = time_event(g_monday, H(9, 9))},
-    };
+    rt_stop_update timed[2], later[2];
+    s1_to_s2(timed, H(8, 5), H(8, 9));
+    s1_to_s2(later, H(9, 5), H(9, 9));
     rt_stop_update delays[2] = {
         {.stop_id = "S1", .departure = delay_event(60)},
         {.stop_id = "S2", .departure = delay_event(60)},
@@ -483,14 +486,9 @@ static const char *after(const char *buf, const char *what, const char *from)
 static void test_added_departures_in_answers(void **state)
 {
     (void)state;
-    rt_stop_update u[2] = {
-        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 30))},
-        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 40))},
-    };
-    rt_stop_update tie[2] = {
-        {.stop_id = "S1", .departure = time_event(g_monday, H(8, 0))},
-        {.stop_id = "S2", .arrival = time_event(g_monday, H(8, 10))},
-    };
+    rt_stop_update u[2], tie[2];
+    s1_to_s2(u, H(8, 30), H(8, 40));
+    s1_to_s2(tie, H(8, 0), H(8, 10));
     rt_trip_update tus[3] = {added_trip("X1", "R1", u, 2), added_trip("A0", "R1", tie, 2),
                              added_trip("Z9", "R1", tie, 2)};
     rt_feed f = feed_of(tus, 3);
@@ -515,21 +513,21 @@ static void test_added_departures_in_answers(void **state)
     assert_non_null(strstr(w.buf, "\"truncated\":false"));
     json_free(&w);
 
-    /* limit 5 keeps F1, F1, A0, T1, Z9: X1 and T2 fall off */
-    params[2].value = "5";
-    assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
-    assert_null(strstr(w.buf, "\"trip_id\":\"X1\""));
-    assert_null(strstr(w.buf, "\"trip_id\":\"T2\""));
-    assert_non_null(strstr(w.buf, "\"trip_id\":\"Z9\""));
-    assert_non_null(strstr(w.buf, "\"truncated\":true"));
-    json_free(&w);
-
-    /* limit 7 holds them all: only the scheduled query was cut, at 7 */
-    params[2].value = "7";
-    assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
-    assert_non_null(strstr(w.buf, "\"trip_id\":\"T2\""));
-    assert_non_null(strstr(w.buf, "\"truncated\":false"));
-    json_free(&w);
+    /* the limit counts the added rows: 5 keeps F1, F1, A0, T1, Z9 (X1 and T2
+     * fall off, so truncated), 7 holds all seven rows */
+    static const struct {
+        const char *limit;
+        bool all, truncated;
+    } cuts[] = {{"5", false, true}, {"7", true, false}};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        params[2].value = cuts[k].limit;
+        assert_int_equal(api_json(false, "S1", params, 3, o, &w), 200);
+        assert_non_null(strstr(w.buf, "\"trip_id\":\"Z9\""));
+        assert_int_equal(strstr(w.buf, "\"trip_id\":\"X1\"") != NULL, cuts[k].all);
+        assert_int_equal(strstr(w.buf, "\"trip_id\":\"T2\"") != NULL, cuts[k].all);
+        assert_non_null(strstr(w.buf, cuts[k].truncated ? "\"truncated\":true" : "\"truncated\":false"));
+        json_free(&w);
+    }
 
     /* near S2 (S1 lies 111 m south): the added rows carry the distance */
     api_param near[] = {{"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "150"},

@@ -446,7 +446,6 @@ static void entity_range(const alert_view *v, uint32_t kind, uint32_t key, uint3
     *end = lo;
 }
 
-/* Whether every selector of e holds for departure d (trip route r). */
 /* What a departure row is matched on besides its stop: its trip (QUERY_NONE
  * for a trip the realtime feed added), route and direction. */
 typedef struct row_trip {
@@ -454,6 +453,7 @@ typedef struct row_trip {
     int direction_id;
 } row_trip;
 
+/* Whether every selector of e holds for departure d of trip rt. */
 static bool entity_matches(const alert_view *v, const dataset *ds, const view_entity *e,
                            const departure *d, const row_trip *rt)
 {

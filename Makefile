@@ -44,20 +44,24 @@ CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS) $(CFLAGS)
-OBJCFLAGS_ALL := $(OPT) $(OBJC_FLAGS) $(WARN) -Wno-unknown-warning-option $(SAN_FLAGS) -Iinclude $(PKG_CFLAGS)
+CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS)
+OBJCFLAGS_ALL := $(OPT) $(OBJC_FLAGS) $(WARN) -Wno-unknown-warning-option $(SAN_FLAGS) -Iinclude -Isrc $(PKG_CFLAGS)
 LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
 LIBS := $(PKG_LIBS) $(PLATFORM_LIBS)
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+# src/ holds one folder per layer (see docs/ARCHITECTURE.md); every .c in
+# them but the CLI's main() goes into libtransit.a.
+LAYERS := base import store engine live serving api http cli
+LIB_SRC := $(filter-out src/cli/main.c,$(wildcard $(addprefix src/,$(addsuffix /*.c,$(LAYERS)))))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+SRC_HDR := $(wildcard src/*/*.h)
 # GTFS-Realtime: protoc-c compiles proto/gtfs-realtime.proto into $(BUILD)/gen at build
-# time (never committed); only src/rt_decode.c and src/rt_encode.c see its types.
+# time (never committed); only src/live/rt_feed.c and src/live/rt_encode.c see its types.
 GEN := $(BUILD)/gen
 RT_PB_C := $(GEN)/gtfs-realtime.pb-c.c
 RT_PB_H := $(GEN)/gtfs-realtime.pb-c.h
 RT_PB_OBJ := $(BUILD)/obj/gtfs-realtime.pb-c.o
-RT_PB_USERS := $(BUILD)/obj/rt_decode.o $(BUILD)/obj/rt_encode.o
+RT_PB_USERS := $(BUILD)/obj/live/rt_feed.o $(BUILD)/obj/live/rt_encode.o
 OBJC_SRC := $(wildcard objc/*.m)
 OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -86,7 +90,7 @@ deps:
 deps-run:
 	@bash .ci/deps run
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h)
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(SRC_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -111,12 +115,8 @@ $(LIBTRANSIT): $(LIB_OBJ) $(RT_PB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/obj/main.o: src/main.c $(wildcard include/transit/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
-
-$(TRANSITD): $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT)
-	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
+$(TRANSITD): $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT)
+	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
 
 # Tests may build GTFS-Realtime fixtures with the generated protobuf-c code.
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT) $(RT_PB_H)
@@ -233,7 +233,7 @@ FUZZ_TMP := $(if $(wildcard /dev/shm),/dev/shm,$(or $(TMPDIR),/tmp))
 FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_S))
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) $(FUZZ_SAN) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude $(PKG_CFLAGS)
+FUZZ_CFLAGS := -std=c11 -O1 -g $(WARN) $(FUZZ_SAN) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude -Isrc $(PKG_CFLAGS)
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
@@ -241,7 +241,7 @@ FUZZ_LIB_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC)) $(FUZZ_DIR)/o
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-corpus
 
-$(FUZZ_DIR)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(wildcard src/*.h) $(RT_PB_H)
+$(FUZZ_DIR)/obj/%.o: src/%.c $(wildcard include/transit/*.h) $(SRC_HDR) $(RT_PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(FUZZ_CFLAGS) -I$(GEN) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -1,7 +1,7 @@
 /* TDDeparturesResource.m — GET /v1/departures: departures near a point (from now by default).
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_departures() in src/api.c, shared with `transitd query`.
+ * itself is api_departures() in src/api/api.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -3,7 +3,7 @@
  * Why it exists: request counts by route and status, latency histograms,
  * the dataset version, the days until the feed expires and reload counts,
  * the alerts stored and the live store's generation, for scraping. The
- * counters are the lock-free ones in src/metrics.c; this only renders them
+ * counters are the lock-free ones in src/http/metrics.c; this only renders them
  * into the thread's text buffer.
  */
 #import "TDResource.h"

@@ -1,7 +1,7 @@
 /* TDStopDeparturesResource.m — GET /v1/stops/{id}/departures: departures at a stop (from now by default).
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_stop_departures() in src/api.c, shared with `transitd query`.
+ * itself is api_stop_departures() in src/api/api.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -1,7 +1,7 @@
 /* TDStopResource.m — GET /v1/stops/{id}: one stop.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_stop() in src/api.c, shared with `transitd query`.
+ * itself is api_stop() in src/api/api.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

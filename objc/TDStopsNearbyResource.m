@@ -1,7 +1,7 @@
 /* TDStopsNearbyResource.m — GET /v1/stops/nearby: stops near a point.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_stops_nearby() in src/api.c, shared with `transitd query`.
+ * itself is api_stops_nearby() in src/api/api.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

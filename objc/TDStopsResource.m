@@ -1,7 +1,7 @@
 /* TDStopsResource.m — GET /v1/stops?q=: stop name search.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_stops_search() in src/api.c, shared with `transitd query`.
+ * itself is api_stops_search() in src/api/api.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -3,7 +3,7 @@
  * Why it exists: the `time` parameter (api.c) and the alerts' active periods
  * (alert.c) read the same syntax, and responses write instants in UTC the
  * same way; alert.c works with jansson, whose names clash with the JSON
- * writer's, so these live apart from api.h. Implemented in src/api_time.c.
+ * writer's, so these live apart from api.h. Implemented in src/api/api_time.c.
  */
 #ifndef TRANSIT_API_TIME_H
 #define TRANSIT_API_TIME_H

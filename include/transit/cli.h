@@ -1,6 +1,6 @@
 /* cli.h — the subcommands of the one binary, build/transitd.
  *
- * Why it exists: src/main.c dispatches `transitd <subcommand>`; each
+ * Why it exists: src/cli/main.c dispatches `transitd <subcommand>`; each
  * subcommand lives with its own concern (import in C, serve in the
  * Objective-C layer, query in C). Conventions for all of them: `--help`
  * prints usage to stdout and exits 0; a usage error prints a message and the
@@ -18,11 +18,11 @@
 #define CLI_USAGE_ERROR 2
 #define CLI_REFUSED 3   /* import: the new version was built but not activated */
 
-int cli_import_main(int argc, char **argv);   /* src/cli_import.c */
-int cli_query_main(int argc, char **argv);    /* src/cli_query.c */
+int cli_import_main(int argc, char **argv);   /* src/cli/cli_import.c */
+int cli_query_main(int argc, char **argv);    /* src/cli/cli_query.c */
 int serve_main(int argc, char **argv);        /* objc/serve_main.m */
-int cli_token_main(int argc, char **argv);    /* src/cli_token.c */
-int cli_health_main(int argc, char **argv);   /* src/cli_health.c */
+int cli_token_main(int argc, char **argv);    /* src/cli/cli_token.c */
+int cli_health_main(int argc, char **argv);   /* src/cli/cli_health.c */
 
 /* The data directory: --data, else $TRANSITD_DATA, else "./data". */
 const char *cli_default_data_dir(void);

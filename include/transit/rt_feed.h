@@ -1,7 +1,7 @@
 /* rt_feed.h — a decoded GTFS-Realtime feed, in transitd's own plain C structs.
  *
  * Why it exists: trip updates and alerts arrive as GTFS-Realtime protobuf
- * (a file, or a URL polled on an interval). rt_decode.c turns one FeedMessage
+ * (a file, or a URL polled on an interval). rt_feed.c turns one FeedMessage
  * into these structs and checks them; nothing past it sees protobuf-c types,
  * so the overlay, the alerts merge and the tests depend on this header only.
  *

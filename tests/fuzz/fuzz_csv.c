@@ -1,4 +1,4 @@
-/* fuzz_csv.c — libFuzzer target for the CSV reader (src/csv.c).
+/* fuzz_csv.c — libFuzzer target for the CSV reader (src/base/csv.c).
  *
  * Why it exists: every byte of a feed goes through csv_feed first. The input
  * is pushed in chunks whose size the first byte picks (so records straddle

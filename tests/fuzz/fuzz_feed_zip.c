@@ -1,4 +1,4 @@
-/* fuzz_feed_zip.c — libFuzzer target for the feed reader (src/feed.c) on
+/* fuzz_feed_zip.c — libFuzzer target for the feed reader (src/import/feed.c) on
  * zip files: the input is written to a temporary .zip and opened as a feed;
  * every member is hashed, streamed and parsed as CSV.
  *

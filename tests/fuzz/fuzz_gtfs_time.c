@@ -1,4 +1,4 @@
-/* fuzz_gtfs_time.c — libFuzzer target for the GTFS value parsers (src/gtfs.c):
+/* fuzz_gtfs_time.c — libFuzzer target for the GTFS value parsers (src/base/gtfs.c):
  * times, dates, integers, decimals and ISO dates.
  *
  * Why it exists: these run on every field of every feed. Besides crashes and

@@ -1,5 +1,5 @@
 /* fuzz_timetable_open.c — libFuzzer target for opening timetable.bin
- * (dataset_open in src/dataset.c: header, sections, then the derived indexes).
+ * (dataset_open in src/store/dataset.c: header, sections, then the derived indexes).
  *
  * Why it exists: the server maps whatever file `current` points to; a damaged
  * or hostile timetable.bin must be refused with a message, never crash it.
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "transit/query.h"
-#include "../../src/timetable_format.h"
+#include "store/timetable_format.h"
 
 static char dir[256], path[300];
 

@@ -1,6 +1,6 @@
 /* test_departure_json.c — the departure row writer against the generic one.
  *
- * Why it exists: src/departure_json.c writes Departure objects by copying
+ * Why it exists: src/api/departure_json.c writes Departure objects by copying
  * stop and route texts derived when the dataset is opened, with cached date
  * and offset texts. Its output must be byte for byte what the generic
  * json_writer calls give for the same departures. The feed here is built to

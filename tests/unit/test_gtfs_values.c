@@ -1,4 +1,4 @@
-/* test_gtfs_values.c — the GTFS value parsers (src/gtfs.c) at their limits,
+/* test_gtfs_values.c — the GTFS value parsers (src/base/gtfs.c) at their limits,
  * with the inputs the fuzzer (tests/fuzz/fuzz_gtfs_time.c) found. */
 #include "test_support.h"
 

@@ -1,4 +1,4 @@
-/* test_site.c — the web pages' loader and template (src/site.c): every
+/* test_site.c — the web pages' loader and template (src/http/site.c): every
  * regular file of a directory read once, hidden files and subdirectories
  * left out, bad names refused naming the file; {{name}} filled HTML-escaped
  * with snprintf's contract; URL encoding of ids for links.

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "../../src/tt_limits.h"
+#include "import/tt_limits.h"
 
 static void test_limit_leaves_room_for_the_none_marker(void **state)
 {

@@ -5,7 +5,7 @@
  * as the shortest decimal that reads back as the same double, so a batch line
  * and the equivalent URL get the same validation and the same answer.
  */
-#include "cli_query_batch.h"
+#include "cli/cli_query_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

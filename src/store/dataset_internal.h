@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "timetable_format.h"
+#include "store/timetable_format.h"
 #include "transit/query.h"
 
 /* Derived when the dataset is opened, not stored in timetable.bin:

@@ -1,5 +1,5 @@
 /* timetable_format.h — the on-disk layout of timetable.bin, shared by the
- * writer (timetable_build.c) and the reader (dataset.c, query.c).
+ * writer (timetable_write.c) and the reader (dataset.c, query.c).
  *
  * Why it exists: the file is mapped and used in place, so its structs ARE the
  * format. Everything is offsets and indices, never pointers; integers are in

@@ -1,4 +1,4 @@
-/* store_schedule.c — writes schedule.sqlite, the reference-data store of one
+/* schedule_write.c — writes schedule.sqlite, the reference-data store of one
  * feed version.
  *
  * Why it exists: agencies, routes, trips, stops (with an FTS5 name index),
@@ -33,7 +33,7 @@
 #include "transit/gtfs.h"
 #include "transit/stores.h"
 
-#include "store_build.h"
+#include "store/sqlite_write.h"
 
 #define SCHEDULE_SCHEMA_VERSION 2  /* 2: prefix index, stops renumbered by name length */
 
@@ -1124,7 +1124,7 @@ static int write_all(schedule_writer *w, const char *path)
     snprintf(version, sizeof version, "PRAGMA user_version=%d;", SCHEDULE_SCHEMA_VERSION);
     /* Renumber stops shortest name first (then name, id) before indexing: for a
      * broad prefix, search returns the first matches in rowid order instead of
-     * ranking thousands (schedule_db.c), and shorter names are what bm25 ranks
+     * ranking thousands (schedule_read.c), and shorter names are what bm25 ranks
      * first anyway when every match contains every term. */
     if (exec_sql(w, "CREATE TEMP TABLE stops_by_name AS SELECT * FROM stops"
                     " ORDER BY length(stop_name), stop_name, stop_id;"

@@ -1,4 +1,4 @@
-/* timetable_read.c — reads the GTFS files the timetable needs into the
+/* gtfs_read.c — reads the GTFS files the timetable needs into the
  * builder's model (tt_builder.h).
  *
  * Why it exists: this is where feed rows become plain structs: ids are
@@ -6,7 +6,7 @@
  * files and columns are enforced here with messages naming them; bad rows are
  * counted in the diag (file:line: what) and skipped, never fatal.
  */
-#include "tt_builder.h"
+#include "import/tt_builder.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "departure_json.h"
+#include "api/departure_json.h"
 #include "transit/feed_validity.h"
 #include "transit/gtfs.h"
 #include "transit/rt_merge.h"

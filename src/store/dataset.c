@@ -6,7 +6,7 @@
  * can read past its bounds. Reference counting lets a hot reload swap
  * datasets while requests still read the old one.
  */
-#include "dataset_internal.h"
+#include "store/dataset_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "departure_json.h"
+#include "api/departure_json.h"
 #include "transit/datadir.h"
 #include "transit/json_writer.h"
 #include "transit/stores.h"

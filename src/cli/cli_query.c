@@ -22,7 +22,7 @@
 
 #include "transit/api.h"
 #include "transit/live_store.h"
-#include "cli_query_batch.h"
+#include "cli/cli_query_batch.h"
 
 #define MAX_OPTIONS 8
 

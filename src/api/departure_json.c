@@ -13,13 +13,13 @@
  * The bytes are the same as the generic writer's; tests/unit compares them
  * with it, and tests/api with the OpenAPI schema and the oracle.
  */
-#include "departure_json.h"
+#include "api/departure_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset_internal.h"
+#include "store/dataset_internal.h"
 #include "transit/gtfs.h"
 
 /* The texts around a row's instant, which repeat across the rows of one

@@ -1,4 +1,4 @@
-/* rt_decode.c — GTFS-Realtime protobuf in, rt_feed (include/transit/rt_feed.h) out.
+/* rt_feed.c — GTFS-Realtime protobuf in, rt_feed (include/transit/rt_feed.h) out.
  *
  * Why it exists: the one place that knows protobuf-c and the generated
  * gtfs-realtime.pb-c.h (built from proto/ into build/gen). It unpacks a

@@ -1,4 +1,4 @@
-/* store_shapes.c — writes shapes.sqlite, the polyline store of one feed
+/* shapes_write.c — writes shapes.sqlite, the polyline store of one feed
  * version.
  *
  * Why it exists: shapes.txt is large (100K+ points) and read only when a
@@ -22,7 +22,7 @@
 #include "transit/gtfs.h"
 #include "transit/stores.h"
 
-#include "store_build.h"
+#include "store/sqlite_write.h"
 
 #define SHAPES_SCHEMA_VERSION 1
 #define SHOWN_MAX 60

@@ -1,6 +1,6 @@
 /* tt_limits.c — refusing counts that do not fit timetable.bin's uint32_t
  * fields (see tt_limits.h). */
-#include "tt_limits.h"
+#include "import/tt_limits.h"
 
 #include <stdio.h>
 

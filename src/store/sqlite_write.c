@@ -1,10 +1,10 @@
-/* store_build.c — the build sequence and small helpers shared by the SQLite
- * store writers (see store_build.h).
+/* sqlite_write.c — the build sequence and small helpers shared by the SQLite
+ * store writers (see sqlite_write.h).
  *
  * Why it exists: schedule.sqlite and shapes.sqlite are both built in memory
  * and written by VACUUM INTO, then fsynced; this is that sequence once.
  */
-#include "store_build.h"
+#include "store/sqlite_write.h"
 
 #include <fcntl.h>
 #include <stdio.h>

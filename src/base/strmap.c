@@ -1,5 +1,5 @@
 /* strmap.c — the importer's byte-string map; see strmap.h. */
-#include "strmap.h"
+#include "base/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * scratch has grown to its working size, and nothing is written to the
  * dataset, so any number of threads may query it.
  */
-#include "dataset_internal.h"
+#include "store/dataset_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* schedule_db.c — the read side of schedule.sqlite.
+/* schedule_read.c — the read side of schedule.sqlite.
  *
  * Why it exists: request handlers need stop-name search, the stop fields the
  * timetable does not carry, and feed metadata. A version's schedule.sqlite
@@ -32,7 +32,7 @@ struct schedule_db {
 /* Narrow queries are ranked by bm25. A broad one (more than SEARCH_RANK_MAX
  * matches, e.g. a 1-3 letter prefix matching thousands of names) would spend
  * milliseconds ranking every match; it takes the first matches in rowid
- * order instead, which store_schedule.c made shortest name first. */
+ * order instead, which schedule_write.c made shortest name first. */
 #define SEARCH_RANK_MAX 32
 static const char SEARCH_SQL[] =
     "SELECT s.stop_id FROM stop_names JOIN stops s ON s.rowid = stop_names.rowid"

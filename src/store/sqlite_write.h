@@ -1,5 +1,5 @@
-/* store_build.h — what the SQLite store writers (store_schedule.c,
- * store_shapes.c) share. Private to src/.
+/* sqlite_write.h — what the SQLite store writers (schedule_write.c,
+ * shapes_write.c) share. Private to src/.
  *
  * Why it exists: both stores are built the same way: an in-memory database
  * filled in one transaction, written to its path in one pass by VACUUM INTO

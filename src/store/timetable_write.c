@@ -1,4 +1,4 @@
-/* timetable_build.c — turns the builder's model into timetable.bin.
+/* timetable_write.c — turns the builder's model into timetable.bin.
  *
  * Why it exists: this is the book's "Stop Time Import" made exact. Rows are
  * grouped per trip with an O(n) counting sort, non-timepoints interpolated,
@@ -7,8 +7,8 @@
  * every stop, and the indexes the queries need (per-stop visits, id order,
  * spatial grid, service bitmaps, day bases) laid out as flat sections.
  */
-#include "tt_builder.h"
-#include "tt_limits.h"
+#include "import/tt_builder.h"
+#include "import/tt_limits.h"
 
 #include <errno.h>
 #include <fcntl.h>

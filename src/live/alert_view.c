@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset_internal.h"
+#include "store/dataset_internal.h"
 
 enum { KEY_TRIP, KEY_STOP, KEY_ROUTE, KEY_AGENCY, KEY_ROUTE_TYPE };
 

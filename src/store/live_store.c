@@ -1,4 +1,4 @@
-/* store_live.c — DATA/live.sqlite, the store of live data (service alerts):
+/* live_store.c — DATA/live.sqlite, the store of live data (service alerts):
  * its schema, and the alerts' reads and transactional writes.
  *
  * Why it exists: alerts are written while the server runs and must survive

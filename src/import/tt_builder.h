@@ -1,6 +1,6 @@
 /* tt_builder.h — the importer's in-memory model of a feed, between reading
- * the GTFS files (timetable_read.c) and laying out timetable.bin
- * (timetable_build.c, timetable_write.c).
+ * the GTFS files (gtfs_read.c) and laying out timetable.bin
+ * (store/timetable_write.c).
  *
  * Why it exists: reading and laying out are separate concerns with one shared
  * model. Everything here is plain arrays of small structs indexed by uint32,
@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strmap.h"
-#include "timetable_format.h"
+#include "base/strmap.h"
+#include "store/timetable_format.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
 #include "transit/timetable.h"
@@ -107,7 +107,7 @@ int tb_grow(void **v, size_t *cap, size_t elem, size_t need);
 uint32_t tb_intern(tt_builder *b, const char *s, size_t len);
 static inline const char *tb_str(const tt_builder *b, uint32_t off) { return b->strings + off; }
 
-/* timetable_read.c: reads every file the timetable needs. 0 or -1 (b->err). */
+/* gtfs_read.c: reads every file the timetable needs. 0 or -1 (b->err). */
 int tb_read_feed(tt_builder *b);
 void tb_free(tt_builder *b);
 

@@ -55,17 +55,18 @@ void alert_marks_free(alert_marks *m);
 void alert_marks_begin(alert_marks *m, const alert_view *v);
 
 /* Marks the alerts active at d->instant that apply to departure d, and keeps
- * them as row `row`'s list (rows 0 .. QUERY_LIMIT_MAX - 1, each asked once). Returns the bytes its ,"alerts":[...] member
- * needs (0 when none applies: then the row has no such member). */
-size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row);
+ * them as row `row`'s list (rows 0 .. QUERY_LIMIT_MAX - 1, each asked once).
+ * Returns how many apply (0: the row shows none). */
+uint32_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row);
 /* The same for a row of a trip the realtime feed added (no trip of the
  * dataset): matched on its stop, route, agency, route type and direction. */
-size_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
-                                   uint32_t route, int direction_id);
+uint32_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                                     uint32_t route, int direction_id);
 /* How many alerts row `row` shows (0 when no view is active). */
 uint32_t alert_marks_row_count(const alert_marks *m, uint32_t row);
-/* Writes row `row`'s ,"alerts":["id",...] member at p; returns the end. */
-char *alert_marks_put_row(const alert_marks *m, uint32_t row, char *p);
+/* The id of the i-th alert row `row` shows (i < alert_marks_row_count); ids
+ * need no escaping in JSON (alert_id_valid). */
+const char *alert_marks_row_id(const alert_marks *m, uint32_t row, uint32_t i);
 /* Marks the alerts active at `instant` about stop `stop` itself (or its
  * station, or its platforms), or about a route among `routes` (the routes
  * serving it), their agency or route type. Alerts about single trips are left

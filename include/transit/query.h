@@ -52,6 +52,22 @@ void dataset_release(dataset *ds);
 /* Same as dataset_release; reads better where the opener is the only user. */
 void dataset_close(dataset *ds);
 
+/* Data a higher layer derives from a dataset once and keeps as long as the
+ * dataset lives (the JSON layer's departure-row texts, for one). The store
+ * holds it without knowing what it is: an extension names how to derive it
+ * and how to free it, and is identified by its address. */
+typedef struct dataset_extension {
+    const char *name;                                        /* for messages */
+    void *(*derive)(const dataset *ds, char *err, size_t errlen);   /* NULL + err on failure */
+    void (*release)(void *derived);
+} dataset_extension;
+#define DATASET_EXTENSIONS_MAX 4
+/* The extension's data for `ds`, derived on the first call (one caller
+ * derives, concurrent callers wait for it) and kept until the dataset is
+ * released. NULL with a message in err when deriving failed (tried again on
+ * the next call) or when more than DATASET_EXTENSIONS_MAX kinds are used. */
+void *dataset_extension_get(dataset *ds, const dataset_extension *ext, char *err, size_t errlen);
+
 /* The version directory's name (12 hex digits of the feed's sha256). */
 const char *dataset_version(const dataset *ds);
 /* The version directory (holds timetable.bin, schedule.sqlite, shapes.sqlite). */

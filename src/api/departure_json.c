@@ -15,11 +15,11 @@
  */
 #include "api/departure_json.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/dataset_internal.h"
 #include "transit/gtfs.h"
 
 /* The texts around a row's instant, which repeat across the rows of one
@@ -74,7 +74,7 @@ static void compose_offset(row_texts *t, int32_t offset)
 }
 
 /* "2026-11-21","departure":"2026-11-21T18:15:00-05:00","departure_secs":
- * as the generic writer writes the service date and api_format_instant
+ * as the generic writer writes the service date and rfc3339_format_instant
  * the instant. */
 static char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day, int64_t instant, int32_t offset)
 {
@@ -103,7 +103,9 @@ static char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day, i
  *                                                  by route and headsign
  *   (the service date, departure, departure_secs and stop_sequence)
  *   tail    ,"stop_name":"…","distance_m":407}    by stop (or just "}")
- * The head, middle and tail texts are derived when the dataset is opened:
+ * The head, middle and tail texts are derived once per dataset (a dataset
+ * extension, query.h; the serving state asks for them when it installs a
+ * dataset, so no request pays for it):
  * a stop's head and tail side by side, a middle once for every route and
  * headsign some trip has (NYC Brooklyn: 4,575 stops and 203 middles in
  * 0.45 MB). A row reads no string, no route record and no hash of its own,
@@ -114,6 +116,33 @@ static char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day, i
  * text's end (row_text keeps this much after its last byte) and writing
  * past it into room the row has reserved. */
 #define ROW_TEXT_SLACK 16
+
+/* What a row reads of its trip, in one cache line: its id inline when it is
+ * plain ASCII (written to JSON as it is) and fits, which is every id of the
+ * shared feeds (else id_len is TRIP_ROW_SPILLED and the row writes the
+ * dataset's string), and where its route-and-headsign middle lies in the
+ * text. 64 bytes a trip (3.7 MB for NYC Brooklyn). */
+#define TRIP_ROW_ID_MAX 55
+#define TRIP_ROW_SPILLED 0xff
+typedef struct trip_row {
+    uint32_t middle_off, middle_len;
+    uint8_t id_len;
+    char id[TRIP_ROW_ID_MAX];
+} trip_row;
+
+/* A stop's head and tail, side by side in the text. 12 bytes a stop. */
+typedef struct stop_text {
+    uint32_t off;                     /* the head's first byte */
+    uint32_t head_len, tail_len;
+} stop_text;
+
+/* The texts of one dataset: derived once, read by every row. */
+typedef struct departure_texts {
+    trip_row *trips;                  /* ntrips, 64-byte aligned */
+    stop_text *stops;                 /* nstops */
+    char *text;                       /* the heads, tails and middles, then ROW_TEXT_SLACK zero bytes */
+    uint32_t ntrips, nstops;
+} departure_texts;
 
 /* The bytes a derived text may need: its literals, and each string at its
  * worst (every byte a \u escape, plus the word json_put_cstring may store
@@ -131,31 +160,34 @@ static char *put_int(char *p, int64_t v)
     return json_put_uint(p, (uint64_t)v);
 }
 
-static char *put_stop_texts(char *p, const char *stop_id, const char *stop_name, const char *end, size_t *head_len)
+/* A string of the dataset, measured; derivation only (rows copy texts). */
+static char *put_cstr(char *p, const char *s) { return json_put_string(p, s, strlen(s)); }
+
+static char *put_stop_texts(char *p, const char *stop_id, const char *stop_name, size_t *head_len)
 {
     char *start = p;
     p = JSON_PUT_LITERAL(p, "{\"stop_id\":");
-    p = json_put_cstring(p, stop_id, end);
+    p = put_cstr(p, stop_id);
     p = JSON_PUT_LITERAL(p, ",\"trip_id\":");
     *head_len = (size_t)(p - start);
     p = JSON_PUT_LITERAL(p, ",\"stop_name\":");
-    p = json_put_cstring(p, stop_name, end);
+    p = put_cstr(p, stop_name);
     return JSON_PUT_LITERAL(p, ",\"distance_m\":");
 }
 
-static char *put_middle(char *p, const route_info *rt, const char *headsign, const char *end)
+static char *put_middle(char *p, const route_info *rt, const char *headsign)
 {
     p = JSON_PUT_LITERAL(p, ",\"route_id\":");
-    p = json_put_cstring(p, rt->id, end);
+    p = put_cstr(p, rt->id);
     p = JSON_PUT_LITERAL(p, ",\"route_short_name\":");
-    p = json_put_cstring(p, rt->short_name, end);
+    p = put_cstr(p, rt->short_name);
     p = JSON_PUT_LITERAL(p, ",\"route_long_name\":");
-    p = json_put_cstring(p, rt->long_name, end);
+    p = put_cstr(p, rt->long_name);
     p = JSON_PUT_LITERAL(p, ",\"route_type\":");
     p = put_int(p, rt->type);
     p = JSON_PUT_LITERAL(p, ",\"headsign\":");
     if (*headsign)
-        p = json_put_cstring(p, headsign, end);
+        p = put_cstr(p, headsign);
     else
         p = JSON_PUT_LITERAL(p, "null");
     return JSON_PUT_LITERAL(p, ",\"service_date\":");
@@ -186,48 +218,63 @@ static char *text_reserve(text_buf *t, size_t need)
     return t->buf + t->len;
 }
 
-/* The middle of every trip, one text for each distinct (route, headsign):
- * an open-addressing table from that pair to the first trip that had it. */
-static int derive_middles(dataset *ds, text_buf *t)
+/* Each trip's inline id (see trip_row). */
+static void put_trip_id(trip_row *r, const char *id)
 {
-    uint32_t ntrips = ds->meta->ntrips;
-    const char *end = ds->strings + ds->nstrings;
+    memset(r, 0, sizeof *r);
+    size_t len = json_plain_length(id, TRIP_ROW_ID_MAX);
+    if (len <= TRIP_ROW_ID_MAX) {
+        r->id_len = (uint8_t)len;
+        memcpy(r->id, id, len);
+    } else {
+        r->id_len = TRIP_ROW_SPILLED;
+    }
+}
+
+/* The middle of every trip, one text for each distinct (route, headsign):
+ * an open-addressing table from that pair to the first trip that had it.
+ * Headsigns are strings of the mapped pool, so equal texts are one pointer. */
+static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
+{
+    uint32_t ntrips = x->ntrips;
     size_t size = 16;
     unsigned bits = 4;
     while (size < 2 * (size_t)ntrips) {
         size *= 2;
         bits++;
     }
-    uint64_t *keys = calloc(size, sizeof *keys);
+    typedef struct middle_key { uint32_t route; const char *headsign; } middle_key;
+    middle_key *keys = calloc(size, sizeof *keys);
     uint32_t *first_trip = malloc(size * sizeof *first_trip);
     int rc = -1;
     if (!keys || !first_trip)
         goto done;
     for (uint32_t i = 0; i < ntrips; i++) {
-        const tt_trip *tr = &ds->trips[i];
-        uint64_t key = ((uint64_t)tr->route + 1) << 32 | tr->headsign;   /* never 0 */
-        size_t slot = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-        while (keys[slot] && keys[slot] != key)
+        trip_info tr;
+        dataset_trip(ds, i, &tr);
+        trip_row *row = &x->trips[i];
+        put_trip_id(row, tr.id);
+        uint64_t h = ((uint64_t)tr.route << 32) ^ (uint64_t)(uintptr_t)tr.headsign;
+        size_t slot = (size_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+        while (keys[slot].headsign && (keys[slot].route != tr.route || keys[slot].headsign != tr.headsign))
             slot = (slot + 1) & (size - 1);
-        trip_hot *th = &ds->trip_hot[i];
-        if (keys[slot]) {
-            const trip_hot *seen = &ds->trip_hot[first_trip[slot]];
-            th->middle_off = seen->middle_off;
-            th->middle_len = seen->middle_len;
+        if (keys[slot].headsign) {
+            const trip_row *seen = &x->trips[first_trip[slot]];
+            row->middle_off = seen->middle_off;
+            row->middle_len = seen->middle_len;
             continue;
         }
         route_info rt;
-        dataset_route(ds, tr->route, &rt);
-        const char *headsign = ds->strings + tr->headsign;
+        dataset_route(ds, tr.route, &rt);
         char *p = text_reserve(t, TEXT_LITERAL_BYTES + string_room(rt.id) + string_room(rt.short_name) +
-                                      string_room(rt.long_name) + string_room(headsign));
+                                      string_room(rt.long_name) + string_room(tr.headsign));
         if (!p)
             goto done;
-        char *q = put_middle(p, &rt, headsign, end);
-        th->middle_off = (uint32_t)t->len;
-        th->middle_len = (uint32_t)(q - p);
+        char *q = put_middle(p, &rt, tr.headsign);
+        row->middle_off = (uint32_t)t->len;
+        row->middle_len = (uint32_t)(q - p);
         t->len += (size_t)(q - p);
-        keys[slot] = key;
+        keys[slot] = (middle_key){tr.route, tr.headsign};
         first_trip[slot] = i;
     }
     rc = 0;
@@ -237,36 +284,63 @@ done:
     return rc;
 }
 
-int departure_json_derive(dataset *ds, char *err, size_t errlen)
+static void release_texts(void *derived)
 {
-    uint32_t nstops = ds->meta->nstops;
-    const char *end = ds->strings + ds->nstrings;
+    departure_texts *x = derived;
+    if (!x)
+        return;
+    free(x->trips);
+    free(x->stops);
+    free(x->text);
+    free(x);
+}
+
+static void *derive_texts(const dataset *ds, char *err, size_t errlen)
+{
+    _Static_assert(sizeof(trip_row) == 64, "a trip_row is one cache line");
+    dataset_counts counts;
+    dataset_get_counts(ds, &counts);
     text_buf t = {0};
-    if (!(ds->stop_text = calloc(nstops ? nstops : 1, sizeof *ds->stop_text)))
+    departure_texts *x = calloc(1, sizeof *x);
+    if (!x)
         goto fail;
-    for (uint32_t i = 0; i < nstops; i++) {
-        const char *id = ds->strings + ds->stops[i].id, *name = ds->strings + ds->stops[i].name;
-        char *p = text_reserve(&t, TEXT_LITERAL_BYTES + string_room(id) + string_room(name));
+    x->ntrips = counts.trips;
+    x->nstops = counts.stops;
+    if (!(x->trips = aligned_alloc(64, (x->ntrips ? x->ntrips : 1) * sizeof *x->trips)) ||
+        !(x->stops = calloc(x->nstops ? x->nstops : 1, sizeof *x->stops)))
+        goto fail;
+    for (uint32_t i = 0; i < x->nstops; i++) {
+        stop_info st;
+        dataset_stop(ds, i, &st);
+        char *p = text_reserve(&t, TEXT_LITERAL_BYTES + string_room(st.id) + string_room(st.name));
         if (!p)
             goto fail;
         size_t head_len;
-        char *q = put_stop_texts(p, id, name, end, &head_len);
-        ds->stop_text[i] = (stop_text){(uint32_t)t.len, (uint32_t)head_len, (uint32_t)((size_t)(q - p) - head_len)};
+        char *q = put_stop_texts(p, st.id, st.name, &head_len);
+        x->stops[i] = (stop_text){(uint32_t)t.len, (uint32_t)head_len, (uint32_t)((size_t)(q - p) - head_len)};
         t.len += (size_t)(q - p);
     }
     /* (reserving nothing allocates the slack even for a feed with no stops
      * and no trips) */
-    if (derive_middles(ds, &t) != 0 || !text_reserve(&t, 0))
+    if (derive_trips(ds, x, &t) != 0 || !text_reserve(&t, 0))
         goto fail;
     memset(t.buf + t.len, 0, ROW_TEXT_SLACK);
-    ds->row_text = t.buf;
-    return 0;
+    x->text = t.buf;
+    return x;
 fail:
     free(t.buf);
-    free(ds->stop_text);
-    ds->stop_text = NULL;
+    release_texts(x);
     snprintf(err, errlen, "out of memory for the departure rows' texts (or they would pass 4 GB)");
-    return -1;
+    return NULL;
+}
+
+static const dataset_extension departure_texts_extension = {
+    "departure rows' texts", derive_texts, release_texts,
+};
+
+int departure_json_prepare(dataset *ds, char *err, size_t errlen)
+{
+    return dataset_extension_get(ds, &departure_texts_extension, err, errlen) ? 0 : -1;
 }
 
 static inline char *put_text(char *p, const char *text, uint32_t len)
@@ -333,30 +407,55 @@ static char *put_predicted(char *p, const dataset *ds, const departure *d, int64
     return json_put_2digits(p, a / 60 % 60);
 }
 
-/* The realtime members of a row whose scheduled instant text is at `instant_text`. */
-static char *put_realtime(char *p, const dataset *ds, const rt_overlay *rt, const departure *d,
+/* The realtime members of a row whose scheduled instant text is at
+ * `instant_text`, from what the board joined for it. */
+static char *put_realtime(char *p, const dataset *ds, const rt_departure *r, const departure *d,
                           const char *instant_text)
 {
-    rt_departure r;
-    bool known = rt && rt_overlay_lookup(rt, d, &r);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
-    if (known && r.has_prediction) {
+    if (r->realtime && r->has_prediction) {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":\"");
-        p = put_predicted(p, ds, d, d->instant + r.delay_s, instant_text);
+        p = put_predicted(p, ds, d, d->instant + r->delay_s, instant_text);
         p = JSON_PUT_LITERAL(p, "\",\"delay_s\":");
-        p = put_int(p, r.delay_s);
+        p = put_int(p, r->delay_s);
     } else {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":null,\"delay_s\":null");
     }
-    if (known)
+    if (r->realtime)
         p = JSON_PUT_LITERAL(p, ",\"realtime\":true");
     else
         p = JSON_PUT_LITERAL(p, ",\"realtime\":false");
-    if (known && r.canceled)
+    if (r->realtime && r->canceled)
         return JSON_PUT_LITERAL(p, ",\"canceled\":true");
     return JSON_PUT_LITERAL(p, ",\"canceled\":false");
+}
+
+/* ,"alerts":["id",...] of a row that shows n > 0 alerts, and its bytes. */
+static size_t alerts_room(const alert_marks *m, uint32_t row, uint32_t n)
+{
+    size_t bytes = 12;   /* ,"alerts":[] */
+    for (uint32_t i = 0; i < n; i++)
+        bytes += strlen(alert_marks_row_id(m, row, i)) + 3;
+    return bytes;
+}
+
+static char *put_alerts(char *p, const alert_marks *m, uint32_t row, uint32_t n)
+{
+    p = JSON_PUT_LITERAL(p, ",\"alerts\":[");
+    for (uint32_t i = 0; i < n; i++) {
+        const char *id = alert_marks_row_id(m, row, i);   /* plain: alert_id_valid */
+        size_t len = strlen(id);
+        if (i)
+            *p++ = ',';
+        *p++ = '"';
+        memcpy(p, id, len);
+        p += len;
+        *p++ = '"';
+    }
+    *p++ = ']';
+    return p;
 }
 
 /* The part of a row from its service date on, the same for every row:
@@ -378,9 +477,9 @@ static inline char *put_times_and_tail(char *p, const char *text, const stop_tex
 }
 
 /* ------------------------------------------------------------ ADDED trips
- * A trip the realtime feed added has no trip_hot record, middle text or
- * schedule: its row is composed from its overlay entry, member for member
- * in the order of the others, with `departure` the feed's time and
+ * A trip the realtime feed added has no trip_row, middle text or schedule:
+ * its row is composed from what the board joined (row.added), member for
+ * member in the order of the others, with `departure` the feed's time and
  *   ,"scheduled":null,"predicted":"<departure>","delay_s":null,"realtime":true,"canceled":false,"added":true */
 
 #define ADDED_REALTIME_BYTES 140
@@ -394,100 +493,111 @@ static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const st
            ADDED_REALTIME_BYTES;
 }
 
-static char *put_added_row(char *p, const dataset *ds, const rt_added_trip *a, const departure *d,
-                           row_texts *texts, bool near_point)
+static char *put_added_row(char *p, const dataset *ds, const departure_texts *x, const rt_added_trip *a,
+                           const departure *d, row_texts *texts, bool near_point)
 {
-    const stop_text *st = &ds->stop_text[d->stop];
-    const char *text = ds->row_text;
+    const stop_text *st = &x->stops[d->stop];
     route_info rt;
     dataset_route(ds, a->route, &rt);
-    p = put_text(p, text + st->off, st->head_len);
+    p = put_text(p, x->text + st->off, st->head_len);
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
-    p = put_middle(p, &rt, "", ds->strings + ds->nstrings);
+    p = put_middle(p, &rt, "");
     const char *instant_text = p + INSTANT_AT;
-    p = put_times_and_tail(p, text, st, d, texts, near_point);
+    p = put_times_and_tail(p, x->text, st, d, texts, near_point);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
     return JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true,\"canceled\":false,\"added\":true");
 }
 
-void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point, alert_marks *alerts,
-                                const rt_overlay *realtime)
+/* The bytes every row of the board needs at most; asks for every text the
+ * rows copy before the first row needs one, so the misses overlap instead
+ * of each row waiting for its own. A middle is a few lines long; its first
+ * two hold all but the longest route names. */
+static size_t board_room(const dataset *ds, const departure_texts *x, const board *b, bool near_point)
 {
-    /* an overlay of another dataset knows none of these trips */
-    const rt_overlay *rt = realtime && rt_overlay_dataset(realtime) == ds ? realtime : NULL;
-    row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
-    const char *text = ds->row_text, *strings_end = ds->strings + ds->nstrings;
-    /* Ask for every text the rows copy before the first row needs one, so
-     * the misses overlap instead of each row waiting for its own (drain
-     * asked for the trip_hot and stop_text records). A middle is a few
-     * lines long; its first two hold all but the longest route names. */
-    uint32_t last_stop = UINT32_MAX, ntrips = ds->meta->ntrips;
+    const char *text = x->text;
+    uint32_t last_stop = UINT32_MAX;
     size_t room = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        if (deps[i].trip >= ntrips) {   /* an ADDED trip's (rt_merge puts them only with rt) */
-            const rt_added_trip *a = rt_overlay_added_trip(rt, &deps[i]);
-            room += added_row_room(ds, a, &ds->stop_text[deps[i].stop], near_point);
-            if (alerts)
-                room += alert_marks_added_departure(alerts, ds, &deps[i], i, a->route, a->direction_id);
+    for (uint32_t i = 0; i < b->count; i++)
+        if (!b->rows[i].added)
+            __builtin_prefetch(&x->trips[b->deps[i].trip]);
+    for (uint32_t i = 0; i < b->count; i++) {
+        const departure *d = &b->deps[i];
+        const board_row *r = &b->rows[i];
+        const stop_text *st = &x->stops[d->stop];
+        if (r->alerts)
+            room += alerts_room(b->alerts, i, r->alerts);
+        if (r->added) {
+            room += added_row_room(ds, r->added, st, near_point);
             continue;
         }
-        const trip_hot *th = &ds->trip_hot[deps[i].trip];
-        const stop_text *st = &ds->stop_text[deps[i].stop];
-        __builtin_prefetch(text + th->middle_off);
-        __builtin_prefetch(text + th->middle_off + 64);
-        /* an inline id is copied whole, TRIP_HOT_ID_MAX bytes, between its quotes */
-        room += ROW_OWN_BYTES + TRIP_HOT_ID_MAX + st->head_len + th->middle_len + (near_point ? st->tail_len : 0) +
-                (realtime ? ROW_REALTIME_BYTES : 0);
-        if (th->id_len == TRIP_HOT_SPILLED)
-            room += string_room(ds->strings + ds->trips[deps[i].trip].id);
-        if (alerts)
-            room += alert_marks_departure(alerts, ds, &deps[i], i);
-        if (rt)
-            rt_overlay_prefetch(rt, &deps[i]);
-        if (deps[i].stop != last_stop) {
+        const trip_row *tr = &x->trips[d->trip];
+        __builtin_prefetch(text + tr->middle_off);
+        __builtin_prefetch(text + tr->middle_off + 64);
+        /* an inline id is copied whole, TRIP_ROW_ID_MAX bytes, between its quotes */
+        room += ROW_OWN_BYTES + TRIP_ROW_ID_MAX + st->head_len + tr->middle_len + (near_point ? st->tail_len : 0) +
+                (b->realtime ? ROW_REALTIME_BYTES : 0);
+        if (tr->id_len == TRIP_ROW_SPILLED) {
+            trip_info ti;
+            dataset_trip(ds, d->trip, &ti);
+            room += string_room(ti.id);
+        }
+        if (d->stop != last_stop) {
             __builtin_prefetch(text + st->off);
             __builtin_prefetch(text + st->off + st->head_len);
-            last_stop = deps[i].stop;
+            last_stop = d->stop;
         }
     }
+    return room;
+}
+
+int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
+                               size_t errlen)
+{
+    const departure_texts *x = dataset_extension_get(ds, &departure_texts_extension, err, errlen);
+    if (!x)
+        return -1;
+    row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
+    const char *text = x->text;
     /* one reservation for every row; the rows after the first write their
      * own commas */
-    char *p = count ? json_raw_begin(w, room) : NULL;
+    char *p = b->count ? json_raw_begin(w, board_room(ds, x, b, near_point)) : NULL;
     if (!p)
-        return;
-    for (uint32_t i = 0; i < count; i++) {
-        const departure *d = &deps[i];
+        return 0;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const departure *d = &b->deps[i];
+        const board_row *r = &b->rows[i];
+        assert(d->stop < x->nstops);
         if (i)
             *p++ = ',';
-        if (d->trip >= ntrips) {
-            p = put_added_row(p, ds, rt_overlay_added_trip(rt, d), d, &texts, near_point);
-            if (alerts && alert_marks_row_count(alerts, i))
-                p = alert_marks_put_row(alerts, i, p);
-            *p++ = '}';
-            continue;
-        }
-        const trip_hot *th = &ds->trip_hot[d->trip];
-        const stop_text *st = &ds->stop_text[d->stop];
-        p = put_text(p, text + st->off, st->head_len);
-        if (th->id_len == TRIP_HOT_SPILLED) {
-            p = json_put_cstring(p, ds->strings + ds->trips[d->trip].id, strings_end);
+        if (r->added) {
+            p = put_added_row(p, ds, x, r->added, d, &texts, near_point);
         } else {
-            *p++ = '"';
-            memcpy(p, th->id, TRIP_HOT_ID_MAX);
-            p += th->id_len;
-            *p++ = '"';
+            assert(d->trip < x->ntrips);
+            const trip_row *tr = &x->trips[d->trip];
+            const stop_text *st = &x->stops[d->stop];
+            p = put_text(p, text + st->off, st->head_len);
+            if (tr->id_len == TRIP_ROW_SPILLED) {
+                trip_info ti;
+                dataset_trip(ds, d->trip, &ti);
+                p = put_cstr(p, ti.id);
+            } else {
+                *p++ = '"';
+                memcpy(p, tr->id, TRIP_ROW_ID_MAX);
+                p += tr->id_len;
+                *p++ = '"';
+            }
+            p = put_text(p, text + tr->middle_off, tr->middle_len);
+            const char *instant_text = p + INSTANT_AT;
+            p = put_times_and_tail(p, text, st, d, &texts, near_point);
+            if (b->realtime)
+                p = put_realtime(p, ds, &r->rt, d, instant_text);
         }
-        p = put_text(p, text + th->middle_off, th->middle_len);
-        const char *instant_text = p + INSTANT_AT;
-        p = put_times_and_tail(p, text, st, d, &texts, near_point);
-        if (realtime)
-            p = put_realtime(p, ds, rt, d, instant_text);
-        if (alerts && alert_marks_row_count(alerts, i))
-            p = alert_marks_put_row(alerts, i, p);
+        if (r->alerts)
+            p = put_alerts(p, b->alerts, i, r->alerts);
         *p++ = '}';
     }
     json_raw_end(w, p);
+    return 0;
 }

@@ -12,31 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transit/alert_view.h"
+#include "transit/board.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
-#include "transit/rt_overlay.h"
 
-/* Derives, when a dataset is opened, the JSON text a row copies for its
- * stop and for its trip's route and headsign: ds->stop_text, ds->row_text
- * and each trip_hot's middle_off and middle_len. Fills err and returns -1
- * when memory runs out or the text would pass 4 GB. */
-int departure_json_derive(dataset *ds, char *err, size_t errlen);
+/* Derives the JSON text a row copies for each stop and for each trip's
+ * route and headsign, once per dataset (kept with it as a dataset
+ * extension). Writing derives them when they are missing; a server asks for
+ * them when it installs a dataset, so that no request pays for it. Fills err
+ * and returns -1 when memory runs out or the text would pass 4 GB. */
+int departure_json_prepare(dataset *ds, char *err, size_t errlen);
 
-/* Writes `count` Departure objects as elements of the array the caller
- * opened; near_point adds "stop_name" and "distance_m" (/v1/departures).
- * With `alerts` (begun with a view), a row that alerts apply to gets an
- * "alerts" member with their ids, and they are marked for the response.
- * With `realtime` (a server that ingests GTFS-Realtime), every row gets
- * "scheduled", "predicted", "delay_s", "realtime" and "canceled"; rows of
- * trips the overlay has no update for say realtime false (as do all rows
- * when the overlay was resolved against another dataset). Without it (no
- * realtime configured) the rows are unchanged: those members are absent.
- * Rows of trips the feed ADDED (trip index past the dataset's, put there by
- * rt_merge) come only with the overlay they came from, of this dataset;
- * theirs say "scheduled":null and "added":true. */
-void departure_json_write_items(json_writer *w, const dataset *ds, const departure *deps,
-                                uint32_t count, bool near_point, alert_marks *alerts,
-                                const rt_overlay *realtime);
+/* Writes the board's rows as Departure objects, elements of the array the
+ * caller opened; near_point adds "stop_name" and "distance_m"
+ * (/v1/departures). A row writes what the board joined for it: with
+ * b->realtime every row gets "scheduled", "predicted", "delay_s",
+ * "realtime" and "canceled" (rows the overlay knows nothing of say realtime
+ * false), without it those members are absent; a row of an ADDED trip says
+ * "scheduled":null and "added":true; a row that alerts apply to gets an
+ * "alerts" member with their ids. Returns 0, or -1 with err when the texts
+ * could not be derived. */
+int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
+                               size_t errlen);
 
 #endif

@@ -506,9 +506,6 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         cursor *c = &s->cur[top->cursor];
         const tt_run *r = &ds->runs[c->run];
         departure *d = &out[n++];
-        /* the caller writes the trip and the stop out next: start their loads now */
-        __builtin_prefetch(&ds->trip_hot[r->trip]);
-        __builtin_prefetch(&ds->stop_text[c->stop]);
         int64_t instant = from + (int64_t)(top->hi >> 32);
         if (instant < offset_from || instant >= offset_until)
             offset = dataset_utc_offset_span(ds, instant, &offset_from, &offset_until);

@@ -10,6 +10,7 @@
  */
 #include "transit/alert_view.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,10 +496,10 @@ static bool add_row_slot(alert_marks *m, uint32_t first, uint32_t slot)
     return true;
 }
 
-static size_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+static uint32_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
                        const row_trip *rt);
 
-size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row)
+uint32_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row)
 {
     const alert_view *v = m->view;
     if (!v || row >= m->rows_cap)
@@ -510,8 +511,8 @@ size_t alert_marks_departure(alert_marks *m, const dataset *ds, const departure 
     return mark_row(m, ds, d, row, &rt);
 }
 
-size_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
-                                   uint32_t route, int direction_id)
+uint32_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                                     uint32_t route, int direction_id)
 {
     if (!m->view || row >= m->rows_cap)
         return 0;
@@ -520,8 +521,8 @@ size_t alert_marks_added_departure(alert_marks *m, const dataset *ds, const depa
     return mark_row(m, ds, d, row, &rt);
 }
 
-static size_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
-                       const row_trip *rt)
+static uint32_t mark_row(alert_marks *m, const dataset *ds, const departure *d, uint32_t row,
+                         const row_trip *rt)
 {
     const alert_view *v = m->view;
     uint32_t r = rt->route, parent = ds->stops[d->stop].parent;
@@ -544,15 +545,9 @@ static size_t mark_row(alert_marks *m, const dataset *ds, const departure *d, ui
     uint32_t n = m->nrow_slots - first;
     m->row_first[row] = first;
     m->row_count[row] = n;
-    if (!n)
-        return 0;
-    size_t bytes = 12;   /* ,"alerts":[] */
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t slot = m->row_slots[first + i];
-        mark(m, slot);
-        bytes += strlen(v->alerts[slot]->id) + 3;   /* ids need no escaping (alert_id_valid) */
-    }
-    return bytes;
+    for (uint32_t i = 0; i < n; i++)
+        mark(m, m->row_slots[first + i]);
+    return n;
 }
 
 uint32_t alert_marks_row_count(const alert_marks *m, uint32_t row)
@@ -560,22 +555,10 @@ uint32_t alert_marks_row_count(const alert_marks *m, uint32_t row)
     return m->view && row < m->rows_cap ? m->row_count[row] : 0;
 }
 
-char *alert_marks_put_row(const alert_marks *m, uint32_t row, char *p)
+const char *alert_marks_row_id(const alert_marks *m, uint32_t row, uint32_t i)
 {
-    memcpy(p, ",\"alerts\":[", 11);
-    p += 11;
-    for (uint32_t i = 0; i < m->row_count[row]; i++) {
-        const char *id = m->view->alerts[m->row_slots[m->row_first[row] + i]]->id;
-        size_t n = strlen(id);
-        if (i)
-            *p++ = ',';
-        *p++ = '"';
-        memcpy(p, id, n);
-        p += n;
-        *p++ = '"';
-    }
-    *p++ = ']';
-    return p;
+    assert(row < m->rows_cap && i < m->row_count[row]);
+    return m->view->alerts[m->row_slots[m->row_first[row] + i]]->id;
 }
 
 /* Whether stop-detail entity e (not about a single trip) concerns `stop`. */

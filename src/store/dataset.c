@@ -22,9 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "api/departure_json.h"
 #include "transit/datadir.h"
-#include "transit/json_writer.h"
 #include "transit/stores.h"
 
 static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t count_expected, const char **why)
@@ -284,32 +282,6 @@ static int derive_grid_points(dataset *ds, char *err, size_t errlen)
     return 0;
 }
 
-/* Fills ds->trip_hot (see dataset_internal.h), but for the route-and-
- * headsign texts, which departure_json_derive places. */
-static int derive_trip_hot(dataset *ds, char *err, size_t errlen)
-{
-    uint32_t n = ds->meta->ntrips;
-    _Static_assert(sizeof(trip_hot) == 64, "a trip_hot is one cache line");
-    if (!(ds->trip_hot = aligned_alloc(64, (n ? n : 1) * sizeof *ds->trip_hot))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (uint32_t t = 0; t < n; t++) {
-        const tt_trip *tr = &ds->trips[t];
-        trip_hot *h = &ds->trip_hot[t];
-        memset(h, 0, sizeof *h);
-        const char *id = ds->strings + tr->id;
-        size_t len = json_plain_length(id, TRIP_HOT_ID_MAX);
-        if (len <= TRIP_HOT_ID_MAX) {
-            h->id_len = (uint8_t)len;
-            memcpy(h->id, id, len);
-        } else {
-            h->id_len = TRIP_HOT_SPILLED;
-        }
-    }
-    return 0;
-}
-
 /* FNV-1a, 32 bits: ids are short, and this only spreads them over slots. */
 static uint32_t id_hash_of(const char *id, size_t len)
 {
@@ -384,9 +356,6 @@ static void free_derived(dataset *ds)
     free(ds->visit_hot);
     free(ds->grid_points);
     free(ds->grid_visits);
-    free(ds->trip_hot);
-    free(ds->stop_text);
-    free(ds->row_text);
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);
@@ -455,6 +424,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     ds->file_dev = (uint64_t)st.st_dev;
     ds->file_ino = (uint64_t)st.st_ino;
     atomic_flag_clear(&ds->schedule_lock);
+    pthread_mutex_init(&ds->extension_lock, NULL);
     ds->base = base;
     ds->size = (size_t)st.st_size;
     atomic_init(&ds->refs, 1);
@@ -462,11 +432,11 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
-        derive_grid_points(ds, err, errlen) != 0 || derive_trip_hot(ds, err, errlen) != 0 ||
-        departure_json_derive(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
+        derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
         derive_route_trips(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
+        pthread_mutex_destroy(&ds->extension_lock);
         datadir_unpin(ds->pin_fd);
         free(ds);
         return NULL;
@@ -484,6 +454,13 @@ void dataset_release(dataset *ds)
 {
     if (!ds) return;
     if (atomic_fetch_sub_explicit(&ds->refs, 1, memory_order_acq_rel) == 1) {
+        for (int i = 0; i < DATASET_EXTENSIONS_MAX; i++) {
+            const dataset_extension *ext = atomic_load_explicit(&ds->extension_kind[i], memory_order_relaxed);
+            void *data = atomic_load_explicit(&ds->extension_data[i], memory_order_relaxed);
+            if (ext && data)
+                ext->release(data);
+        }
+        pthread_mutex_destroy(&ds->extension_lock);
         munmap((void *)ds->base, ds->size);
         free_derived(ds);
         for (int i = 0; i < ds->nschedule_idle; i++)
@@ -531,6 +508,40 @@ const char *dataset_pin_problem(const dataset *ds)
 }
 
 void dataset_close(dataset *ds) { dataset_release(ds); }
+
+void *dataset_extension_get(dataset *ds, const dataset_extension *ext, char *err, size_t errlen)
+{
+    /* the common case, lock-free: derived before, by this or another thread */
+    for (int i = 0; i < DATASET_EXTENSIONS_MAX; i++) {
+        const dataset_extension *kind = atomic_load_explicit(&ds->extension_kind[i], memory_order_acquire);
+        if (kind == ext) {
+            void *data = atomic_load_explicit(&ds->extension_data[i], memory_order_acquire);
+            if (data)
+                return data;
+            break;
+        }
+        if (!kind)
+            break;
+    }
+    pthread_mutex_lock(&ds->extension_lock);
+    void *data = NULL;
+    int slot = -1;
+    for (int i = 0; i < DATASET_EXTENSIONS_MAX && slot < 0; i++) {
+        const dataset_extension *kind = atomic_load_explicit(&ds->extension_kind[i], memory_order_relaxed);
+        if (kind == ext || !kind)
+            slot = i;
+    }
+    if (slot < 0) {
+        snprintf(err, errlen, "%s: more than %d kinds of data derived from one dataset", ext->name,
+                 DATASET_EXTENSIONS_MAX);
+    } else if (!(data = atomic_load_explicit(&ds->extension_data[slot], memory_order_relaxed))) {
+        atomic_store_explicit(&ds->extension_kind[slot], ext, memory_order_release);
+        if ((data = ext->derive(ds, err, errlen)))
+            atomic_store_explicit(&ds->extension_data[slot], data, memory_order_release);
+    }
+    pthread_mutex_unlock(&ds->extension_lock);
+    return data;
+}
 
 const char *dataset_version(const dataset *ds) { return ds->version; }
 const char *dataset_dir(const dataset *ds) { return ds->dir; }

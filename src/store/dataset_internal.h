@@ -7,6 +7,7 @@
 #ifndef TRANSIT_DATASET_INTERNAL_H
 #define TRANSIT_DATASET_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,36 +37,6 @@ typedef struct visit_hot {
     uint32_t pos;                     /* the visit's position in the pattern */
     uint32_t stop_sequence;           /* of the pattern at that position */
 } visit_hot;
-
-/* Derived when the dataset is opened: what a departure row reads of its
- * trip, in one cache line. A row used to read the 48-byte tt_trip (two
- * lines for one trip in four) and then the trip id from the string pool,
- * one more miss a trip, and the trips of a response are scattered. Here
- * the id is kept inline when it is plain ASCII (no control byte, quote or
- * backslash: written to JSON as it is) and fits, which is every id of the
- * shared feeds; otherwise `id_len` is TRIP_HOT_SPILLED and the row writes
- * the pool's string. Beside it, where in row_text the JSON of the trip's
- * route and headsign lies (see row_text below). 64 bytes a trip (3.7 MB
- * for NYC Brooklyn). */
-#define TRIP_HOT_ID_MAX 55
-#define TRIP_HOT_SPILLED 0xff
-
-typedef struct trip_hot {
-    uint32_t middle_off, middle_len;  /* the trip's route-and-headsign text in row_text */
-    uint8_t id_len;                   /* bytes of id, or TRIP_HOT_SPILLED */
-    char id[TRIP_HOT_ID_MAX];         /* the trip id, unterminated */
-} trip_hot;
-
-/* Derived when the dataset is opened (departure_json_derive): the JSON a
- * departure row copies for its stop, in row_text. The head, then the tail
- * right after it:
- *   head  {"stop_id":"…","trip_id":
- *   tail  ,"stop_name":"…","distance_m":
- * 12 bytes a stop, and the text. */
-typedef struct stop_text {
-    uint32_t off;                     /* the head's first byte in row_text */
-    uint32_t head_len, tail_len;
-} stop_text;
 
 /* Derived when the dataset is opened: the coordinates of GRID_STOPS, in its
  * order, so that the stops of a grid cell are one sequential read instead
@@ -142,10 +113,6 @@ struct dataset {
     visit_hot *visit_hot;          /* nvisits, owned */
     grid_point *grid_points;       /* ngrid_stops, owned */
     grid_visits *grid_visits;      /* ngrid_stops, owned */
-    trip_hot *trip_hot;            /* ntrips, owned, 64-byte aligned */
-    stop_text *stop_text;          /* nstops, owned */
-    char *row_text;                /* owned: the rows' stop and route-and-headsign texts, then
-                                      ROW_TEXT_SLACK zero bytes */
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
     uint32_t *route_trip_first;    /* nroutes + 1, owned: route r's trips are */
     uint32_t *route_trips;         /* route_trips[route_trip_first[r] .. [r + 1]) (ntrips) */
@@ -155,6 +122,12 @@ struct dataset {
     atomic_flag schedule_lock;     /* guards the idle connections below */
     int nschedule_idle;
     struct schedule_db *schedule_idle[DATASET_SCHEDULE_IDLE];
+    /* dataset_extension_get: which extension each slot holds (set once,
+     * under extension_lock) and its data (published with release order
+     * after it is derived, so a reader that sees it sees it whole) */
+    pthread_mutex_t extension_lock;
+    const dataset_extension *_Atomic extension_kind[DATASET_EXTENSIONS_MAX];
+    void *_Atomic extension_data[DATASET_EXTENSIONS_MAX];
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */

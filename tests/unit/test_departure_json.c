@@ -179,7 +179,7 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
             json_null_value(w);
         format_date(d->service_date, date);
         json_kv_string(w, "service_date", date);
-        api_format_instant(d->instant, d->utc_offset, instant);
+        rfc3339_format_instant(d->instant, d->utc_offset, instant);
         json_kv_string(w, "departure", instant);
         json_kv_int(w, "departure_secs", d->secs);
         json_kv_int(w, "stop_sequence", d->stop_sequence);

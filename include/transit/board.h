@@ -1,0 +1,67 @@
+/* board.h — a departure board: the timetable's rows joined with what
+ * realtime and the alerts say of them, before any byte is written.
+ *
+ * Why it exists: a departure row has three sources. The timetable gives the
+ * scheduled rows (query.h), the realtime overlay gives predictions,
+ * cancellations and the trips the feed ADDED (rt_overlay.h, put among the
+ * rows by rt_merge.h), and the alert view gives the alerts that apply
+ * (alert_view.h). The engine joins them here into plain rows; the JSON layer
+ * (and any other writer: the CLI, a client library) only formats what a row
+ * says, and never asks a source itself.
+ */
+#ifndef TRANSIT_BOARD_H
+#define TRANSIT_BOARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transit/alert_view.h"
+#include "transit/query.h"
+#include "transit/rt_overlay.h"
+
+/* One row of a board, beside its departure (board.deps[i]). */
+typedef struct board_row {
+    const rt_added_trip *added;  /* the feed's ADDED trip the row is of, or NULL (a timetable trip) */
+    rt_departure rt;             /* what realtime says of the row; all false without an update */
+    uint32_t alerts;             /* how many alerts apply (their ids: alert_marks_row_id) */
+} board_row;
+
+typedef struct board {
+    const departure *deps;       /* count rows, in the API's order */
+    const board_row *rows;       /* count, beside deps */
+    uint32_t count;
+    bool truncated;              /* more rows matched than the limit */
+    bool realtime;               /* the server ingests realtime: rows say what it knows
+                                  * (also when it knows nothing of a row) */
+    const alert_marks *alerts;   /* the row lists, or NULL when no alert view is shown */
+} board;
+
+/* Where a board's rows come from besides the timetable; either may be NULL. */
+typedef struct board_sources {
+    const rt_overlay *realtime;  /* an overlay of another dataset is used for nothing but
+                                  * board.realtime: it knows none of these trips */
+    alert_marks *alerts;         /* begun with the view to show (alert_marks_begin) */
+} board_sources;
+
+/* Working memory, reused from call to call (one per server thread): the
+ * rows of one board, QUERY_LIMIT_MAX at most. */
+typedef struct board_scratch board_scratch;
+board_scratch *board_scratch_new(void);
+void board_scratch_free(board_scratch *b);
+
+/* The board of a stop (a station: its platforms) over [from, from + window_s),
+ * at most `limit` rows: stop_departures, the ADDED trips' rows merged in, and
+ * every row joined. QUERY_OK, else a query error (err says which parameter). */
+int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
+               uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err);
+/* The same for every stop within radius_m of a point (nearby_departures). */
+int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double lat, double lon,
+                 double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
+                 const board_sources *src, board *out, query_error *err);
+
+/* Joins rows deps[0..count) (of the timetable, and of ADDED trips as rt_merge
+ * marks them) into rows[0..count): the one place a row's sources are asked. */
+void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
+                board_row *rows, board *out);
+
+#endif

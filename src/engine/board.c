@@ -1,0 +1,112 @@
+/* board.c — departure rows joined with realtime and alerts; see board.h.
+ *
+ * The join asks the overlay for every row's entry in a first pass (prefetch)
+ * and reads them in a second, so that the cache misses of a 50-row board
+ * overlap instead of queuing one behind the other.
+ */
+#include "transit/board.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transit/rt_merge.h"
+
+struct board_scratch {
+    departure deps[QUERY_LIMIT_MAX];
+    board_row rows[QUERY_LIMIT_MAX];
+    rt_merge_scratch *merge;     /* ADDED trips' rows, put among the scheduled ones */
+};
+
+board_scratch *board_scratch_new(void)
+{
+    board_scratch *b = malloc(sizeof *b);
+    if (!b)
+        return NULL;
+    if (!(b->merge = rt_merge_scratch_new())) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void board_scratch_free(board_scratch *b)
+{
+    if (!b)
+        return;
+    rt_merge_scratch_free(b->merge);
+    free(b);
+}
+
+void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
+                board_row *rows, board *out)
+{
+    const rt_overlay *realtime = src ? src->realtime : NULL;
+    alert_marks *alerts = src ? src->alerts : NULL;
+    /* an overlay of another dataset knows none of these trips */
+    const rt_overlay *rt = realtime && rt_overlay_dataset(realtime) == ds ? realtime : NULL;
+    dataset_counts counts;
+    dataset_get_counts(ds, &counts);
+    if (rt)
+        for (uint32_t i = 0; i < count; i++)
+            if (deps[i].trip < counts.trips)
+                rt_overlay_prefetch(rt, &deps[i]);
+    for (uint32_t i = 0; i < count; i++) {
+        const departure *d = &deps[i];
+        board_row *r = &rows[i];
+        memset(r, 0, sizeof *r);
+        if (d->trip >= counts.trips) {
+            /* rt_merge marks an ADDED trip's row with a trip index past the
+             * dataset's, and puts such rows only with the overlay of this
+             * dataset */
+            assert(rt != NULL);
+            r->added = rt_overlay_added_trip(rt, d);
+            r->rt = (rt_departure){.realtime = true};
+            if (alerts)
+                r->alerts = alert_marks_added_departure(alerts, ds, d, i, r->added->route,
+                                                        r->added->direction_id);
+            continue;
+        }
+        if (rt)
+            rt_overlay_lookup(rt, d, &r->rt);
+        if (alerts)
+            r->alerts = alert_marks_departure(alerts, ds, d, i);
+    }
+    *out = (board){deps, rows, count, false, realtime != NULL, alerts};
+}
+
+int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
+               uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err)
+{
+    assert(limit <= QUERY_LIMIT_MAX);
+    uint32_t count = 0;
+    bool truncated = false;
+    int rc = stop_departures(ds, s, stop, from, window_s, limit, b->deps, &count, &truncated, err);
+    if (rc == QUERY_OK && src && src->realtime)
+        rc = rt_merge_stop_departures(src->realtime, ds, b->merge, stop, from, window_s, limit, b->deps,
+                                      &count, &truncated);
+    if (rc != QUERY_OK)
+        return rc;
+    board_join(ds, b->deps, count, src, b->rows, out);
+    out->truncated = truncated;
+    return QUERY_OK;
+}
+
+int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double lat, double lon,
+                 double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
+                 const board_sources *src, board *out, query_error *err)
+{
+    assert(limit <= QUERY_LIMIT_MAX);
+    uint32_t count = 0;
+    bool truncated = false;
+    int rc = nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count,
+                               &truncated, err);
+    if (rc == QUERY_OK && src && src->realtime)
+        rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, s, from, window_s, limit, b->deps,
+                                        &count, &truncated);
+    if (rc != QUERY_OK)
+        return rc;
+    board_join(ds, b->deps, count, src, b->rows, out);
+    out->truncated = truncated;
+    return QUERY_OK;
+}

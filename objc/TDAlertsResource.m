@@ -47,7 +47,7 @@ static bool ready_to_write(TDServer *server, TDRequest *req, bool merge_patch)
     static const char *const json_types[] = {"application/json", NULL};
     static const char *const patch_types[] = {"application/merge-patch+json", "application/json",
                                               NULL};
-    if (!server->live) {
+    if (!serving_live(server->state)) {
         td_request_problem(req, 503, NULL, "the live store (%.200s/live.sqlite) could not be "
                                            "opened; see the server log",
                            server->config.data_dir);
@@ -145,22 +145,10 @@ static void precondition_failed(TDRequest *req, const live_condition *c, const c
 static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_condition *c)
 {
     char err[512];
-    live_result r = live_store_put(server->live, a, c, (int64_t)time(NULL), err, sizeof err);
+    live_result r = serving_put_alert(server->state, a, c, (int64_t)time(NULL), err, sizeof err);
     switch (r) {
     case LIVE_CREATED:
     case LIVE_REPLACED: {
-        alert_view *current = td_server_acquire_alerts(server);
-        dataset *ds = td_server_acquire_dataset(server);
-        alert_view *v = alert_view_with(current, a, ds, a->revision);
-        if (v)
-            td_server_publish_alerts(server, v);
-        else
-            fprintf(stderr, "transitd: out of memory publishing alert %s; it is stored and shows "
-                            "after the next reload\n", a->id);
-        if (current)
-            alert_view_release(current);
-        if (ds)
-            dataset_release(ds);
         answer_with(req, a, r == LIVE_CREATED ? 201 : 200);
         if (r == LIVE_CREATED)
             snprintf(req->location, sizeof req->location, "/v1/alerts/%s", a->id);
@@ -222,9 +210,9 @@ static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_
         return;
     }
     c.if_none_match_any = true;   /* a fresh id: never replace */
-    td_server_lock_alert_writes(server);
+    serving_lock_alert_writes(server->state);
     commit_alert(server, req, a, &c);
-    td_server_unlock_alert_writes(server);
+    serving_unlock_alert_writes(server->state);
     alert_release(a);
 }
 
@@ -303,9 +291,9 @@ static bool valid_id(TDRequest *req)
         alert_release(a);
         return;
     }
-    td_server_lock_alert_writes(server);
+    serving_lock_alert_writes(server->state);
     commit_alert(server, req, a, &c);
-    td_server_unlock_alert_writes(server);
+    serving_unlock_alert_writes(server->state);
     alert_release(a);
 }
 
@@ -319,8 +307,8 @@ static bool valid_id(TDRequest *req)
                                                       "create one, PUT it");
         return;
     }
-    td_server_lock_alert_writes(server);
-    alert_view *v = td_server_acquire_alerts(server);
+    serving_lock_alert_writes(server->state);
+    alert_view *v = serving_acquire_alerts(server->state);
     long i = v ? alert_view_find(v, req->resourceId) : -1;
     if (i < 0) {
         td_request_problem(req, 404, "alert_id", "there is no alert '%.200s'", req->resourceId);
@@ -347,7 +335,7 @@ static bool valid_id(TDRequest *req)
     }
     if (v)
         alert_view_release(v);
-    td_server_unlock_alert_writes(server);
+    serving_unlock_alert_writes(server->state);
 }
 
 - (void)delete:(TDRequest *)req
@@ -355,25 +343,14 @@ static bool valid_id(TDRequest *req)
     live_condition c;
     if (!valid_id(req) || !read_conditions(req, &c))
         return;
-    if (!server->live) {
+    if (!serving_live(server->state)) {
         td_request_problem(req, 503, NULL, "the live store could not be opened; see the server log");
         return;
     }
     char err[512];
-    int64_t generation = 0;
-    td_server_lock_alert_writes(server);
-    live_result r = live_store_delete(server->live, req->resourceId, &c, &generation, err,
-                                      sizeof err);
+    serving_lock_alert_writes(server->state);
+    live_result r = serving_delete_alert(server->state, req->resourceId, &c, err, sizeof err);
     if (r == LIVE_DELETED) {
-        alert_view *current = td_server_acquire_alerts(server);
-        dataset *ds = td_server_acquire_dataset(server);
-        alert_view *v = alert_view_without(current, req->resourceId, ds, generation);
-        if (v)
-            td_server_publish_alerts(server, v);
-        if (current)
-            alert_view_release(current);
-        if (ds)
-            dataset_release(ds);
         req->status = 204;
     } else if (r == LIVE_NOT_FOUND) {
         td_request_problem(req, 404, "alert_id", "there is no alert '%.200s'", req->resourceId);
@@ -384,7 +361,7 @@ static bool valid_id(TDRequest *req)
         td_request_problem(req, 500, NULL, "the live store could not delete the alert: %.180s",
                            err);
     }
-    td_server_unlock_alert_writes(server);
+    serving_unlock_alert_writes(server->state);
 }
 
 @end

@@ -48,7 +48,7 @@
     size_t len = 0;
     int rc;
     if (strstr(req->path, "trip-updates")) {
-        rc = server->realtime ? rt_ingest_encode_trip_updates(server->realtime, now, &pb, &len)
+        rc = serving_realtime(server->state) ? rt_ingest_encode_trip_updates(serving_realtime(server->state), now, &pb, &len)
                               : rt_encode_trip_updates(NULL, (uint64_t)now, &pb, &len);
     } else {
         uint32_t n = req->alerts ? alert_view_count(req->alerts) : 0;

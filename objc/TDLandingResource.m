@@ -131,7 +131,7 @@ static void fill_values(const dataset *ds, int64_t now, landing_values *v)
         return;
     }
     landing_values v;
-    dataset *ds = td_server_acquire_dataset(server);
+    dataset *ds = serving_acquire_dataset(server->state);
     fill_values(ds, req->now, &v);
     if (ds)
         dataset_release(ds);

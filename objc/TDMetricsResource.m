@@ -23,7 +23,7 @@
 - (void)get:(TDRequest *)req
 {
     char version[64] = "";
-    dataset *ds = td_server_acquire_dataset(server);
+    dataset *ds = serving_acquire_dataset(server->state);
     if (ds) {
         snprintf(version, sizeof version, "%s", dataset_version(ds));
         feed_validity validity;
@@ -40,7 +40,7 @@
         need = metrics_render(server->counters, ds ? version : NULL, req->text, req->textCap);
     }
     /* the alerts: how many are stored, how many are active now, the generation */
-    alert_view *v = td_server_acquire_alerts(server);
+    alert_view *v = serving_acquire_alerts(server->state);
     uint32_t stored = v ? alert_view_count(v) : 0, active = 0;
     int64_t now = (int64_t)time(NULL);
     for (uint32_t i = 0; i < stored; i++)
@@ -66,14 +66,14 @@
     memcpy(req->text + need, tail, (size_t)n + 1);
     need += (size_t)n;
     /* the GTFS-Realtime source: polls, failures (the last good feed stays), matches */
-    if (server->realtime) {
-        size_t more = rt_ingest_render_metrics(server->realtime, now, req->text + need, req->textCap - need);
+    if (serving_realtime(server->state)) {
+        size_t more = rt_ingest_render_metrics(serving_realtime(server->state), now, req->text + need, req->textCap - need);
         if (need + more >= req->textCap) {
             if (!td_request_reserve_text(req, need + more + 1)) {
                 td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
                 return;
             }
-            more = rt_ingest_render_metrics(server->realtime, now, req->text + need, req->textCap - need);
+            more = rt_ingest_render_metrics(serving_realtime(server->state), now, req->text + need, req->textCap - need);
         }
         need += more;
     }

@@ -17,7 +17,7 @@
  */
 #import "TDResource.h"
 #import "TDServer.h"
-#import "version_follower.h"
+#include "transit/serving.h"
 
 #include "transit/feed_validity.h"
 
@@ -26,7 +26,7 @@
 
 @implementation TDReadyResource
 
-static void version_members(json_writer *out, dataset *ds, const td_version_state *vs)
+static void version_members(json_writer *out, dataset *ds, const serving_version_state *vs)
 {
     json_kv_string(out, "dataset_version", dataset_version(ds));
     if (vs->has_active)
@@ -38,15 +38,15 @@ static void version_members(json_writer *out, dataset *ds, const td_version_stat
 
 - (void)get:(TDRequest *)req
 {
-    dataset *ds = td_server_acquire_dataset(server);
+    dataset *ds = serving_acquire_dataset(server->state);
     if (!ds) {
         td_request_problem(req, 503, NULL, "no dataset is loaded yet");
         return;
     }
-    td_version_state vs;
+    serving_version_state vs;
     memset(&vs, 0, sizeof vs);
     if (server->follower)
-        td_follower_state(server->follower, ds, &vs);
+        serving_follower_state(server->follower, ds, &vs);
     if (vs.stale && !vs.switching) {
         td_request_problem(req, 503, NULL, "serving version %s, which is not the active one: %s",
                            dataset_version(ds), vs.problem);

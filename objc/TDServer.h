@@ -1,11 +1,13 @@
 /* TDServer.h — the Objective-C object every HTTP request is handed to.
  *
  * Why it exists: the C access handler (http_daemon.m) knows libmicrohttpd;
- * the server knows the application. It owns the route table (path pattern →
- * resource instance, with each class's verb IMPs cached at start-up), the
- * dataset being served (swapped atomically on reload), the metrics and the
- * OpenAPI document, and it turns what a resource answered into an HTTP
- * response: problem+json for errors, ETag/304, gzip, Cache-Control, Allow.
+ * the server knows HTTP. It owns the route table (path pattern → resource
+ * instance, with each class's verb IMPs cached at start-up), the metrics,
+ * the OpenAPI document and the bearer tokens, and it turns what a resource
+ * answered into an HTTP response: problem+json for errors, ETag/304, gzip,
+ * Cache-Control, Allow. What is served — the dataset, the alerts, the
+ * realtime overlay, and their reloads — is the C serving state
+ * (transit/serving.h) that it holds, as `transitd query` does.
  */
 #import <Foundation/Foundation.h>
 
@@ -13,14 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
-#include "transit/alert_view.h"
 #include "transit/auth.h"
 #include "transit/body_pool.h"
-#include "transit/live_store.h"
 #include "transit/metrics.h"
-#include "transit/query.h"
-#include "transit/rt_ingest.h"
-#include "transit/rt_overlay.h"
+#include "transit/serving.h"
 #include "transit/site.h"
 #import "TDRequest.h"
 
@@ -108,21 +106,11 @@ extern const int td_route_table_count;
     char openapiSource[1024];    /* where it was read, or where we looked */
     site *pages;                 /* the web pages (www/), NULL when not found */
     char pagesSource[1024];      /* where they were read, or where we looked */
-    int datasetLock;             /* spinlock (__atomic) held for "load pointer + retain" only */
-    dataset *currentDataset;
-    alert_view *currentAlerts;   /* resolved against currentDataset; same lock */
-    rt_overlay *currentRealtime; /* realtime predictions (--gtfs-rt), or NULL; same lock */
-    rt_ingest *realtime;         /* the GTFS-Realtime source (--gtfs-rt), or NULL */
-    pthread_mutex_t realtimeBuilds;  /* one overlay build and publish at a time */
-    uint64_t realtimeGeneration; /* of the last overlay published (under realtimeBuilds) */
-    alert **rtAlerts;            /* the realtime feed's alerts ("rt:" ids), under alertWrites */
-    uint32_t nrtAlerts;
-    live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
-    pthread_mutex_t alertWrites; /* one alert write (store, then view) at a time */
+    serving *state;              /* what is served (transit/serving.h) */
     pthread_mutex_t tokensLock;
     auth_tokens *tokens;         /* NULL: no --tokens, writes answer 403 */
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
-    struct td_follower *follower; /* version_follower.h; set by serve, may be NULL */
+    serving_follower *follower;  /* set by serve, may be NULL */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */
@@ -132,38 +120,25 @@ extern const int td_route_table_count;
 - (int)answer:(TDRequest *)req connectionState:(td_conn *)conn;
 @end
 
-/* The dataset being served, retained for the caller (release it), or NULL. */
-dataset *td_server_acquire_dataset(TDServer *server);
-/* Installs a dataset (taking over the caller's reference); the previous one is
- * released, and unmapped when its last in-flight request releases it. */
-void td_server_install_dataset(TDServer *server, dataset *ds);
-/* Re-opens config.data_dir; on success swaps it in. Logs either way; err
- * gets why it failed. */
-bool td_server_reload(TDServer *server, char *err, size_t errlen);
+/* TDServer+Response.m: a resource's answer as an HTTP response (status,
+ * headers, body), queued on the request's connection; *sent gets the body's
+ * bytes. */
+@interface TDServer (Response)
+- (enum MHD_Result)respond:(TDRequest *)req
+                     route:(td_route *)route
+                      etag:(const char *)etag
+                     allow:(const char *)allow
+                      sent:(size_t *)sent;
+@end
+/* The server's weak ETag of a GET: W/"<dataset version>-<hash of the route,
+ * id, sorted parameters, alert and realtime generations[, minute]>". */
+void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap);
+/* Whether an If-None-Match header names etag (or is "*"). */
+bool td_etag_matches(const char *header, const char *etag);
+/* One access-log line on stderr. */
+void td_write_access_log(TDRequest *req, int status, size_t bytes, uint64_t micros);
 
-/* The alerts being shown, retained for the caller (release it), or NULL. */
-alert_view *td_server_acquire_alerts(TDServer *server);
-/* The dataset and the alert view resolved against it, taken together, and
- * the realtime overlay (when `realtime` is not NULL; NULL without --gtfs-rt). */
-void td_server_acquire_both(TDServer *server, dataset **ds, alert_view **alerts,
-                            rt_overlay **realtime);
-/* Builds an overlay of the realtime source's last good feed on the current
- * dataset and swaps it in (after a good poll, and on every dataset swap).
- * Does nothing without --gtfs-rt. */
-void td_server_rebuild_realtime(TDServer *server);
-/* Replaces the realtime feed's alerts (taking over `list`, from
- * rt_ingest_alerts) and publishes them merged with the stored ones. */
-void td_server_set_rt_alerts(TDServer *server, alert **list, uint32_t n);
-/* Opens DATA/live.sqlite and loads the alerts (start-up); false with err. */
-bool td_server_open_live(TDServer *server, char *err, size_t errlen);
-/* Loads every alert again from the store (another process wrote). */
-bool td_server_reload_alerts(TDServer *server);
-/* Alert writers: hold the lock around the store write and the publish. */
-void td_server_lock_alert_writes(TDServer *server);
-void td_server_unlock_alert_writes(TDServer *server);
-/* Installs view v (taking over the caller's reference), built from the
- * current alerts; call with the write lock held. */
-void td_server_publish_alerts(TDServer *server, alert_view *v);
+/* TDServer+Setup.m: */
 /* Reads config.tokens_path (start-up and SIGHUP); keeps the old tokens and
  * returns false with err when the file is bad. */
 bool td_server_load_tokens(TDServer *server, char *err, size_t errlen);

@@ -7,7 +7,7 @@
  * swaps the dataset in (requests in flight finish on the old mapping, which
  * goes away with its last reference; a failed reload keeps the old one).
  * Between signals the main thread wakes every --follow-interval seconds to
- * follow DATA/current by itself (version_follower.h);
+ * follow DATA/current by itself (serving.h);
  * SIGTERM/SIGINT stop accepting, let requests already received finish, and
  * exit 0 within 5 seconds. With --wait-for-data a server started before the
  * first import (a fresh systemd unit or container) looks for it every second
@@ -31,8 +31,8 @@
 #include "transit/rt_fetch.h"
 #import "TDServer.h"
 #import "http_daemon.h"
-#import "realtime_poller.h"
-#import "version_follower.h"
+#include "transit/serving.h"
+#include "transit/serving.h"
 
 #define DRAIN_MS 4000
 #define LIVE_POLL_MS 1000   /* how often the main thread looks at live.sqlite */
@@ -225,24 +225,25 @@ static int run_server(td_config *cfg)
     td_server_load_openapi(server);
     td_server_load_pages(server);
     if (ds)
-        td_server_install_dataset(server, ds);
+        serving_install_dataset(server->state, ds);
     if (!td_server_load_tokens(server, err, sizeof err)) {
         fprintf(stderr, "transitd serve: %s\n", err);
         [server release];
         return CLI_RUNTIME_ERROR;
     }
     char live_err[512] = "";
-    bool live_ok = td_server_open_live(server, live_err, sizeof live_err);
+    bool live_ok = serving_open_live(server->state, live_err, sizeof live_err);
     if (cfg->gtfs_rt) {
         rt_fetch_global_init();
-        if (!(server->realtime = rt_ingest_new(cfg->gtfs_rt, cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s))) {
-            fprintf(stderr, "transitd serve: out of memory\n");
+        if (!serving_set_realtime_source(server->state, cfg->gtfs_rt,
+                                         cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s, err, sizeof err)) {
+            fprintf(stderr, "transitd serve: %s\n", err);
             [server release];
             rt_fetch_global_cleanup();
             return CLI_RUNTIME_ERROR;
         }
         /* an empty overlay until the first good poll: rows say realtime false */
-        td_server_rebuild_realtime(server);
+        serving_rebuild_realtime(server->state);
     }
 
     if (pipe(signal_pipe) != 0) {
@@ -264,8 +265,8 @@ static int run_server(td_config *cfg)
     sigaddset(&handled, SIGINT);
     pthread_sigmask(SIG_BLOCK, &handled, &previous);
     td_daemon *daemon = td_daemon_start(server, err, sizeof err);
-    td_rt_poller *poller = NULL;
-    if (daemon && server->realtime && !(poller = td_rt_poller_start(server, cfg->rt_interval_s))) {
+    serving_poller *poller = NULL;
+    if (daemon && serving_realtime(server->state) && !(poller = serving_poller_start(server->state, cfg->rt_interval_s))) {
         fprintf(stderr, "transitd serve: cannot start the realtime poller\n");
         td_daemon_stop(daemon, 0);
         daemon = NULL;
@@ -287,10 +288,10 @@ static int run_server(td_config *cfg)
             rt_fetch_global_cleanup();
         return CLI_RUNTIME_ERROR;
     }
-    td_follower *follower = td_follower_new(server);
+    serving_follower *follower = serving_follower_new(server->state, cfg->follow_interval_s);
     if (!follower) {
         fprintf(stderr, "transitd serve: out of memory\n");
-        td_rt_poller_stop(poller);
+        serving_poller_stop(poller);
         td_daemon_stop(daemon, 0);
         [server release];
         if (cfg->gtfs_rt)
@@ -298,10 +299,10 @@ static int run_server(td_config *cfg)
         return CLI_RUNTIME_ERROR;
     }
     server->follower = follower;
-    dataset *shown = td_server_acquire_dataset(server);
+    dataset *shown = serving_acquire_dataset(server->state);
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
-    alert_view *alerts = td_server_acquire_alerts(server);
+    alert_view *alerts = serving_acquire_alerts(server->state);
     fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s, "
                     "%u alerts (writes %s)\n",
             v6 ? "[" : "", addr, v6 ? "]" : "", td_daemon_port(daemon), cfg->threads,
@@ -326,7 +327,7 @@ static int run_server(td_config *cfg)
         /* the main thread wakes at least once a second: alerts another
          * process (transitd or sqlite3) wrote, the live checkpoint, and the
          * follower's check of DATA/current when its interval has passed */
-        int wait = td_follower_wait_ms(follower);
+        int wait = serving_follower_wait_ms(follower);
         if (wait < 0 || wait > LIVE_POLL_MS)
             wait = LIVE_POLL_MS;
         int n = poll(&pfd, 1, wait);
@@ -335,14 +336,14 @@ static int run_server(td_config *cfg)
         if (n == 0) {
             int64_t now_ms = monotonic_ms();
             if (now_ms >= next_follow_ms) {
-                td_follower_check(follower, false);
-                int every = td_follower_wait_ms(follower);
+                serving_follower_check(follower, false);
+                int every = serving_follower_wait_ms(follower);
                 next_follow_ms = now_ms + (every < 0 ? LIVE_POLL_MS : every);
             }
-            if (server->live && live_store_changed_elsewhere(server->live))
-                td_server_reload_alerts(server);
-            if (server->live)
-                live_store_checkpoint(server->live);   /* the fsyncs, off the server threads */
+            if (serving_live(server->state) && live_store_changed_elsewhere(serving_live(server->state)))
+                serving_reload_alerts(server->state);
+            if (serving_live(server->state))
+                live_store_checkpoint(serving_live(server->state));   /* the fsyncs, off the server threads */
             continue;
         }
         if (n < 0) {
@@ -354,7 +355,7 @@ static int run_server(td_config *cfg)
         if (read(signal_pipe[0], &signo, 1) != 1)
             continue;
         if (signo == SIGHUP) {
-            td_follower_check(follower, true);
+            serving_follower_check(follower, true);
             if (!td_server_load_tokens(server, err, sizeof err))
                 fprintf(stderr, "transitd: tokens not reloaded, the previous ones stay: %s\n", err);
             continue;
@@ -364,10 +365,10 @@ static int run_server(td_config *cfg)
         break;
     }
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
-    td_rt_poller_stop(poller);
+    serving_poller_stop(poller);
     td_daemon_stop(daemon, DRAIN_MS);
     server->follower = NULL;
-    td_follower_free(follower);
+    serving_follower_free(follower);
     [server release];
     if (cfg->gtfs_rt)
         rt_fetch_global_cleanup();

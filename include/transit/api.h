@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "transit/alert_view.h"
-#include "transit/api_time.h"
+#include "transit/rfc3339.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
 #include "transit/rt_overlay.h"
@@ -95,8 +95,5 @@ void api_problem_begin(const api_problem *prob, const char *instance_path, json_
  * date-time without offset (YYYY-MM-DDTHH:MM[:SS]) read in the feed timezone.
  * Returns 0 and the instant, or -1. */
 int api_parse_time(const dataset *ds, const char *s, int64_t *instant);
-/* Formats an instant with a UTC offset as RFC 3339, no fractional seconds
- * ("2026-11-21T18:15:00-05:00"). out has room for 26 bytes. */
-void api_format_instant(int64_t instant, int32_t utc_offset, char out[26]);
 
 #endif

@@ -18,7 +18,7 @@
 #include "transit/diag.h"
 #include "transit/import_guard.h"
 #include "transit/query.h"
-#include "transit/stores.h"
+#include "transit/store_write.h"
 #include "transit/timetable.h"
 
 typedef enum import_phase {

@@ -23,6 +23,9 @@
 typedef struct live_store live_store;
 
 /* Opens (creating or upgrading the schema of) DATA/live.sqlite. */
+/* Creates DATA/live.sqlite (WAL) if absent; never touches an existing one's
+ * data. */
+int live_store_ensure(const char *data_dir, char *err, size_t errlen);
 live_store *live_store_open(const char *data_dir, char *err, size_t errlen);
 void live_store_close(live_store *ls);
 

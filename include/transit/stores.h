@@ -16,30 +16,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "transit/diag.h"
-#include "transit/feed.h"
-
-typedef struct store_stats {
-    /* data rows read per file (header excluded), by GTFS file */
-    uint64_t agency, stops, routes, trips, calendar, calendar_dates, frequencies, transfers,
-        feed_info, shapes;
-    uint64_t bytes;      /* size of the written file */
-    double seconds;      /* wall time of the write */
-} store_stats;
-
-/* Writes schedule.sqlite at `path` (which must not exist) from the feed, in
- * one transaction with prepared statements. Bad rows are counted in `d` and
- * skipped. Returns 0, or -1 with a message in err for a fatal problem
- * (missing required file or column, I/O). The file is fsynced. */
-int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
-                         char *err, size_t errlen);
-/* Writes shapes.sqlite at `path`. A feed without shapes.txt gives an empty
- * but valid database. */
-int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
-                       char *err, size_t errlen);
-/* Creates DATA/live.sqlite (WAL) if absent; never touches an existing one's
- * data. */
-int live_store_ensure(const char *data_dir, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- reading */
 

@@ -17,7 +17,7 @@
 #include "api/departure_json.h"
 #include "transit/feed_validity.h"
 #include "transit/gtfs.h"
-#include "transit/rt_merge.h"
+#include "transit/board.h"
 
 #define CACHE_DEPARTURES 30
 #define CACHE_STATIC 86400
@@ -31,7 +31,7 @@
 
 struct api_thread {
     query_scratch *scratch;
-    departure departures[QUERY_LIMIT_MAX];
+    board_scratch *board;           /* the departure boards' rows */
     nearby_stop nearby[QUERY_LIMIT_MAX];
     stop_id_buf found_ids[QUERY_LIMIT_MAX];
     trip_stop_time *stop_times;     /* grows to the longest trip seen */
@@ -39,7 +39,6 @@ struct api_thread {
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
     alert_marks *marks;             /* the alerts a response shows */
-    rt_merge_scratch *merge;        /* realtime-added departures, put among the rows */
 };
 
 static bool grow_indices(api_thread *t, uint32_t need);
@@ -54,8 +53,8 @@ api_thread *api_thread_new(void)
     /* Start with room for typical stops and trips so the engine is never
      * handed a NULL array, and most threads never grow them. */
     t->marks = alert_marks_new();
-    t->merge = rt_merge_scratch_new();
-    if (!t->scratch || !t->marks || !t->merge || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
+    t->board = board_scratch_new();
+    if (!t->scratch || !t->marks || !t->board || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
     }
@@ -71,7 +70,7 @@ void api_thread_free(api_thread *t)
     free(t->stop_times);
     free(t->indices);
     alert_marks_free(t->marks);
-    rt_merge_scratch_free(t->merge);
+    board_scratch_free(t->board);
     free(t);
 }
 
@@ -135,6 +134,24 @@ void api_problem_write(const api_problem *prob, const char *instance_path, json_
 }
 
 /* ------------------------------------------------------------ parameters */
+
+int api_parse_time(const dataset *ds, const char *s, int64_t *instant)
+{
+    int64_t local;
+    bool has_offset;
+    int32_t offset;
+    if (rfc3339_parse(s, &local, &has_offset, &offset) != 0)
+        return -1;
+    if (has_offset) {
+        *instant = local - offset;
+        return 0;
+    }
+    if (!ds)
+        return -1;   /* a local time means nothing without the feed's zone */
+    *instant = dataset_local_to_instant(ds, local);
+    return 0;
+}
+
 
 /* The allowed list of an endpoint that takes no query parameters. */
 static const char *const NO_PARAMS[] = {NULL};
@@ -315,7 +332,7 @@ static int get_time_syntax(const api_request *req, time_param *tp, api_problem *
     if (!v)
         return 0;
     tp->given = true;
-    if (api_parse_datetime(v, &tp->local, &tp->has_offset, &tp->offset) != 0)
+    if (rfc3339_parse(v, &tp->local, &tp->has_offset, &tp->offset) != 0)
         return problem(prob, 400, "time",
                        "time must be an RFC 3339 date-time such as 2026-11-21T18:15:00-05:00 "
                        "or a local date-time in the feed timezone such as 2026-11-21T18:15");
@@ -426,7 +443,7 @@ static void kv_date(json_writer *w, const char *key, int32_t days)
 static void kv_instant(json_writer *w, const char *key, int64_t instant, int32_t offset)
 {
     char text[26];
-    api_format_instant(instant, offset, text);
+    rfc3339_format_instant(instant, offset, text);
     json_kv_string(w, key, text);
 }
 
@@ -518,6 +535,16 @@ static void end_departures(api_thread *t, json_writer *w, const dataset *ds, uin
         json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
+}
+
+/* The board's rows into the open departures array; a problem (503) when
+ * the rows' texts could not be derived. */
+static int write_board(json_writer *out, dataset *ds, const board *b, bool near_point, api_problem *prob)
+{
+    char err[160];
+    if (departure_json_write_items(out, ds, b, near_point, err, sizeof err) != 0)
+        return problem(prob, 503, "", "%s", err);
+    return 0;
 }
 
 static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
@@ -705,14 +732,11 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     if (find_stop(ds, req->id, &stop, prob))
         return prob->status;
     int64_t from = resolve_time(ds, req, &tp);
-    uint32_t count = 0;
-    bool truncated = false;
     query_error err = {0};
-    int rc = stop_departures(ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit,
-                             t->departures, &count, &truncated, &err);
-    if (rc == QUERY_OK && req->realtime)
-        rc = rt_merge_stop_departures(req->realtime, ds, t->merge, stop, from, (uint32_t)window * 60,
-                                      (uint32_t)limit, t->departures, &count, &truncated);
+    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board b;
+    int rc = board_stop(t->board, ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
+                        &b, &err);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     stop_info st;
@@ -725,9 +749,9 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
-    departure_json_write_items(out, ds, t->departures, count, false, begin_alerts(t, req, ds),
-                               req->realtime);
-    end_departures(t, out, ds, count, truncated, from, window);
+    if (write_board(out, ds, &b, false, prob))
+        return prob->status;
+    end_departures(t, out, ds, b.count, b.truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -747,22 +771,17 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (!ds)
         return no_dataset(prob);
     int64_t from = resolve_time(ds, req, &tp);
-    uint32_t count = 0;
-    bool truncated = false;
     query_error err = {0};
-    int rc = nearby_departures(ds, t->scratch, lat, lon, (double)radius, from,
-                               (uint32_t)window * 60, (uint32_t)limit, t->departures, &count,
-                               &truncated, &err);
-    if (rc == QUERY_OK && req->realtime)
-        rc = rt_merge_nearby_departures(req->realtime, ds, t->merge, t->scratch, from,
-                                        (uint32_t)window * 60, (uint32_t)limit, t->departures,
-                                        &count, &truncated);
+    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board b;
+    int rc = board_nearby(t->board, ds, t->scratch, lat, lon, (double)radius, from, (uint32_t)window * 60,
+                          (uint32_t)limit, &src, &b, &err);
     if (rc != QUERY_OK)
         return query_problem(prob, rc, &err);
     begin_list(out, "departures");
-    departure_json_write_items(out, ds, t->departures, count, true, begin_alerts(t, req, ds),
-                               req->realtime);
-    end_departures(t, out, ds, count, truncated, from, window);
+    if (write_board(out, ds, &b, true, prob))
+        return prob->status;
+    end_departures(t, out, ds, b.count, b.truncated, from, window);
     return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -942,7 +961,7 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
     char imported[21];
-    api_format_utc(counts.imported_at, imported);
+    rfc3339_format_utc(counts.imported_at, imported);
 
     json_object_begin(out);
     json_key(out, "feed");
@@ -1007,7 +1026,7 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
         int64_t local;
         bool has_offset;
         int32_t offset;
-        if (api_parse_datetime(at, &local, &has_offset, &offset) != 0 || (!has_offset && !ds))
+        if (rfc3339_parse(at, &local, &has_offset, &offset) != 0 || (!has_offset && !ds))
             return problem(prob, 400, "active_at",
                            "active_at must be now or an RFC 3339 date-time such as "
                            "2026-11-21T18:15:00-05:00");

@@ -21,7 +21,8 @@
 #include <time.h>
 
 #include "transit/api.h"
-#include "transit/live_store.h"
+#include "transit/rt_fetch.h"
+#include "transit/serving.h"
 #include "cli/cli_query_batch.h"
 
 #define MAX_OPTIONS 8
@@ -88,7 +89,7 @@ static const char *option_help(const char *name)
 
 static void print_query_usage(FILE *f)
 {
-    fprintf(f, "usage: transitd query [--data DIR] SUBCOMMAND [OPTIONS]\n\n"
+    fprintf(f, "usage: transitd query [--data DIR] [--gtfs-rt SRC] SUBCOMMAND [OPTIONS]\n\n"
                "Answers one v1 API question from an imported dataset and prints the JSON the\n"
                "HTTP server would send.\n\nsubcommands:\n");
     for (size_t i = 0; i < NSUBCOMMANDS; i++)
@@ -96,6 +97,8 @@ static void print_query_usage(FILE *f)
     fprintf(f, "  %-16s %s\n", "batch", "answer JSON lines from stdin, one JSON line each");
     fprintf(f, "\noptions:\n"
                "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n"
+               "  --gtfs-rt SRC    show GTFS-Realtime from SRC (a file or an http(s) URL, read\n"
+               "                   once), as `transitd serve --gtfs-rt` does\n"
                "  --help           this text; `transitd query SUBCOMMAND --help` for each\n\n"
                "exit status: 0 answered; 1 answered with a 4xx problem (JSON on stdout) or the\n"
                "dataset cannot be opened; 2 usage error\n");
@@ -103,7 +106,7 @@ static void print_query_usage(FILE *f)
 
 static void print_subcommand_usage(FILE *f, const subcommand *sc)
 {
-    fprintf(f, "usage: transitd query [--data DIR] %s", sc->name);
+    fprintf(f, "usage: transitd query [--data DIR] [--gtfs-rt SRC] %s", sc->name);
     if (sc->positional)
         fprintf(f, " %s", sc->positional);
     if (sc->id_option)
@@ -122,13 +125,14 @@ static void print_subcommand_usage(FILE *f, const subcommand *sc)
         fprintf(f, "  %s\n", option_help(sc->id_option));
     for (int i = 0; i < MAX_OPTIONS && sc->options[i]; i++)
         fprintf(f, "  %s\n", option_help(sc->options[i]));
-    fprintf(f, "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n");
+    fprintf(f, "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n"
+               "  --gtfs-rt SRC    show GTFS-Realtime from SRC (file or URL), as the server does\n");
 }
 
 static void print_batch_usage(FILE *f)
 {
     fprintf(f,
-            "usage: transitd query [--data DIR] batch < LINES\n\n"
+            "usage: transitd query [--data DIR] [--gtfs-rt SRC] batch < LINES\n\n"
             "Reads one JSON object per line on stdin and writes one JSON line per input line:\n"
             "the endpoint's body, or {\"error\":{\"status\":400,\"detail\":\"...\"}}.\n"
             "  {\"op\":\"stop-departures\",\"stop\":\"127N\",\"time\":\"...\",\"window\":60,\"limit\":500}\n"
@@ -157,69 +161,75 @@ static const subcommand *find_subcommand(const char *name)
     return NULL;
 }
 
-/* The dataset, its alerts and the reusable per-thread state of one invocation. */
+/* What one invocation serves — the serving state the server uses, so the
+ * answers are the server's byte for byte — and its reusable per-thread
+ * state. */
 typedef struct query_session {
-    dataset *ds;
-    alert_view *alerts;    /* DATA/live.sqlite's, as the server shows them; NULL when none */
+    serving *state;
+    serving_view view;     /* the dataset, its alerts and realtime overlay */
+    bool realtime;         /* --gtfs-rt: rt_fetch's global state is set up */
     api_thread *thread;
     json_writer out;
 } query_session;
 
-static void warn_alerts(void *ctx, const char *message)
+/* Where the session's answers come from besides the data directory. */
+typedef struct query_sources {
+    const char *data_dir;
+    const char *gtfs_rt;   /* a GTFS-Realtime file or URL, read once; or NULL */
+} query_sources;
+
+static void session_close(query_session *s)
 {
-    (void)ctx;
-    fprintf(stderr, "transitd query: warning: %s\n", message);
+    serving_view_release(&s->view);
+    serving_free(s->state);
+    if (s->realtime)
+        rt_fetch_global_cleanup();
+    api_thread_free(s->thread);
+    json_free(&s->out);
 }
 
-/* The alerts of DATA/live.sqlite, when it exists (a query never creates it),
- * so the answers are the server's byte for byte. */
-static void session_load_alerts(query_session *s, const char *data_dir)
+/* Realtime from src->gtfs_rt, fetched and decoded once: the overlay and the
+ * feed's alerts, as a server shows them after a good poll. */
+static int session_read_realtime(query_session *s, const char *source)
 {
-    char path[4200], err[512] = "";
-    snprintf(path, sizeof path, "%s/live.sqlite", data_dir);
-    if (access(path, F_OK) != 0)
-        return;
-    live_store *ls = live_store_open(data_dir, err, sizeof err);
-    alert **list = NULL;
-    uint32_t n = 0;
-    int64_t generation = 0;
-    if (!ls || live_store_load(ls, &list, &n, &generation, warn_alerts, NULL, err, sizeof err) != 0)
-        fprintf(stderr, "transitd query: warning: alerts not shown: %s\n", err);
-    else if (!(s->alerts = alert_view_new(list, n, s->ds, generation)))
-        fprintf(stderr, "transitd query: warning: alerts not shown: out of memory\n");
-    live_alerts_free(list, n);
-    live_store_close(ls);
+    char err[512] = "";
+    rt_fetch_global_init();
+    s->realtime = true;
+    if (!serving_set_realtime_source(s->state, source, 30, err, sizeof err) ||
+        serving_poll_realtime(s->state, (int64_t)time(NULL), err, sizeof err) == RT_POLL_FAILED) {
+        fprintf(stderr, "transitd query: realtime: %s\n", err);
+        return -1;
+    }
+    return 0;
 }
 
-static int session_open(query_session *s, const char *data_dir)
+static int session_open(query_session *s, const query_sources *src)
 {
     char err[512] = "";
     memset(s, 0, sizeof *s);
     json_init(&s->out);
-    s->ds = dataset_open(data_dir, err, sizeof err);
-    if (!s->ds) {
-        fprintf(stderr, "transitd query: cannot open the dataset in '%s': %s\n", data_dir, err);
-        return -1;
-    }
-    s->thread = api_thread_new();
-    if (!s->thread) {
+    dataset *ds = NULL;
+    if (!(s->state = serving_new(src->data_dir)) || !(s->thread = api_thread_new())) {
         fprintf(stderr, "transitd query: out of memory\n");
-        dataset_close(s->ds);
-        s->ds = NULL;
-        return -1;
+        goto fail;
     }
-    session_load_alerts(s, data_dir);
+    if (!(ds = dataset_open(src->data_dir, err, sizeof err))) {
+        fprintf(stderr, "transitd query: cannot open the dataset in '%s': %s\n", src->data_dir, err);
+        goto fail;
+    }
+    serving_install_dataset(s->state, ds);
+    /* the alerts of DATA/live.sqlite when it exists (a query never creates it) */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/live.sqlite", src->data_dir);
+    if (access(path, F_OK) == 0 && !serving_open_live(s->state, err, sizeof err))
+        fprintf(stderr, "transitd query: warning: alerts not shown: %s\n", err);
+    if (src->gtfs_rt && session_read_realtime(s, src->gtfs_rt) != 0)
+        goto fail;
+    serving_acquire(s->state, &s->view);
     return 0;
-}
-
-static void session_close(query_session *s)
-{
-    if (s->alerts)
-        alert_view_release(s->alerts);
-    api_thread_free(s->thread);
-    if (s->ds)
-        dataset_close(s->ds);
-    json_free(&s->out);
+fail:
+    session_close(s);
+    return -1;
 }
 
 /* Runs one endpoint; on 200 s->out holds the body, else *prob the problem. */
@@ -229,7 +239,7 @@ static int session_call(query_session *s, const subcommand *sc, const api_reques
     int cache_seconds = 0;
     memset(prob, 0, sizeof *prob);
     json_reset(&s->out);
-    int status = sc->endpoint(s->thread, s->ds, req, &s->out, prob, &cache_seconds);
+    int status = sc->endpoint(s->thread, s->view.ds, req, &s->out, prob, &cache_seconds);
     if (status != 200)
         json_reset(&s->out);
     return status;
@@ -243,120 +253,124 @@ static void write_line(const json_writer *w)
 
 /* ------------------------------------------------------------ one question */
 
-static int run_subcommand(const subcommand *sc, int argc, char **argv, const char *data_dir)
+/* The options every form of `query` takes, besides its own. */
+enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_GTFS_RT, OPT_ID, OPT_PARAM };
+
+static int subcommand_error(const subcommand *sc, const char *fmt, const char *arg)
 {
-    api_param params[MAX_OPTIONS];
-    int nparams = 0;
-    const char *id = NULL, *text = NULL;
+    char msg[300];
+    snprintf(msg, sizeof msg, fmt, sc->name, arg);
+    return usage_error(msg, sc);
+}
 
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            print_subcommand_usage(stdout, sc);
-            return CLI_OK;
-        }
-        if (strcmp(arg, "--") == 0 || strncmp(arg, "--", 2) != 0) {
-            if (strcmp(arg, "--") == 0) {
-                if (i + 1 >= argc)
-                    continue;
-                arg = argv[++i];
-            }
-            bool takes_id = sc->positional && strcmp(sc->positional, "ID") == 0;
-            bool takes_text = sc->positional && strcmp(sc->positional, "TEXT") == 0;
-            if ((!takes_id && !takes_text) || (takes_id && id) || (takes_text && text)) {
-                char msg[300];
-                snprintf(msg, sizeof msg, "%s: unexpected argument '%.200s'", sc->name, arg);
-                return usage_error(msg, sc);
-            }
-            if (takes_id)
-                id = arg;
-            else
-                text = arg;
-            continue;
-        }
-        /* --name VALUE or --name=VALUE */
-        const char *name = arg + 2;
-        const char *eq = strchr(name, '=');
-        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
-        const char *option = NULL;   /* the static spelling of the option */
-        if (name_len == 4 && strncmp(name, "data", 4) == 0)
-            option = "data";
-        else if (sc->id_option && strlen(sc->id_option) == name_len &&
-                 strncmp(name, sc->id_option, name_len) == 0)
-            option = sc->id_option;
-        for (int k = 0; k < MAX_OPTIONS && sc->options[k] && !option; k++)
-            if (strlen(sc->options[k]) == name_len && strncmp(name, sc->options[k], name_len) == 0)
-                option = sc->options[k];
-        if (!option) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s: unknown option '--%.*s'", sc->name,
-                     (int)(name_len > 100 ? 100 : name_len), name);
-            return usage_error(msg, sc);
-        }
-        const char *value;
-        if (eq) {
-            value = eq + 1;
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s: option '--%s' needs a value", sc->name, option);
-            return usage_error(msg, sc);
-        }
-        if (strcmp(option, "data") == 0) {
-            data_dir = value;
-            continue;
-        }
-        bool repeated = option == sc->id_option && id;
-        for (int k = 0; k < nparams; k++)
-            repeated |= params[k].key == option;
-        if (repeated) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s: option '--%s' given twice", sc->name, option);
-            return usage_error(msg, sc);
-        }
-        if (option == sc->id_option) {
-            id = value;
-            continue;
-        }
-        params[nparams].key = option;
-        params[nparams].value = value;
-        nparams++;
-    }
+/* The subcommand's long options: help, data, gtfs-rt, its id option, then
+ * its parameters (val OPT_PARAM + k for sc->options[k]). */
+static void subcommand_options(const subcommand *sc, struct option *out)
+{
+    int n = 0;
+    out[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    out[n++] = (struct option){"data", required_argument, NULL, OPT_DATA};
+    out[n++] = (struct option){"gtfs-rt", required_argument, NULL, OPT_GTFS_RT};
+    if (sc->id_option)
+        out[n++] = (struct option){sc->id_option, required_argument, NULL, OPT_ID};
+    for (int k = 0; k < MAX_OPTIONS && sc->options[k]; k++)
+        out[n++] = (struct option){sc->options[k], required_argument, NULL, OPT_PARAM + k};
+    out[n] = (struct option){NULL, 0, NULL, 0};
+}
 
-    if (sc->id_option && !id) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: missing --%s", sc->name, sc->id_option);
-        return usage_error(msg, sc);
-    }
-    if (sc->positional && !(id || text)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: missing %s", sc->name, sc->positional);
-        return usage_error(msg, sc);
-    }
+/* The parameters of one question as the command line gave them. */
+typedef struct question {
+    api_param params[MAX_OPTIONS + 1];
+    int nparams;
+    const char *id, *text;
+} question;
+
+/* After the options: the id, the text and the required options are there. */
+static int check_question(const subcommand *sc, question *q)
+{
+    if (sc->id_option && !q->id)
+        return subcommand_error(sc, "%s: missing --%s", sc->id_option);
+    if (sc->positional && !(q->id || q->text))
+        return subcommand_error(sc, "%s: missing %s", sc->positional);
     for (int j = 0; j < 3 && sc->required[j]; j++) {
         if (sc->id_option && strcmp(sc->required[j], sc->id_option) == 0)
             continue;
         bool given = false;
-        for (int k = 0; k < nparams; k++)
-            given |= strcmp(params[k].key, sc->required[j]) == 0;
-        if (!given) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s: missing --%s", sc->name, sc->required[j]);
-            return usage_error(msg, sc);
-        }
+        for (int k = 0; k < q->nparams; k++)
+            given |= strcmp(q->params[k].key, sc->required[j]) == 0;
+        if (!given)
+            return subcommand_error(sc, "%s: missing --%s", sc->required[j]);
     }
-    if (text) {
-        params[nparams].key = "q";
-        params[nparams].value = text;
-        nparams++;
-    }
+    if (q->text)
+        q->params[q->nparams++] = (api_param){"q", q->text};
+    return CLI_OK;
+}
 
+/* A positional argument: the id or the text, where the subcommand takes one. */
+static int take_positional(const subcommand *sc, question *q, const char *arg)
+{
+    bool takes_id = sc->positional && strcmp(sc->positional, "ID") == 0;
+    bool takes_text = sc->positional && strcmp(sc->positional, "TEXT") == 0;
+    if ((!takes_id && !takes_text) || (takes_id && q->id) || (takes_text && q->text))
+        return subcommand_error(sc, "%s: unexpected argument '%.200s'", arg);
+    if (takes_id)
+        q->id = arg;
+    else
+        q->text = arg;
+    return CLI_OK;
+}
+
+/* Reads `query SUBCOMMAND ...` (argv[0] the subcommand) into q and src.
+ * CLI_OK, CLI_USAGE_ERROR, or -1 when --help was answered. */
+static int read_question(const subcommand *sc, int argc, char **argv, question *q, query_sources *src)
+{
+    struct option longopts[MAX_OPTIONS + 5];
+    subcommand_options(sc, longopts);
+    cli_opts o;
+    cli_opts_begin(&o, argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&o)) != -1;) {
+        if (c == 'h') {
+            print_subcommand_usage(stdout, sc);
+            return -1;
+        }
+        if (c == CLI_OPT_UNKNOWN) {
+            char typed[104];
+            snprintf(typed, sizeof typed, "%.*s", (int)strcspn(o.typed, "="), o.typed);
+            return subcommand_error(sc, "%s: unknown option '%s'", typed);
+        }
+        if (c == CLI_OPT_ARG) {
+            if (take_positional(sc, q, o.arg) != CLI_OK)
+                return CLI_USAGE_ERROR;
+            continue;
+        }
+        if (!o.arg)
+            return subcommand_error(sc, "%s: option '%s' needs a value", o.name);
+        const char *option = c >= OPT_PARAM ? sc->options[c - OPT_PARAM] : NULL;
+        bool repeated = c == OPT_ID && q->id;
+        for (int k = 0; option && k < q->nparams; k++)
+            repeated |= q->params[k].key == option;
+        if (repeated)
+            return subcommand_error(sc, "%s: option '%s' given twice", o.name);
+        if (c == OPT_DATA)
+            src->data_dir = o.arg;
+        else if (c == OPT_GTFS_RT)
+            src->gtfs_rt = o.arg;
+        else if (c == OPT_ID)
+            q->id = o.arg;
+        else
+            q->params[q->nparams++] = (api_param){option, o.arg};
+    }
+    return check_question(sc, q);
+}
+
+/* Answers q, the JSON on stdout. */
+static int answer_question(const subcommand *sc, const question *q, const query_sources *src)
+{
     query_session s;
-    if (session_open(&s, data_dir) != 0)
+    if (session_open(&s, src) != 0)
         return CLI_RUNTIME_ERROR;
-    api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL),
-                       .alerts = s.alerts};
+    api_request req = {.params = q->params, .nparams = q->nparams, .id = q->id, .now = (int64_t)time(NULL),
+                       .alerts = s.view.alerts, .realtime = s.view.realtime};
     api_problem prob;
     int status = session_call(&s, sc, &req, &prob);
     int rc = CLI_OK;
@@ -364,7 +378,7 @@ static int run_subcommand(const subcommand *sc, int argc, char **argv, const cha
         write_line(&s.out);
     } else if (status < 500) {
         char instance[600];
-        snprintf(instance, sizeof instance, sc->path, id ? id : "");
+        snprintf(instance, sizeof instance, sc->path, q->id ? q->id : "");
         api_problem_write(&prob, instance, &s.out);
         write_line(&s.out);
         rc = CLI_RUNTIME_ERROR;
@@ -378,6 +392,15 @@ static int run_subcommand(const subcommand *sc, int argc, char **argv, const cha
         rc = CLI_RUNTIME_ERROR;
     }
     return rc;
+}
+
+static int run_subcommand(const subcommand *sc, int argc, char **argv, query_sources src)
+{
+    question q = {0};
+    int rc = read_question(sc, argc, argv, &q, &src);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc;
+    return answer_question(sc, &q, &src);
 }
 
 /* ------------------------------------------------------------ batch */
@@ -444,7 +467,7 @@ static void batch_answer(query_session *s, const char *text, size_t len)
         return;
     }
     api_request req = {.params = params, .nparams = nparams, .id = id, .now = (int64_t)time(NULL),
-                       .alerts = s->alerts};
+                       .alerts = s->view.alerts, .realtime = s->view.realtime};
     api_problem prob;
     int status = session_call(s, sc, &req, &prob);
     if (status != 200)
@@ -452,25 +475,31 @@ static void batch_answer(query_session *s, const char *text, size_t len)
     batch_line_release(&line);
 }
 
-static int run_batch(int argc, char **argv, const char *data_dir)
+static int run_batch(int argc, char **argv, query_sources src)
 {
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"data", required_argument, NULL, OPT_DATA},
+        {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+        {NULL, 0, NULL, 0},
+    };
+    cli_opts o;
+    cli_opts_begin(&o, argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&o)) != -1;) {
+        if (c == 'h') {
             print_batch_usage(stdout);
             return CLI_OK;
         }
-        if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
-            data_dir = argv[++i];
-        } else if (strncmp(argv[i], "--data=", 7) == 0) {
-            data_dir = argv[i] + 7;
-        } else {
-            fprintf(stderr, "transitd query: batch: unexpected argument '%s'\n", argv[i]);
-            print_batch_usage(stderr);
-            return CLI_USAGE_ERROR;
+        if ((c == OPT_DATA || c == OPT_GTFS_RT) && o.arg) {
+            *(c == OPT_DATA ? &src.data_dir : &src.gtfs_rt) = o.arg;
+            continue;
         }
+        fprintf(stderr, "transitd query: batch: unexpected argument '%s'\n", o.typed ? o.typed : o.arg);
+        print_batch_usage(stderr);
+        return CLI_USAGE_ERROR;
     }
     query_session s;
-    if (session_open(&s, data_dir) != 0)
+    if (session_open(&s, &src) != 0)
         return CLI_RUNTIME_ERROR;
     char *line = NULL;
     size_t cap = 0;
@@ -497,41 +526,47 @@ static int run_batch(int argc, char **argv, const char *data_dir)
 
 int cli_query_main(int argc, char **argv)
 {
-    /* argv[0] is "query" (or the program name): options start at 1. */
-    const char *data_dir = NULL;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    /* argv[0] is "query" (or the program name): the options before the
+     * subcommand; getopt stops at the subcommand ('+'), which reads the rest */
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"data", required_argument, NULL, OPT_DATA},
+        {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+        {NULL, 0, NULL, 0},
+    };
+    query_sources src = {NULL, NULL};
+    cli_opts reset;
+    cli_opts_begin(&reset, argc, argv, "", longopts);
+    for (int c; (c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1;) {
+        char msg[160];
+        if (c == 'h') {
             print_query_usage(stdout);
             return CLI_OK;
-        }
-        if (strcmp(arg, "--data") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("option '--data' needs a value", NULL);
-            data_dir = argv[++i];
-        } else if (strncmp(arg, "--data=", 7) == 0) {
-            data_dir = arg + 7;
-        } else if (arg[0] == '-') {
-            char msg[160];
-            snprintf(msg, sizeof msg, "unknown option '%.100s'", arg);
+        } else if (c == OPT_DATA) {
+            src.data_dir = optarg;
+        } else if (c == OPT_GTFS_RT) {
+            src.gtfs_rt = optarg;
+        } else if (c == ':') {
+            snprintf(msg, sizeof msg, "option '%.100s' needs a value", argv[optind - 1]);
             return usage_error(msg, NULL);
         } else {
-            break;
+            snprintf(msg, sizeof msg, "unknown option '%.100s'", argv[optind - 1]);
+            return usage_error(msg, NULL);
         }
     }
+    int i = optind;
     if (i >= argc)
         return usage_error("missing SUBCOMMAND", NULL);
-    if (!data_dir)
-        data_dir = cli_default_data_dir();
+    if (!src.data_dir)
+        src.data_dir = cli_default_data_dir();
     const char *name = argv[i];
     if (strcmp(name, "batch") == 0)
-        return run_batch(argc - i - 1, argv + i + 1, data_dir);
+        return run_batch(argc - i, argv + i, src);
     const subcommand *sc = find_subcommand(name);
     if (!sc) {
         char msg[160];
         snprintf(msg, sizeof msg, "unknown subcommand '%.100s'", name);
         return usage_error(msg, NULL);
     }
-    return run_subcommand(sc, argc - i - 1, argv + i + 1, data_dir);
+    return run_subcommand(sc, argc - i, argv + i, src);
 }

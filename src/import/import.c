@@ -9,6 +9,8 @@
  * temporary directory is modified before the new version is complete.
  */
 #include "transit/import.h"
+#include "transit/live_store.h"
+#include "transit/stores.h"
 
 #include <errno.h>
 #include <pthread.h>

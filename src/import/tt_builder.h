@@ -1,6 +1,6 @@
 /* tt_builder.h — the importer's in-memory model of a feed, between reading
  * the GTFS files (gtfs_read.c) and laying out timetable.bin
- * (store/timetable_write.c).
+ * (import/timetable_write.c).
  *
  * Why it exists: reading and laying out are separate concerns with one shared
  * model. Everything here is plain arrays of small structs indexed by uint32,

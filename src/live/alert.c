@@ -21,7 +21,7 @@
 #include <sys/random.h>   /* getentropy */
 #endif
 
-#include "transit/api_time.h"
+#include "transit/rfc3339.h"
 #include "transit/gtfs.h"
 
 static const char *const CAUSES[] = {
@@ -174,7 +174,7 @@ static bool get_instant(json_t *obj, const char *base, const char *key, int64_t 
         int64_t local;
         bool has_offset;
         int32_t offset;
-        if (api_parse_datetime(json_string_value(v), &local, &has_offset, &offset) != 0 ||
+        if (rfc3339_parse(json_string_value(v), &local, &has_offset, &offset) != 0 ||
             !has_offset)
             return fail(err, 422, ptr,
                         "%s must be an RFC 3339 date-time with an offset, e.g. "
@@ -249,11 +249,11 @@ static bool check_periods(json_t *arr, parsed *p, json_t *out, alert_error *err)
         json_t *o = json_object();
         char text[21];
         if (has_start) {
-            api_format_utc(per.start, text);
+            rfc3339_format_utc(per.start, text);
             json_object_set_new(o, "start", json_string(text));
         }
         if (has_end) {
-            api_format_utc(per.end, text);
+            rfc3339_format_utc(per.end, text);
             json_object_set_new(o, "end", json_string(text));
         }
         json_array_append_new(out, o);
@@ -654,8 +654,8 @@ int alert_stamp(alert *a, int64_t revision, int64_t created_at, int64_t updated_
     a->created_at = created_at;
     a->updated_at = updated_at;
     char created[21], updated[21];
-    api_format_utc(created_at, created);
-    api_format_utc(updated_at, updated);
+    rfc3339_format_utc(created_at, created);
+    rfc3339_format_utc(updated_at, updated);
     /* {"id":"<id>","revision":N,"created_at":"...","updated_at":"...",<content without '{'> */
     size_t cap = a->content_len + ALERT_ID_MAX + 128;
     char *json = malloc(cap);

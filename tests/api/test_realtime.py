@@ -344,3 +344,63 @@ def test_bad_interval_is_a_usage_error(tiny_data):
                        capture_output=True, text=True, timeout=10)
     assert p.returncode == 2
     assert "--rt-interval must be 1..3600" in p.stderr
+
+
+def test_query_gtfs_rt_answers_as_the_server(tiny_data):
+    """`transitd query --gtfs-rt FILE` serves through the same serving state
+    as `serve --gtfs-rt FILE`: the same realtime rows (predictions,
+    cancellations, an ADDED trip), the same feed alerts, byte for byte."""
+    import json
+    import subprocess
+    from test_cli_query import run_query
+    rt = tiny_data / "rt-query.pb"
+    rt.write_bytes(feed(
+        trip_update("e1", "T1", "20261102", [(2, 120)]),
+        trip_update("e2", "T2", "20261102", relationship=3),
+        added_trip("x9", "X9", "R1", "20261102", [("P1", monday_at(8, 5)), ("S2", monday_at(8, 15)),
+                                                  ("S3", monday_at(8, 25))]),
+        alert_entity("a1", "S2", "Lift out of order")))
+    questions = [
+        ("/v1/stops/S2/departures", {"time": MONDAY, "window": 60},
+         ["stop-departures", "--stop", "S2", "--time", MONDAY, "--window", "60"]),
+        ("/v1/stops/STA/departures", {"time": MONDAY, "window": 60},
+         ["stop-departures", "--stop", "STA", "--time", MONDAY, "--window", "60"]),
+        ("/v1/stops/S2/departures", {"time": "2026-11-03T01:00:00-05:00", "window": 60},
+         ["stop-departures", "--stop", "S2", "--time", "2026-11-03T01:00:00-05:00", "--window", "60"]),
+        ("/v1/departures", {"lat": 40.001, "lon": -74.0, "radius": 200, "time": MONDAY, "window": 30},
+         ["departures", "--lat", "40.001", "--lon", "-74.0", "--radius", "200", "--time", MONDAY,
+          "--window", "30"]),
+        ("/v1/stops/S2", {}, ["stop", "S2"]),
+    ]
+    with Server(tiny_data / "data", "--gtfs-rt", str(rt), "--rt-interval", "1") as s:
+        assert wait_for(lambda: any(d["trip_id"] == "X9" for d in departures(s, "S2")))
+        compared_rows = 0
+        for path, params, args in questions:
+            r = requests.get(s.url(path), params=params, timeout=10)
+            assert r.status_code == 200, r.text
+            p = run_query(tiny_data / "data", "--gtfs-rt", rt, *args)
+            assert p.returncode == 0, p.stderr
+            assert json.loads(p.stdout) == r.json(), (path, params)
+            compared_rows += len(r.json().get("departures", []))
+        # the option also goes after the subcommand, and in batch
+        p = run_query(tiny_data / "data", *questions[0][2], "--gtfs-rt", rt)
+        assert p.returncode == 0 and json.loads(p.stdout) == requests.get(
+            s.url(questions[0][0]), params=questions[0][1], timeout=10).json()
+    assert compared_rows >= 6
+    # what the comparison rests on: the rows do carry realtime
+    body = json.loads(run_query(tiny_data / "data", "--gtfs-rt", rt, *questions[0][2]).stdout)
+    assert [d["trip_id"] for d in body["departures"]] == ["T1", "X9"]
+    assert body["departures"][0]["delay_s"] == 120 and body["departures"][1]["added"] is True
+    assert [a["id"] for a in body["alerts"]] == ["rt:a1"]
+    # without --gtfs-rt the rows have no realtime members
+    plain = json.loads(run_query(tiny_data / "data", *questions[0][2]).stdout)
+    assert "realtime" not in plain["departures"][0]
+    # a source that cannot be read is a runtime error naming it
+    p = run_query(tiny_data / "data", "--gtfs-rt", tiny_data / "missing.pb", *questions[0][2])
+    assert p.returncode == 1 and "realtime:" in p.stderr and "missing.pb" in p.stderr
+    p = run_query(tiny_data / "data", "stop", "S2", "--gtfs-rt")
+    assert p.returncode == 2 and "option '--gtfs-rt' needs a value" in p.stderr
+    p = subprocess.run([str(a) for a in (run_query.__globals__["transitd_bin"](), "query", "--data",
+                                         tiny_data / "data", "--gtfs-rt")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "needs a value" in p.stderr

@@ -44,13 +44,13 @@ static void test_parse_local_time_needs_the_feed_zone(void **state)
     int64_t local = 0, instant = 0;
     bool has_offset = true;
     int32_t offset = 99;
-    assert_int_equal(api_parse_datetime("2026-11-21T18:15", &local, &has_offset, &offset), 0);
+    assert_int_equal(rfc3339_parse("2026-11-21T18:15", &local, &has_offset, &offset), 0);
     assert_false(has_offset);
     assert_int_equal(local, 1795284900);    /* 18:15 read as if UTC */
-    assert_int_equal(api_parse_datetime("2026-11-21T18:15:00", &local, &has_offset, &offset), 0);
+    assert_int_equal(rfc3339_parse("2026-11-21T18:15:00", &local, &has_offset, &offset), 0);
     assert_false(has_offset);
     assert_int_equal(local, 1795284900);
-    assert_int_equal(api_parse_datetime("2026-11-21T18:15:00+05:30", &local, &has_offset, &offset),
+    assert_int_equal(rfc3339_parse("2026-11-21T18:15:00+05:30", &local, &has_offset, &offset),
                      0);
     assert_true(has_offset);
     assert_int_equal(offset, 19800);
@@ -74,8 +74,8 @@ static void test_parse_time_rejects_malformed(void **state)
         int64_t local, instant;
         bool has_offset;
         int32_t offset;
-        if (api_parse_datetime(bad[i], &local, &has_offset, &offset) == 0)
-            fail_msg("api_parse_datetime accepted '%s'", bad[i]);
+        if (rfc3339_parse(bad[i], &local, &has_offset, &offset) == 0)
+            fail_msg("rfc3339_parse accepted '%s'", bad[i]);
         assert_int_equal(api_parse_time(NULL, bad[i], &instant), -1);
     }
     int64_t instant;
@@ -86,7 +86,7 @@ static void expect_format(int64_t instant, int32_t offset, const char *expected)
 {
     char out[26];
     memset(out, 'x', sizeof out);
-    api_format_instant(instant, offset, out);
+    rfc3339_format_instant(instant, offset, out);
     assert_string_equal(out, expected);
     expect_time(out, instant);   /* and it reads back */
 }
@@ -108,9 +108,9 @@ static void test_format_utc(void **state)
 {
     (void)state;
     char out[21];
-    api_format_utc(1795302900, out);
+    rfc3339_format_utc(1795302900, out);
     assert_string_equal(out, "2026-11-21T23:15:00Z");
-    api_format_utc(0, out);
+    rfc3339_format_utc(0, out);
     assert_string_equal(out, "1970-01-01T00:00:00Z");
 }
 

@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include "test_timetable_fixture.h"
+#include "transit/store_write.h"
 #include "transit/stores.h"
 
 /* A fixture file that may hold NUL bytes. */

@@ -15,6 +15,8 @@
 
 #include "transit/diag.h"
 #include "transit/feed.h"
+#include "transit/live_store.h"
+#include "transit/store_write.h"
 #include "transit/stores.h"
 
 /* ------------------------------------------------------------ helpers */

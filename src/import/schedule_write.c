@@ -31,9 +31,9 @@
 #include <sqlite3.h>
 
 #include "transit/gtfs.h"
-#include "transit/stores.h"
+#include "transit/store_write.h"
 
-#include "store/sqlite_write.h"
+#include "import/sqlite_write.h"
 
 #define SCHEDULE_SCHEMA_VERSION 2  /* 2: prefix index, stops renumbered by name length */
 

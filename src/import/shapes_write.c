@@ -20,9 +20,9 @@
 #include <sqlite3.h>
 
 #include "transit/gtfs.h"
-#include "transit/stores.h"
+#include "transit/store_write.h"
 
-#include "store/sqlite_write.h"
+#include "import/sqlite_write.h"
 
 #define SHAPES_SCHEMA_VERSION 1
 #define SHOWN_MAX 60

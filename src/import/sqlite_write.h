@@ -15,7 +15,7 @@
 #include <sqlite3.h>
 
 #include "transit/csv.h"
-#include "transit/stores.h"
+#include "transit/store_write.h"
 
 /* The stats to fill: `st` zeroed, or `local` (zeroed) when st is NULL. */
 store_stats *store_stats_reset(store_stats *st, store_stats *local);

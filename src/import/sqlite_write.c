@@ -4,7 +4,7 @@
  * Why it exists: schedule.sqlite and shapes.sqlite are both built in memory
  * and written by VACUUM INTO, then fsynced; this is that sequence once.
  */
-#include "store/sqlite_write.h"
+#include "import/sqlite_write.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -8,7 +8,8 @@
 
 #include <stdio.h>
 
-#include "transit/api.h"
+#include "transit/rfc3339.h"
+#include "transit/query.h"
 #include "transit/gtfs.h"
 
 static int32_t days_of(int64_t local_secs)
@@ -89,7 +90,7 @@ bool feed_validity_departures_warning(const dataset *ds, int64_t from, uint32_t 
         out[0] = '\0';
     if (from > last) {
         char last_text[26];
-        api_format_instant(last, dataset_utc_offset(ds, last), last_text);
+        rfc3339_format_instant(last, dataset_utc_offset(ds, last), last_text);
         snprintf(out, cap,
                  "no departures: the time is after the feed's service (%s to %s, nothing runs "
                  "after %s); a newer feed must be imported",

@@ -1,4 +1,4 @@
-/* api_time.c — the API's instants: reading the `time` parameter and writing
+/* rfc3339.c — the API's instants: reading the `time` parameter and writing
  * RFC 3339 timestamps.
  *
  * Why it exists: clients send either an RFC 3339 date-time with an offset or
@@ -7,7 +7,7 @@
  * integer arithmetic on the civil calendar (gtfs.h), with no libc time zone
  * state, so the answers do not depend on TZ or locale.
  */
-#include "transit/api.h"
+#include "transit/rfc3339.h"
 
 #include <string.h>
 
@@ -44,7 +44,7 @@ static bool expect_char(const char **p, char c)
     return true;
 }
 
-int api_parse_datetime(const char *s, int64_t *local_secs, bool *has_offset, int32_t *utc_offset)
+int rfc3339_parse(const char *s, int64_t *local_secs, bool *has_offset, int32_t *utc_offset)
 {
     if (!s)
         return -1;
@@ -103,23 +103,6 @@ int api_parse_datetime(const char *s, int64_t *local_secs, bool *has_offset, int
     return 0;
 }
 
-int api_parse_time(const dataset *ds, const char *s, int64_t *instant)
-{
-    int64_t local;
-    bool has_offset;
-    int32_t offset;
-    if (api_parse_datetime(s, &local, &has_offset, &offset) != 0)
-        return -1;
-    if (has_offset) {
-        *instant = local - offset;
-        return 0;
-    }
-    if (!ds)
-        return -1;   /* a local time means nothing without the feed's zone */
-    *instant = dataset_local_to_instant(ds, local);
-    return 0;
-}
-
 static void put2(char *p, int v)
 {
     p[0] = (char)('0' + v / 10 % 10);
@@ -152,7 +135,7 @@ static void put_local(char *out, int64_t local)
     put2(out + 17, (int)(sod % 60));
 }
 
-void api_format_instant(int64_t instant, int32_t utc_offset, char out[26])
+void rfc3339_format_instant(int64_t instant, int32_t utc_offset, char out[26])
 {
     put_local(out, instant + utc_offset);
     int32_t a = utc_offset < 0 ? -utc_offset : utc_offset;
@@ -163,7 +146,7 @@ void api_format_instant(int64_t instant, int32_t utc_offset, char out[26])
     out[25] = '\0';
 }
 
-void api_format_utc(int64_t instant, char out[21])
+void rfc3339_format_utc(int64_t instant, char out[21])
 {
     put_local(out, instant);
     out[19] = 'Z';

@@ -1,12 +1,12 @@
-/* version_follower.m — `serve` follows the data directory's active version.
+/* serving_follow.c — a server follows the data directory's active version.
  *
- * Why it exists: see version_follower.h. Polling DATA/current (one stat a
+ * Why it exists: see serving.h ("following"). Polling DATA/current (one stat a
  * second) rather than inotify or kqueue: it works the same on Linux and
  * macOS, on network and overlay file systems, and when DATA itself is
  * replaced by a mount or a symlink, at the price of at most one interval of
  * delay; the check costs a few microseconds.
  */
-#import "version_follower.h"
+#include "transit/serving.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -15,15 +15,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* A version that failed to open is tried again after this long even when
- * `current` did not change (a full disk or memory may have recovered). */
-#define FOLLOW_RETRY_SECONDS 30
 /* After a switch, how many checks try to remove retired versions that
  * another process (a second server, a `transitd query`) still pins. */
 #define COLLECT_CHECKS 120
 
-struct td_follower {
-    TDServer *server;
+struct serving_follower {
+    serving *state;
     char active_file[4200];      /* DATA/current/timetable.bin */
     int interval_ms;             /* 0: SIGHUP only */
     /* main thread only */
@@ -37,21 +34,20 @@ struct td_follower {
     char failed_why[300];
 };
 
-td_follower *td_follower_new(TDServer *server)
+serving_follower *serving_follower_new(serving *s, unsigned interval_s)
 {
-    td_follower *f = calloc(1, sizeof *f);
+    serving_follower *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->server = server;
-    snprintf(f->active_file, sizeof f->active_file, "%.4096s/current/timetable.bin",
-             server->config.data_dir);
-    f->interval_ms = (int)server->config.follow_interval_s * 1000;
+    f->state = s;
+    snprintf(f->active_file, sizeof f->active_file, "%.4096s/current/timetable.bin", serving_data_dir(s));
+    f->interval_ms = (int)interval_s * 1000;
     f->collect_checks = COLLECT_CHECKS;   /* what a previous server left retired */
     pthread_mutex_init(&f->lock, NULL);
     return f;
 }
 
-void td_follower_free(td_follower *f)
+void serving_follower_free(serving_follower *f)
 {
     if (!f)
         return;
@@ -59,14 +55,14 @@ void td_follower_free(td_follower *f)
     free(f);
 }
 
-int td_follower_wait_ms(const td_follower *f)
+int serving_follower_wait_ms(const serving_follower *f)
 {
     if (f->interval_ms > 0)
         return f->interval_ms;
     return f->collect_checks > 0 ? 1000 : -1;
 }
 
-static void set_failure(td_follower *f, const char *version, const char *why)
+static void set_failure(serving_follower *f, const char *version, const char *why)
 {
     pthread_mutex_lock(&f->lock);
     snprintf(f->failed_version, sizeof f->failed_version, "%s", version);
@@ -74,9 +70,9 @@ static void set_failure(td_follower *f, const char *version, const char *why)
     pthread_mutex_unlock(&f->lock);
 }
 
-static void warn_if_unpinned(TDServer *server)
+static void warn_if_unpinned(serving *s)
 {
-    dataset *ds = td_server_acquire_dataset(server);
+    dataset *ds = serving_acquire_dataset(s);
     if (!ds)
         return;
     const char *why = dataset_pin_problem(ds);
@@ -88,28 +84,28 @@ static void warn_if_unpinned(TDServer *server)
 
 /* Re-opens DATA; remembers a failure for `seen` (the active file's stat,
  * or NULL when it has none). */
-static void switch_to_active(td_follower *f, const char *active, const struct stat *seen)
+static void switch_to_active(serving_follower *f, const char *active, const struct stat *seen)
 {
     char err[512];
-    if (td_server_reload(f->server, err, sizeof err)) {
+    if (serving_reload(f->state, err, sizeof err)) {
         f->failed = false;
         set_failure(f, "", "");
         f->collect_checks = COLLECT_CHECKS;
-        warn_if_unpinned(f->server);
+        warn_if_unpinned(f->state);
         return;
     }
     f->failed = true;
     f->failed_dev = seen ? (uint64_t)seen->st_dev : 0;
     f->failed_ino = seen ? (uint64_t)seen->st_ino : 0;
-    f->retry_at = time(NULL) + FOLLOW_RETRY_SECONDS;
+    f->retry_at = time(NULL) + SERVING_FOLLOW_RETRY_SECONDS;
     set_failure(f, active, err);
 }
 
-static void collect_retired(td_follower *f)
+static void collect_retired(serving_follower *f)
 {
     char err[512];
     int removed = 0, pinned = 0;
-    int rc = datadir_collect_retired(f->server->config.data_dir, &removed, &pinned, err,
+    int rc = datadir_collect_retired(serving_data_dir(f->state), &removed, &pinned, err,
                                      sizeof err);
     if (removed > 0)
         fprintf(stderr, "transitd: removed %d version(s) an import retired while they were "
@@ -124,13 +120,13 @@ static void collect_retired(td_follower *f)
     }
 }
 
-void td_follower_check(td_follower *f, bool sighup)
+void serving_follower_check(serving_follower *f, bool sighup)
 {
     char active[DATADIR_VERSION_LEN + 1];
-    bool names_version = datadir_current(f->server->config.data_dir, active) == 0;
+    bool names_version = datadir_current(serving_data_dir(f->state), active) == 0;
     struct stat st;
     bool seen = names_version && stat(f->active_file, &st) == 0;
-    dataset *ds = td_server_acquire_dataset(f->server);
+    dataset *ds = serving_acquire_dataset(f->state);
     bool current = ds && seen && dataset_maps_file(ds, f->active_file);
     bool serving = ds != NULL;
     if (ds)
@@ -164,10 +160,10 @@ void td_follower_check(td_follower *f, bool sighup)
         collect_retired(f);
 }
 
-void td_follower_state(td_follower *f, const dataset *served, td_version_state *out)
+void serving_follower_state(serving_follower *f, const dataset *served, serving_version_state *out)
 {
     memset(out, 0, sizeof *out);
-    out->has_active = datadir_current(f->server->config.data_dir, out->active) == 0;
+    out->has_active = datadir_current(serving_data_dir(f->state), out->active) == 0;
     if (!served || !out->has_active || dataset_maps_file(served, f->active_file))
         return;
     out->stale = true;

@@ -1,5 +1,5 @@
-/* realtime_poller.m — the GTFS-Realtime polling thread; see realtime_poller.h. */
-#import "realtime_poller.h"
+/* serving_poll.c — the GTFS-Realtime polling thread; see serving.h ("polling"). */
+#include "transit/serving.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-struct td_rt_poller {
-    TDServer *server;
+struct serving_poller {
+    serving *state;
     unsigned interval_s;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -19,33 +19,18 @@ struct td_rt_poller {
 
 static void *poll_loop(void *arg)
 {
-    td_rt_poller *p = arg;
+    serving_poller *p = arg;
+    const char *source = rt_ingest_source(serving_realtime(p->state));
     bool failing = false;
     char last_err[256] = "";
     for (;;) {
         char err[256];
-        rt_poll_result r = rt_ingest_poll(p->server->realtime, (int64_t)time(NULL), err, sizeof err);
-        if (r == RT_POLL_UNCHANGED) {
+        rt_poll_result r = serving_poll_realtime(p->state, (int64_t)time(NULL), err, sizeof err);
+        if (r == RT_POLL_UNCHANGED || r == RT_POLL_NEW) {
             if (failing)
-                fprintf(stderr, "transitd: realtime: %s answers again\n",
-                        rt_ingest_source(p->server->realtime));
+                fprintf(stderr, "transitd: realtime: %s answers again\n", source);
             failing = false;
             last_err[0] = '\0';
-        } else if (r == RT_POLL_NEW) {
-            if (failing)
-                fprintf(stderr, "transitd: realtime: %s answers again\n",
-                        rt_ingest_source(p->server->realtime));
-            failing = false;
-            last_err[0] = '\0';
-            /* the alerts first: the overlay's new generation then changes
-             * the ETags of answers that show either */
-            alert **alerts = NULL;
-            long n = rt_ingest_alerts(p->server->realtime, (int64_t)time(NULL), &alerts);
-            if (n >= 0)
-                td_server_set_rt_alerts(p->server, alerts, (uint32_t)n);
-            else
-                fprintf(stderr, "transitd: realtime: out of memory converting the alerts\n");
-            td_server_rebuild_realtime(p->server);
         } else {
             /* one line when it starts failing and when the reason changes is
              * enough; /metrics counts every failure */
@@ -67,12 +52,14 @@ static void *poll_loop(void *arg)
     }
 }
 
-td_rt_poller *td_rt_poller_start(TDServer *server, unsigned interval_s)
+serving_poller *serving_poller_start(serving *s, unsigned interval_s)
 {
-    td_rt_poller *p = calloc(1, sizeof *p);
+    if (!serving_realtime(s))
+        return NULL;
+    serving_poller *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->server = server;
+    p->state = s;
     p->interval_s = interval_s ? interval_s : 1;
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -89,7 +76,7 @@ td_rt_poller *td_rt_poller_start(TDServer *server, unsigned interval_s)
     return p;
 }
 
-void td_rt_poller_stop(td_rt_poller *p)
+void serving_poller_stop(serving_poller *p)
 {
     if (!p)
         return;

@@ -1,0 +1,334 @@
+/* TDServer+Response.m — what a resource answered, framed as HTTP.
+ *
+ * Why it exists: routing and the verb messages (TDServer.m) are one concern;
+ * turning a status and a body into libmicrohttpd's response is another:
+ * problem+json for errors, the server's weak ETags and 304, gzip, Vary,
+ * Cache-Control, Allow, CORS and the access log. The body a resource wrote
+ * is handed to libmicrohttpd without a copy (body_pool.h).
+ */
+#import "TDServer.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GZIP_MIN_BYTES 1024
+#define RETRY_AFTER_SECONDS "5"
+#define JSON_TYPE "application/json; charset=utf-8"
+#define PROBLEM_TYPE "application/problem+json; charset=utf-8"
+
+/* ------------------------------------------------------------ ETags */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* W/"<dataset version>-<hash of route, id, sorted parameters[, minute]>" */
+void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
+{
+    uint64_t h = 14695981039346656037ull;
+    h = fnv1a(h, route->pattern, strlen(route->pattern) + 1);
+    if (req->resourceId)
+        h = fnv1a(h, req->resourceId, strlen(req->resourceId) + 1);
+    int order[TD_MAX_PARAMS];
+    bool has_time = false;
+    for (int i = 0; i < req->nparams; i++) {
+        int j = i;
+        while (j > 0) {
+            const api_param *a = &req->params[order[j - 1]], *b = &req->params[i];
+            int c = strcmp(a->key, b->key);
+            if (c < 0 || (c == 0 && strcmp(a->value, b->value) <= 0))
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+        if (strcmp(req->params[i].key, "time") == 0)
+            has_time = true;
+    }
+    for (int i = 0; i < req->nparams; i++) {
+        const api_param *p = &req->params[order[i]];
+        h = fnv1a(h, p->key, strlen(p->key) + 1);
+        h = fnv1a(h, p->value, strlen(p->value) + 1);
+    }
+    /* alerts: every write changes the generation; with alerts present, what
+     * is active changes with the clock too */
+    bool clock = route->depends_on_clock;
+    if (req->alerts) {
+        int64_t generation = alert_view_generation(req->alerts);
+        h = fnv1a(h, &generation, sizeof generation);
+        clock = clock || alert_view_count(req->alerts) > 0;
+    }
+    /* realtime: every overlay published changes the answers */
+    if (req->realtime) {
+        uint64_t generation = rt_overlay_generation(req->realtime);
+        h = fnv1a(h, &generation, sizeof generation);
+    }
+    if (clock && !has_time)
+        h = fnv1a(h, &req->now, sizeof req->now);
+    /* written by hand: snprintf was a visible share of a small response */
+    static const char hex[] = "0123456789abcdef";
+    const char *version = req->dataset ? dataset_version(req->dataset) : "live";
+    size_t vlen = strlen(version);
+    if (vlen + 22 > cap)   /* W/" version - 16 hex " NUL */
+        vlen = cap - 22;
+    char *p = out;
+    memcpy(p, "W/\"", 3);
+    p += 3;
+    memcpy(p, version, vlen);
+    p += vlen;
+    *p++ = '-';
+    for (int shift = 60; shift >= 0; shift -= 4)
+        *p++ = hex[(h >> shift) & 15];
+    *p++ = '"';
+    *p = '\0';
+}
+
+/* If-None-Match (RFC 9110 §13.1.2): weak comparison against a list or "*". */
+bool td_etag_matches(const char *header, const char *etag)
+{
+    const char *opaque = etag + 2;   /* skip W/ */
+    size_t olen = strlen(opaque);
+    const char *p = header;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        if (*p == '*')
+            return true;
+        if (p[0] == 'W' && p[1] == '/')
+            p += 2;
+        const char *end = p;
+        if (*end == '"') {
+            end = strchr(end + 1, '"');
+            end = end ? end + 1 : p + strlen(p);
+        } else {
+            while (*end && *end != ',')
+                end++;
+        }
+        if ((size_t)(end - p) == olen && memcmp(p, opaque, olen) == 0)
+            return true;
+        p = end;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------ access log */
+
+void td_write_access_log(TDRequest *req, int status, size_t bytes, uint64_t micros)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if ((int64_t)now.tv_sec != req->logSecond) {
+        struct tm tm;
+        time_t t = now.tv_sec;
+        gmtime_r(&t, &tm);
+        strftime(req->logPrefix, sizeof req->logPrefix, "%Y-%m-%dT%H:%M:%S", &tm);
+        req->logSecond = (int64_t)now.tv_sec;
+    }
+    char *line = req->logLine;
+    size_t cap = sizeof req->logLine;
+    int n = snprintf(line, cap, "%s.%03ldZ %s ", req->logPrefix, (long)(now.tv_nsec / 1000000),
+                     req->method);
+    size_t o = n > 0 ? (size_t)n : 0;
+    /* the target as received, control bytes and spaces shown as '?', cut at 600 bytes */
+    for (const char *t = req->target; *t && o < 600; t++)
+        line[o++] = ((unsigned char)*t <= ' ' || *t == 0x7f) ? '?' : *t;
+    n = snprintf(line + o, cap - o, " %d %zu %llu\n", status, bytes, (unsigned long long)micros);
+    o += n > 0 ? (size_t)n : 0;
+    if (o > cap)
+        o = cap;
+    ssize_t w = write(STDERR_FILENO, line, o);
+    (void)w;
+}
+
+/* ------------------------------------------------------------ CORS */
+
+#define CORS_ALLOW_HEADERS "Authorization, Content-Type, If-Match, If-None-Match"
+#define CORS_EXPOSE_HEADERS "ETag, Location, Retry-After, Allow, WWW-Authenticate"
+#define CORS_MAX_AGE_SECONDS "7200"   /* the most Chromium honours */
+
+/* The CORS headers of a response while --cors-origin is set. With "*" every
+ * response allows any origin. With a list, every response says Vary: Origin
+ * (a cache must not hand one origin's answer to another), and a request
+ * whose Origin is on the list gets it back as Access-Control-Allow-Origin.
+ * An allowed preflight (OPTIONS on a route) also gets the route's own Allow
+ * list as its methods, so verbs a resource adds are allowed as they appear. */
+static void add_cors_headers(const td_config *cfg, TDRequest *req, const td_route *route,
+                             struct MHD_Response *r)
+{
+    const char *allowed = NULL;
+    if (strcmp(cfg->cors_origins[0], "*") == 0) {
+        allowed = "*";
+    } else {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Origin");
+        const char *origin = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_ORIGIN);
+        for (int i = 0; origin && !allowed && i < cfg->ncors_origins; i++)
+            if (strcmp(origin, cfg->cors_origins[i]) == 0)
+                allowed = origin;
+    }
+    if (!allowed)
+        return;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
+    MHD_add_response_header(r, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    if (req->verb == TD_OPTIONS && route) {
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", route->allow);
+        MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+        MHD_add_response_header(r, "Access-Control-Max-Age", CORS_MAX_AGE_SECONDS);
+    }
+}
+
+/* ------------------------------------------------------------ responses */
+
+/* The free callback of a body handed over by response_from_writer. */
+static void give_body_back(void *cls)
+{
+    body_pool_give(cls);
+}
+
+/* A response whose body is the writer's buffer itself, not a copy: the
+ * writer carries on with an idle buffer from the pool, and libmicrohttpd
+ * returns this one to the pool when it has sent it. NULL when out of memory
+ * (the writer's bytes are then lost, and the caller answers MHD_NO). */
+static struct MHD_Response *response_from_writer(body_pool *pool, json_writer *w, size_t len)
+{
+    body_buffer *b = body_pool_take(pool);
+    if (!b)
+        return NULL;
+    json_swap_buffer(w, &b->buf, &b->cap);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(len, b->buf, give_body_back, b);
+    if (!r)
+        body_pool_give(b);
+    return r;
+}
+
+/* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
+ * are constants, others are formatted into `text`. */
+static const char *cache_control(int seconds, char *text, size_t cap)
+{
+    switch (seconds) {
+    case -1:
+        return "no-store";
+    case 30:
+        return "max-age=30";
+    case 86400:
+        return "max-age=86400";
+    default:
+        snprintf(text, cap, "max-age=%d", seconds);
+        return text;
+    }
+}
+
+/* Turns the request's response fields into a queued libmicrohttpd response. */
+@implementation TDServer (Response)
+
+- (enum MHD_Result)respond:(TDRequest *)req
+                     route:(td_route *)route
+                      etag:(const char *)etag
+                     allow:(const char *)allow
+                      sent:(size_t *)sent
+{
+    (void)route;
+    int status = req->status;
+    bool closing = __atomic_load_n(&draining, __ATOMIC_RELAXED) ||
+                   status == 413 || status == 414;
+    if (req->sharedResponse && !closing && !config.ncors_origins) {
+        *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
+        return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
+    }
+    const char *body = NULL;
+    size_t len = 0;
+    enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_COPY;
+    bool from_writer = false;   /* body is req->out's buffer: hand it over, do not copy */
+    const char *type = req->contentType ? req->contentType : JSON_TYPE;
+    bool has_body = true;
+    if (status >= 400) {
+        if (!req->problemWritten) {
+            json_reset(req->out);
+            api_problem_write(&req->problem, req->path[0] ? req->path : NULL, req->out);
+        }
+        body = req->out->buf;
+        len = req->out->len;
+        from_writer = true;
+        type = PROBLEM_TYPE;
+        req->cacheSeconds = -1;
+    } else if (status == 204 || status == 304) {
+        has_body = false;
+        mode = MHD_RESPMEM_PERSISTENT;
+    } else if (req->responseBody) {
+        body = req->responseBody;
+        len = req->responseLength;
+        if (req->responsePersistent)
+            mode = MHD_RESPMEM_PERSISTENT;
+    } else {
+        body = req->out->buf;
+        len = req->out->len;
+        from_writer = true;
+    }
+    bool compressible = status != 204 && (strncmp(type, "application/", 12) == 0 ||
+                                          strncmp(type, "text/", 5) == 0);
+    bool gzipped = false;
+    if (has_body && len > GZIP_MIN_BYTES) {
+        const char *ae = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+        const unsigned char *z;
+        size_t zlen;
+        if (gzip_accepted(ae) && gzip_body_compress(req->gzip, body, len, &z, &zlen) == 0) {
+            body = (const char *)z;
+            len = zlen;
+            mode = MHD_RESPMEM_MUST_COPY;
+            from_writer = false;
+            gzipped = true;
+        }
+    }
+    struct MHD_Response *r = from_writer && len > 0
+                                 ? response_from_writer(bodies, req->out, len)
+                                 : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
+    if (!r)
+        return MHD_NO;
+    if (has_body)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
+    if (compressible)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    if (gzipped)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (status != 204) {
+        char text[32];
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                cache_control(req->cacheSeconds < 0 ? -1 : req->cacheSeconds,
+                                              text, sizeof text));
+    }
+    const char *tag = etag[0] ? etag : req->responseEtag;
+    if (tag[0] && (status == 200 || status == 201 || status == 304))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, tag);
+    if (req->location[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, req->location);
+    if (req->wwwAuthenticate)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, req->wwwAuthenticate);
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (status == 503)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_SECONDS);
+    if (closing)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (config.ncors_origins)
+        add_cors_headers(&config, req, route, r);
+    enum MHD_Result ok = MHD_queue_response(req->connection, (unsigned)status, r);
+    MHD_destroy_response(r);
+    *sent = req->verb == TD_HEAD ? 0 : len;
+    return ok;
+}
+
+@end

@@ -1,0 +1,398 @@
+/* serving.c — the served dataset, alert view and realtime overlay, and
+ * their swaps; see serving.h.
+ *
+ * The three current pointers sit under one spinlock held only for loading
+ * and retaining them (or for storing new ones), so a request's snapshot is
+ * consistent and costs three atomic increments. Everything slow — opening
+ * a dataset, deriving its texts, resolving alerts, building an overlay —
+ * happens before the lock is taken.
+ */
+#include "transit/serving.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/departure_json.h"
+#include "transit/rt_alerts.h"
+
+struct serving {
+    const char *data_dir;
+    int lock;                    /* spinlock (__atomic) over the three pointers below */
+    dataset *ds;
+    alert_view *alerts;          /* resolved against ds */
+    rt_overlay *realtime;        /* of the source's last good feed, or NULL */
+    void (*on_reload)(void *ctx, bool ok);
+    void *on_reload_ctx;
+    /* alerts: one write (store, then view) at a time */
+    pthread_mutex_t alert_writes;
+    live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
+    alert **rt_alerts;           /* the realtime feed's alerts ("rt:" ids), under alert_writes */
+    uint32_t nrt_alerts;
+    /* realtime: one overlay build and publish at a time */
+    pthread_mutex_t realtime_builds;
+    rt_ingest *source;           /* NULL without one */
+    uint64_t realtime_generation;   /* of the last overlay published (under realtime_builds) */
+};
+
+static void lock_current(serving *s)
+{
+    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void unlock_current(serving *s)
+{
+    __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
+serving *serving_new(const char *data_dir)
+{
+    serving *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->data_dir = data_dir;
+    pthread_mutex_init(&s->alert_writes, NULL);
+    pthread_mutex_init(&s->realtime_builds, NULL);
+    return s;
+}
+
+void serving_free(serving *s)
+{
+    if (!s)
+        return;
+    if (s->alerts)
+        alert_view_release(s->alerts);
+    if (s->realtime)
+        rt_overlay_release(s->realtime);
+    rt_ingest_free(s->source);
+    rt_alerts_free(s->rt_alerts, s->nrt_alerts);
+    if (s->ds)
+        dataset_release(s->ds);
+    live_store_close(s->live);
+    pthread_mutex_destroy(&s->alert_writes);
+    pthread_mutex_destroy(&s->realtime_builds);
+    free(s);
+}
+
+const char *serving_data_dir(const serving *s) { return s->data_dir; }
+
+void serving_on_reload(serving *s, void (*fn)(void *ctx, bool ok), void *ctx)
+{
+    s->on_reload = fn;
+    s->on_reload_ctx = ctx;
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+void serving_acquire(serving *s, serving_view *out)
+{
+    lock_current(s);
+    if ((out->ds = s->ds))
+        dataset_retain(out->ds);
+    if ((out->alerts = s->alerts))
+        alert_view_retain(out->alerts);
+    if ((out->realtime = s->realtime))
+        rt_overlay_retain(out->realtime);
+    unlock_current(s);
+}
+
+void serving_view_release(serving_view *v)
+{
+    if (v->realtime)
+        rt_overlay_release(v->realtime);
+    if (v->alerts)
+        alert_view_release(v->alerts);
+    if (v->ds)
+        dataset_release(v->ds);
+    *v = (serving_view){0};
+}
+
+dataset *serving_acquire_dataset(serving *s)
+{
+    lock_current(s);
+    dataset *ds = s->ds;
+    if (ds)
+        dataset_retain(ds);
+    unlock_current(s);
+    return ds;
+}
+
+alert_view *serving_acquire_alerts(serving *s)
+{
+    lock_current(s);
+    alert_view *v = s->alerts;
+    if (v)
+        alert_view_retain(v);
+    unlock_current(s);
+    return v;
+}
+
+/* ------------------------------------------------------------ realtime */
+
+bool serving_set_realtime_source(serving *s, const char *source, unsigned timeout_s, char *err,
+                                 size_t errlen)
+{
+    assert(!s->source);
+    if (!(s->source = rt_ingest_new(source, timeout_s))) {
+        snprintf(err, errlen, "out of memory for the realtime source");
+        return false;
+    }
+    return true;
+}
+
+rt_ingest *serving_realtime(serving *s) { return s->source; }
+
+void serving_rebuild_realtime(serving *s)
+{
+    if (!s->source)
+        return;
+    pthread_mutex_lock(&s->realtime_builds);
+    dataset *ds = serving_acquire_dataset(s);
+    rt_overlay *o = ds ? rt_ingest_overlay(s->source, ds, (int64_t)time(NULL)) : NULL;
+    if (ds && !o)
+        fprintf(stderr, "transitd: out of memory building the realtime overlay; keeping the "
+                        "previous one\n");
+    if (o) {
+        rt_overlay_set_generation(o, ++s->realtime_generation);
+        lock_current(s);
+        rt_overlay *old = s->realtime;
+        s->realtime = o;
+        unlock_current(s);
+        if (old)
+            rt_overlay_release(old);
+    }
+    if (ds)
+        dataset_release(ds);
+    pthread_mutex_unlock(&s->realtime_builds);
+}
+
+/* ------------------------------------------------------------ alerts */
+
+void serving_lock_alert_writes(serving *s) { pthread_mutex_lock(&s->alert_writes); }
+void serving_unlock_alert_writes(serving *s) { pthread_mutex_unlock(&s->alert_writes); }
+
+static void publish_alerts(serving *s, alert_view *v)
+{
+    lock_current(s);
+    alert_view *old = s->alerts;
+    s->alerts = v;
+    unlock_current(s);
+    if (old)
+        alert_view_release(old);
+}
+
+/* A view of the stored alerts (ordered by id) merged with the realtime
+ * feed's, resolved against ds; call with alert_writes held. NULL when out
+ * of memory. */
+static alert_view *merged_view(serving *s, alert *const *stored, uint32_t n, dataset *ds, int64_t generation)
+{
+    if (!s->source)
+        return alert_view_new(stored, n, ds, generation);
+    /* (the merge also drops the "rt:" alerts of the view `stored` came from) */
+    uint32_t count = 0;
+    alert **all = rt_alerts_merge(stored, n, s->rt_alerts, s->nrt_alerts, &count);
+    if (!all)
+        return NULL;
+    alert_view *v = alert_view_new(all, count, ds, generation);
+    free(all);
+    return v;
+}
+
+/* Shows the stored alerts `stored` (ordered by id) with the realtime feed's,
+ * at `generation`; call with alert_writes held. False when out of memory
+ * (the previous view stays). */
+static bool show_alerts(serving *s, alert *const *stored, uint32_t n, int64_t generation)
+{
+    dataset *ds = serving_acquire_dataset(s);
+    alert_view *v = merged_view(s, stored, n, ds, generation);
+    if (v)
+        publish_alerts(s, v);
+    if (ds)
+        dataset_release(ds);
+    return v != NULL;
+}
+
+/* Replaces the realtime feed's alerts (taking over `list`) and shows them
+ * merged with the stored ones. */
+static void set_rt_alerts(serving *s, alert **list, uint32_t n)
+{
+    pthread_mutex_lock(&s->alert_writes);
+    alert **old = s->rt_alerts;
+    uint32_t nold = s->nrt_alerts;
+    s->rt_alerts = list;
+    s->nrt_alerts = n;
+    alert_view *current = serving_acquire_alerts(s);
+    uint32_t nstored = current ? alert_view_count(current) : 0;
+    alert **stored = malloc((nstored ? nstored : 1) * sizeof *stored);
+    bool ok = false;
+    if (stored) {
+        for (uint32_t i = 0; i < nstored; i++)
+            stored[i] = (alert *)alert_view_at(current, i);
+        ok = show_alerts(s, stored, nstored, current ? alert_view_generation(current) : 0);
+        free(stored);
+    }
+    if (!ok)
+        fprintf(stderr, "transitd: out of memory merging the realtime alerts\n");
+    if (current)
+        alert_view_release(current);
+    pthread_mutex_unlock(&s->alert_writes);
+    rt_alerts_free(old, nold);
+}
+
+rt_poll_result serving_poll_realtime(serving *s, int64_t now, char *err, size_t errlen)
+{
+    rt_poll_result r = rt_ingest_poll(s->source, now, err, errlen);
+    if (r != RT_POLL_NEW)
+        return r;
+    /* the alerts first: the overlay's new generation then changes the ETags
+     * of answers that show either */
+    alert **alerts = NULL;
+    long n = rt_ingest_alerts(s->source, now, &alerts);
+    if (n >= 0)
+        set_rt_alerts(s, alerts, (uint32_t)n);
+    else
+        fprintf(stderr, "transitd: realtime: out of memory converting the alerts\n");
+    serving_rebuild_realtime(s);
+    return r;
+}
+
+static void warn_to_stderr(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "transitd: warning: %s\n", message);
+}
+
+bool serving_reload_alerts(serving *s)
+{
+    if (!s->live)
+        return false;
+    alert **alerts = NULL;
+    uint32_t n = 0;
+    int64_t generation = 0;
+    char err[512];
+    if (live_store_load(s->live, &alerts, &n, &generation, warn_to_stderr, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "transitd: cannot load the alerts, still showing the previous ones: %s\n", err);
+        return false;
+    }
+    pthread_mutex_lock(&s->alert_writes);
+    bool ok = show_alerts(s, alerts, n, generation);
+    if (!ok)
+        fprintf(stderr, "transitd: out of memory loading %u alerts\n", n);
+    pthread_mutex_unlock(&s->alert_writes);
+    live_alerts_free(alerts, n);
+    return ok;
+}
+
+bool serving_open_live(serving *s, char *err, size_t errlen)
+{
+    if (!(s->live = live_store_open(s->data_dir, err, errlen)))
+        return false;
+    return serving_reload_alerts(s);
+}
+
+live_store *serving_live(serving *s) { return s->live; }
+
+live_result serving_put_alert(serving *s, alert *a, const live_condition *c, int64_t now, char *err,
+                              size_t errlen)
+{
+    if (!s->live) {
+        snprintf(err, errlen, "the live store could not be opened");
+        return LIVE_ERROR;
+    }
+    live_result r = live_store_put(s->live, a, c, now, err, errlen);
+    if (r != LIVE_CREATED && r != LIVE_REPLACED)
+        return r;
+    alert_view *current = serving_acquire_alerts(s);
+    dataset *ds = serving_acquire_dataset(s);
+    alert_view *v = alert_view_with(current, a, ds, a->revision);
+    if (v)
+        publish_alerts(s, v);
+    else
+        fprintf(stderr, "transitd: out of memory publishing alert %s; it is stored and shows after the "
+                        "next reload\n", a->id);
+    if (current)
+        alert_view_release(current);
+    if (ds)
+        dataset_release(ds);
+    return r;
+}
+
+live_result serving_delete_alert(serving *s, const char *id, const live_condition *c, char *err,
+                                 size_t errlen)
+{
+    if (!s->live) {
+        snprintf(err, errlen, "the live store could not be opened");
+        return LIVE_ERROR;
+    }
+    int64_t generation = 0;
+    live_result r = live_store_delete(s->live, id, c, &generation, err, errlen);
+    if (r != LIVE_DELETED)
+        return r;
+    alert_view *current = serving_acquire_alerts(s);
+    dataset *ds = serving_acquire_dataset(s);
+    alert_view *v = alert_view_without(current, id, ds, generation);
+    if (v)
+        publish_alerts(s, v);
+    else
+        fprintf(stderr, "transitd: out of memory unpublishing alert %s; it is deleted and goes after the "
+                        "next reload\n", id);
+    if (current)
+        alert_view_release(current);
+    if (ds)
+        dataset_release(ds);
+    return r;
+}
+
+/* ------------------------------------------------------------ the dataset */
+
+void serving_install_dataset(serving *s, dataset *ds)
+{
+    char err[256];
+    /* the rows' texts now, so that no request pays for them; a failure
+     * here is tried again by the first departures request */
+    if (departure_json_prepare(ds, err, sizeof err) != 0)
+        fprintf(stderr, "transitd: warning: %s\n", err);
+    pthread_mutex_lock(&s->alert_writes);
+    alert_view *current = serving_acquire_alerts(s);
+    alert_view *v = current ? alert_view_rebase(current, ds) : NULL;
+    if (current && !v)
+        fprintf(stderr, "transitd: out of memory resolving the alerts; none shown until the next write\n");
+    if (current)
+        alert_view_release(current);
+    /* the dataset and its alert view together, so that a request never
+     * pairs a view with a dataset it was not resolved against */
+    lock_current(s);
+    dataset *old = s->ds;
+    alert_view *old_view = s->alerts;
+    s->ds = ds;
+    s->alerts = v;
+    unlock_current(s);
+    if (old_view)
+        alert_view_release(old_view);
+    if (old)
+        dataset_release(old);
+    pthread_mutex_unlock(&s->alert_writes);
+    /* until this finishes, rows of the new dataset say realtime false (the
+     * overlay knows only the old one's trips) */
+    serving_rebuild_realtime(s);
+}
+
+bool serving_reload(serving *s, char *err, size_t errlen)
+{
+    dataset *ds = dataset_open(s->data_dir, err, errlen);
+    if (!ds) {
+        if (s->on_reload)
+            s->on_reload(s->on_reload_ctx, false);
+        fprintf(stderr, "transitd: reload failed, still serving the previous dataset: %s\n", err);
+        return false;
+    }
+    fprintf(stderr, "transitd: now serving dataset %s from %s\n", dataset_version(ds), dataset_dir(ds));
+    serving_install_dataset(s, ds);
+    if (s->on_reload)
+        s->on_reload(s->on_reload_ctx, true);
+    return true;
+}

@@ -228,7 +228,7 @@ def test_help_exits_0():
     for sub in list(PATHS) + ["batch"]:
         p = run_query(None, sub, "--help")
         assert p.returncode == 0, (sub, p.stderr)
-        assert f"transitd query [--data DIR] {sub}" in p.stdout, (sub, p.stdout)
+        assert f"transitd query [--data DIR] [--gtfs-rt SRC] {sub}" in p.stdout, (sub, p.stdout)
 
 
 @pytest.mark.parametrize("args,message", [

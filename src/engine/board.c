@@ -75,6 +75,17 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
     *out = (board){deps, rows, count, false, realtime != NULL, alerts};
 }
 
+/* The rows found (and merged: rc), joined into the board. */
+static int finish_board(board_scratch *b, const dataset *ds, const board_sources *src, int rc, uint32_t count,
+                        bool truncated, board *out)
+{
+    if (rc != QUERY_OK)
+        return rc;
+    board_join(ds, b->deps, count, src, b->rows, out);
+    out->truncated = truncated;
+    return QUERY_OK;
+}
+
 int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
                uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err)
 {
@@ -83,13 +94,9 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t s
     bool truncated = false;
     int rc = stop_departures(ds, s, stop, from, window_s, limit, b->deps, &count, &truncated, err);
     if (rc == QUERY_OK && src && src->realtime)
-        rc = rt_merge_stop_departures(src->realtime, ds, b->merge, stop, from, window_s, limit, b->deps,
-                                      &count, &truncated);
-    if (rc != QUERY_OK)
-        return rc;
-    board_join(ds, b->deps, count, src, b->rows, out);
-    out->truncated = truncated;
-    return QUERY_OK;
+        rc = rt_merge_stop_departures(src->realtime, ds, b->merge, stop, from, window_s, limit, b->deps, &count,
+                                      &truncated);
+    return finish_board(b, ds, src, rc, count, truncated, out);
 }
 
 int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double lat, double lon,
@@ -99,14 +106,9 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double l
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    int rc = nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count,
-                               &truncated, err);
+    int rc = nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated, err);
     if (rc == QUERY_OK && src && src->realtime)
-        rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, s, from, window_s, limit, b->deps,
-                                        &count, &truncated);
-    if (rc != QUERY_OK)
-        return rc;
-    board_join(ds, b->deps, count, src, b->rows, out);
-    out->truncated = truncated;
-    return QUERY_OK;
+        rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, s, from, window_s, limit, b->deps, &count,
+                                        &truncated);
+    return finish_board(b, ds, src, rc, count, truncated, out);
 }

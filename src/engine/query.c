@@ -538,6 +538,26 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
     *count = n;
 }
 
+/* Out of memory while collecting: the scratch emptied for the next call. */
+static int departures_oom(query_scratch *s, query_error *err)
+{
+    s->heap_n = s->cur_n = s->pending_n = 0;
+    set_err(err, "", "out of memory");
+    return QUERY_ENOMEM;
+}
+
+/* The visits picked, their runs settled and the events drained in order
+ * into out: the common end of both departures questions. */
+static int finish_departures(const dataset *ds, query_scratch *s, const day_span *days, int64_t from, int64_t to,
+                             uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
+{
+    narrow_pending(ds, s, days);
+    if (settle_pending(ds, s, days))
+        return departures_oom(s, err);
+    drain(ds, s, from, to, limit, out, count, truncated);
+    return QUERY_OK;
+}
+
 int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
                     uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
 {
@@ -559,14 +579,9 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
         uint32_t child = ds->children[sp->children_first + i];
         if (pick_visits(ds, s, child, grid_visits_of(&ds->stops[child]), NO_NEAR, days, ndays)) goto oom;
     }
-    narrow_pending(ds, s, days);
-    if (settle_pending(ds, s, days)) goto oom;
-    drain(ds, s, from, to, limit, out, count, truncated);
-    return QUERY_OK;
+    return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
 oom:
-    s->heap_n = s->cur_n = s->pending_n = 0;
-    set_err(err, "", "out of memory");
-    return QUERY_ENOMEM;
+    return departures_oom(s, err);
 }
 
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
@@ -597,14 +612,9 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
         const grid_point *gp = s->near[i].point;
         if (pick_visits(ds, s, gp->stop, ds->grid_visits[gp - ds->grid_points], (uint32_t)i, days, ndays)) goto oom;
     }
-    narrow_pending(ds, s, days);
-    if (settle_pending(ds, s, days)) goto oom;
-    drain(ds, s, from, to, limit, out, count, truncated);
-    return QUERY_OK;
+    return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
 oom:
-    s->heap_n = s->cur_n = s->pending_n = 0;
-    set_err(err, "", "out of memory");
-    return QUERY_ENOMEM;
+    return departures_oom(s, err);
 }
 
 size_t query_near_count(const query_scratch *s) { return s->near_n; }

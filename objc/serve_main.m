@@ -199,14 +199,195 @@ static int64_t monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_server(td_config *cfg)
+/* ---------------------------------------------------------------- options */
+
+#define GO_ON (-1)   /* the options are read: start the server */
+
+enum {
+    OPT_DATA = CLI_OPT_LONG_ONLY, OPT_PORT, OPT_BIND, OPT_THREADS, OPT_MAX_CONNECTIONS,
+    OPT_MAX_CONNECTIONS_PER_IP, OPT_HEADER_TIMEOUT, OPT_TIMEOUT, OPT_FOLLOW_INTERVAL,
+    OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
+    OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET,
+};
+
+static const struct option serve_options[] = {
+    {"data", required_argument, NULL, OPT_DATA},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"bind", required_argument, NULL, OPT_BIND},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+    {"max-connections-per-ip", required_argument, NULL, OPT_MAX_CONNECTIONS_PER_IP},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"follow-interval", required_argument, NULL, OPT_FOLLOW_INTERVAL},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+    {"openapi", required_argument, NULL, OPT_OPENAPI},
+    {"tokens", required_argument, NULL, OPT_TOKENS},
+    {"pages", required_argument, NULL, OPT_PAGES},
+    {"cors-origin", required_argument, NULL, OPT_CORS_ORIGIN},
+    {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+    {"rt-interval", required_argument, NULL, OPT_RT_INTERVAL},
+    {"wait-for-data", no_argument, NULL, OPT_WAIT_FOR_DATA},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The numeric options: the range accepted and what a value outside it says. */
+typedef struct number_option {
+    int opt;
+    long long min, max;
+    const char *error;
+} number_option;
+
+static const number_option number_options[] = {
+    {OPT_PORT, 0, 65535, "--port must be a port number 0..65535, got '%s'"},
+    {OPT_THREADS, 1, 1024, "--threads must be 1..1024, got '%s'"},
+    {OPT_MAX_CONNECTIONS, 1, 1000000, "--max-connections must be 1..1000000, got '%s'"},
+    {OPT_MAX_CONNECTIONS_PER_IP, 0, 1000000,
+     "--max-connections-per-ip must be 0..1000000, got '%s'"},
+    {OPT_HEADER_TIMEOUT, 1, 3600, "--header-timeout must be 1..3600 seconds, got '%s'"},
+    {OPT_TIMEOUT, 1, 86400, "--timeout must be 1..86400 seconds, got '%s'"},
+    {OPT_FOLLOW_INTERVAL, 0, 3600, "--follow-interval must be 0..3600 seconds, got '%s'"},
+    {OPT_MAX_BODY, 0, 1LL << 30, "--max-body must be 0..1073741824 bytes, got '%s'"},
+    {OPT_RT_INTERVAL, 1, 3600, "--rt-interval must be 1..3600 seconds, got '%s'"},
+};
+
+static const number_option *find_number_option(int opt)
+{
+    for (size_t i = 0; i < sizeof number_options / sizeof *number_options; i++)
+        if (number_options[i].opt == opt)
+            return &number_options[i];
+    return NULL;
+}
+
+/* A numeric option's value, already within its range, into cfg. */
+static void set_number(td_config *cfg, int opt, long long v)
+{
+    switch (opt) {
+    case OPT_PORT: cfg->port = (int)v; break;
+    case OPT_THREADS: cfg->threads = (int)v; break;
+    case OPT_MAX_CONNECTIONS: cfg->max_connections = (unsigned)v; break;
+    case OPT_MAX_CONNECTIONS_PER_IP: cfg->max_connections_per_ip = (unsigned)v; break;
+    case OPT_HEADER_TIMEOUT: cfg->header_timeout_s = (unsigned)v; break;
+    case OPT_TIMEOUT: cfg->timeout_s = (unsigned)v; break;
+    case OPT_FOLLOW_INTERVAL: cfg->follow_interval_s = (unsigned)v; break;
+    case OPT_MAX_BODY: cfg->max_body = (size_t)v; break;
+    case OPT_RT_INTERVAL: cfg->rt_interval_s = (unsigned)v; break;
+    default: break;
+    }
+}
+
+/* Where an option whose value is a non-empty text goes, or NULL. */
+static const char **text_option(td_config *cfg, int opt)
+{
+    switch (opt) {
+    case OPT_DATA: return &cfg->data_dir;
+    case OPT_BIND: return &cfg->bind;
+    case OPT_OPENAPI: return &cfg->openapi_path;
+    case OPT_TOKENS: return &cfg->tokens_path;
+    case OPT_PAGES: return &cfg->pages_dir;
+    case OPT_GTFS_RT: return &cfg->gtfs_rt;
+    default: return NULL;
+    }
+}
+
+static const char *env_or_null(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* The defaults, then what the environment sets. GO_ON, or the exit status
+ * of a usage error. */
+static int config_from_environment(td_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->data_dir = cli_default_data_dir();
+    cfg->bind = env_or_null("TRANSITD_BIND") ? env_or_null("TRANSITD_BIND") : "127.0.0.1";
+    cfg->openapi_path = env_or_null("TRANSITD_OPENAPI");
+    cfg->tokens_path = env_or_null("TRANSITD_TOKENS");
+    cfg->port = 8080;
+    cfg->rt_interval_s = 15;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
+    cfg->max_connections = 10000;
+    cfg->max_connections_per_ip = 512;
+    cfg->timeout_s = 15;
+    cfg->header_timeout_s = 10;
+    cfg->follow_interval_s = 1;
+    cfg->max_body = 64 * 1024;
+    cfg->pages_dir = env_or_null("TRANSITD_PAGES");
+    const char *bad_origin = NULL;
+    const char *why = cors_origins_from_env(cfg, &bad_origin);
+    if (why)
+        return usage_error(why, bad_origin);
+    const char *env_port = env_or_null("TRANSITD_PORT");
+    long long v;
+    if (env_port) {
+        if (!parse_number(env_port, 0, 65535, &v))
+            return usage_error("TRANSITD_PORT must be a port number 0..65535, got '%s'", env_port);
+        cfg->port = (int)v;
+    }
+    return GO_ON;
+}
+
+/* The command line over the environment's settings. GO_ON, or the exit
+ * status (--help, a usage error). */
+static int config_from_options(td_config *cfg, int argc, char **argv)
+{
+    bool cors_from_env = cfg->ncors_origins > 0;
+    cli_opts opts;
+    cli_opts_begin(&opts, argc, argv, "h", serve_options);
+    for (int c; (c = cli_opts_next(&opts)) != -1;) {
+        const char *arg = opts.arg;
+        const char **text = text_option(cfg, c);
+        const number_option *number = find_number_option(c);
+        long long v;
+        if (c == 'h') {
+            print_usage(stdout);
+            return CLI_OK;
+        } else if (c == OPT_QUIET) {
+            cfg->quiet = true;
+        } else if (c == OPT_WAIT_FOR_DATA) {
+            cfg->wait_for_data = true;
+        } else if (text) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opts.name);
+            *text = arg;
+        } else if (c == OPT_CORS_ORIGIN) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opts.name);
+            if (cors_from_env) {   /* the command line replaces the environment's list */
+                cfg->ncors_origins = 0;
+                cors_from_env = false;
+            }
+            const char *why = add_cors_origin(cfg, arg);
+            if (why)
+                return usage_error(why, arg);
+        } else if (number) {
+            if (!parse_number(arg, number->min, number->max, &v))
+                return usage_error(number->error, arg ? arg : "");
+            set_number(cfg, c, v);
+        } else {   /* an unknown option, or an argument serve does not take */
+            return usage_error("unknown option '%s'", c == CLI_OPT_ARG ? arg : opts.typed);
+        }
+    }
+    return GO_ON;
+}
+
+/* ---------------------------------------------------------------- the server's life */
+
+/* The dataset (none yet is fine with --wait-for-data), the server around it,
+ * its pages, tokens, live store and realtime source. nil after saying why. */
+static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size_t live_cap)
 {
     char err[1024];
     td_daemon_fit_open_files(cfg);
     dataset *ds = dataset_open(cfg->data_dir, err, sizeof err);
     if (!ds && !cfg->wait_for_data) {
         fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
-        return CLI_RUNTIME_ERROR;
+        return nil;
     }
     if (!ds)
         fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for an import into %s "
@@ -220,7 +401,7 @@ static int run_server(td_config *cfg)
         fprintf(stderr, "transitd serve: %s\n", err);
         if (ds)
             dataset_release(ds);
-        return CLI_RUNTIME_ERROR;
+        return nil;
     }
     td_server_load_openapi(server);
     td_server_load_pages(server);
@@ -229,27 +410,33 @@ static int run_server(td_config *cfg)
     if (!td_server_load_tokens(server, err, sizeof err)) {
         fprintf(stderr, "transitd serve: %s\n", err);
         [server release];
-        return CLI_RUNTIME_ERROR;
+        return nil;
     }
-    char live_err[512] = "";
-    bool live_ok = serving_open_live(server->state, live_err, sizeof live_err);
+    *live_ok = serving_open_live(server->state, live_err, live_cap);
     if (cfg->gtfs_rt) {
         rt_fetch_global_init();
+        char rt_err[256];
         if (!serving_set_realtime_source(server->state, cfg->gtfs_rt,
-                                         cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s, err, sizeof err)) {
-            fprintf(stderr, "transitd serve: %s\n", err);
+                                         cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s, rt_err, sizeof rt_err)) {
+            fprintf(stderr, "transitd serve: %s\n", rt_err);
             [server release];
             rt_fetch_global_cleanup();
-            return CLI_RUNTIME_ERROR;
+            return nil;
         }
         /* an empty overlay until the first good poll: rows say realtime false */
         serving_rebuild_realtime(server->state);
     }
+    return server;
+}
 
+/* The self-pipe the signal handler writes to, the daemon and the realtime
+ * poller, then the handlers. NULL with the reason in err. */
+static td_daemon *start_daemon(TDServer *server, const td_config *cfg, serving_poller **poller,
+                               char *err, size_t cap)
+{
     if (pipe(signal_pipe) != 0) {
-        fprintf(stderr, "transitd serve: pipe: %s\n", strerror(errno));
-        [server release];
-        return CLI_RUNTIME_ERROR;
+        snprintf(err, cap, "pipe: %s", strerror(errno));
+        return NULL;
     }
     for (int i = 0; i < 2; i++)
         fcntl(signal_pipe[i], F_SETFD, FD_CLOEXEC);
@@ -264,13 +451,13 @@ static int run_server(td_config *cfg)
     sigaddset(&handled, SIGTERM);
     sigaddset(&handled, SIGINT);
     pthread_sigmask(SIG_BLOCK, &handled, &previous);
-    td_daemon *daemon = td_daemon_start(server, err, sizeof err);
-    serving_poller *poller = NULL;
-    if (daemon && serving_realtime(server->state) && !(poller = serving_poller_start(server->state, cfg->rt_interval_s))) {
+    td_daemon *daemon = td_daemon_start(server, err, cap);
+    *poller = NULL;
+    if (daemon && serving_realtime(server->state) && !(*poller = serving_poller_start(server->state, cfg->rt_interval_s))) {
         fprintf(stderr, "transitd serve: cannot start the realtime poller\n");
         td_daemon_stop(daemon, 0);
         daemon = NULL;
-        snprintf(err, sizeof err, "cannot start the realtime poller");
+        snprintf(err, cap, "cannot start the realtime poller");
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -281,24 +468,13 @@ static int run_server(td_config *cfg)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    if (!daemon) {
-        fprintf(stderr, "transitd serve: %s\n", err);
-        [server release];
-        if (cfg->gtfs_rt)
-            rt_fetch_global_cleanup();
-        return CLI_RUNTIME_ERROR;
-    }
-    serving_follower *follower = serving_follower_new(server->state, cfg->follow_interval_s);
-    if (!follower) {
-        fprintf(stderr, "transitd serve: out of memory\n");
-        serving_poller_stop(poller);
-        td_daemon_stop(daemon, 0);
-        [server release];
-        if (cfg->gtfs_rt)
-            rt_fetch_global_cleanup();
-        return CLI_RUNTIME_ERROR;
-    }
-    server->follower = follower;
+    return daemon;
+}
+
+/* The start-up line (address, threads, dataset, alerts) and its warnings. */
+static void announce(TDServer *server, td_daemon *daemon, const td_config *cfg, bool live_ok,
+                     const char *live_err)
+{
     dataset *shown = serving_acquire_dataset(server->state);
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
@@ -319,8 +495,14 @@ static int run_server(td_config *cfg)
                             "it is served\n", dataset_pin_problem(shown), dataset_version(shown));
         dataset_release(shown);
     }
+}
 
-    int exit_code = CLI_OK;
+/* The main thread until SIGTERM or SIGINT: SIGHUP's reload, and between
+ * signals the follower, alerts written elsewhere and the live checkpoint.
+ * Returns the exit status. */
+static int signal_loop(TDServer *server, serving_follower *follower)
+{
+    char err[1024];
     int64_t next_follow_ms = 0;
     for (;;) {
         struct pollfd pfd = {signal_pipe[0], POLLIN, 0};
@@ -348,8 +530,7 @@ static int run_server(td_config *cfg)
         }
         if (n < 0) {
             fprintf(stderr, "transitd serve: poll: %s\n", strerror(errno));
-            exit_code = CLI_RUNTIME_ERROR;
-            break;
+            return CLI_RUNTIME_ERROR;
         }
         unsigned char signo = 0;
         if (read(signal_pipe[0], &signo, 1) != 1)
@@ -362,8 +543,15 @@ static int run_server(td_config *cfg)
         }
         fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM");
-        break;
+        return CLI_OK;
     }
+}
+
+/* Requests already received finish (DRAIN_MS at most), then everything
+ * start-up made goes, in reverse. */
+static void shut_down(TDServer *server, const td_config *cfg, td_daemon *daemon,
+                      serving_poller *poller, serving_follower *follower)
+{
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
     serving_poller_stop(poller);
     td_daemon_stop(daemon, DRAIN_MS);
@@ -379,145 +567,41 @@ static int run_server(td_config *cfg)
     close(signal_pipe[1]);
     signal_pipe[0] = signal_pipe[1] = -1;
     fprintf(stderr, "transitd serve: stopped\n");
+}
+
+/* Start-up, the signal loop, shutdown. Returns the exit status. */
+static int run_server(td_config *cfg)
+{
+    bool live_ok = false;
+    char live_err[512] = "", err[1024];
+    TDServer *server = open_server(cfg, &live_ok, live_err, sizeof live_err);
+    if (!server)
+        return CLI_RUNTIME_ERROR;
+    serving_poller *poller = NULL;
+    td_daemon *daemon = start_daemon(server, cfg, &poller, err, sizeof err);
+    serving_follower *follower = daemon ? serving_follower_new(server->state, cfg->follow_interval_s) : NULL;
+    if (!follower) {   /* the daemon did not start (err says why), or no memory */
+        fprintf(stderr, "transitd serve: %s\n", daemon ? "out of memory" : err);
+        serving_poller_stop(poller);
+        if (daemon)
+            td_daemon_stop(daemon, 0);
+        [server release];
+        if (cfg->gtfs_rt)
+            rt_fetch_global_cleanup();
+        return CLI_RUNTIME_ERROR;
+    }
+    server->follower = follower;
+    announce(server, daemon, cfg, live_ok, live_err);
+    int exit_code = signal_loop(server, follower);
+    shut_down(server, cfg, daemon, poller, follower);
     return exit_code;
 }
 
 int serve_main(int argc, char **argv)
 {
     td_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.data_dir = cli_default_data_dir();
-    cfg.bind = getenv("TRANSITD_BIND") && *getenv("TRANSITD_BIND") ? getenv("TRANSITD_BIND")
-                                                                  : "127.0.0.1";
-    cfg.openapi_path = getenv("TRANSITD_OPENAPI") && *getenv("TRANSITD_OPENAPI")
-                           ? getenv("TRANSITD_OPENAPI")
-                           : NULL;
-    cfg.tokens_path = getenv("TRANSITD_TOKENS") && *getenv("TRANSITD_TOKENS")
-                          ? getenv("TRANSITD_TOKENS")
-                          : NULL;
-    cfg.port = 8080;
-    cfg.rt_interval_s = 15;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg.threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
-    cfg.max_connections = 10000;
-    cfg.max_connections_per_ip = 512;
-    cfg.timeout_s = 15;
-    cfg.header_timeout_s = 10;
-    cfg.follow_interval_s = 1;
-    cfg.max_body = 64 * 1024;
-    cfg.pages_dir = getenv("TRANSITD_PAGES") && *getenv("TRANSITD_PAGES")
-                        ? getenv("TRANSITD_PAGES")
-                        : NULL;
-    const char *bad_origin = NULL;
-    const char *why = cors_origins_from_env(&cfg, &bad_origin);
-    if (why)
-        return usage_error(why, bad_origin);
-    bool cors_from_env = cfg.ncors_origins > 0;
-    long long v;
-    const char *env_port = getenv("TRANSITD_PORT");
-    if (env_port && *env_port) {
-        if (!parse_number(env_port, 0, 65535, &v))
-            return usage_error("TRANSITD_PORT must be a port number 0..65535, got '%s'", env_port);
-        cfg.port = (int)v;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
-            print_usage(stdout);
-            return CLI_OK;
-        } else if (strcmp(opt, "--quiet") == 0) {
-            cfg.quiet = true;
-        } else if (strcmp(opt, "--wait-for-data") == 0) {
-            cfg.wait_for_data = true;
-        } else if (strcmp(opt, "--data") == 0 || strcmp(opt, "--bind") == 0 ||
-                   strcmp(opt, "--openapi") == 0 || strcmp(opt, "--tokens") == 0) {
-            if (!arg || !*arg)
-                return usage_error("%s needs a value", opt);
-            if (opt[2] == 'd')
-                cfg.data_dir = arg;
-            else if (opt[2] == 'b')
-                cfg.bind = arg;
-            else if (opt[2] == 't')
-                cfg.tokens_path = arg;
-            else
-                cfg.openapi_path = arg;
-            i++;
-        } else if (strcmp(opt, "--gtfs-rt") == 0) {
-            if (!arg || !*arg)
-                return usage_error("%s needs a value", opt);
-            cfg.gtfs_rt = arg;
-            i++;
-        } else if (strcmp(opt, "--rt-interval") == 0) {
-            if (!parse_number(arg, 1, 3600, &v))
-                return usage_error("--rt-interval must be 1..3600 seconds, got '%s'", arg ? arg : "");
-            cfg.rt_interval_s = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--pages") == 0) {
-            if (!arg || !*arg)
-                return usage_error("%s needs a value", opt);
-            cfg.pages_dir = arg;
-            i++;
-        } else if (strcmp(opt, "--cors-origin") == 0) {
-            if (!arg || !*arg)
-                return usage_error("%s needs a value", opt);
-            if (cors_from_env) {   /* the command line replaces the environment's list */
-                cfg.ncors_origins = 0;
-                cors_from_env = false;
-            }
-            why = add_cors_origin(&cfg, arg);
-            if (why)
-                return usage_error(why, arg);
-            i++;
-        } else if (strcmp(opt, "--port") == 0) {
-            if (!parse_number(arg, 0, 65535, &v))
-                return usage_error("--port must be a port number 0..65535, got '%s'",
-                                   arg ? arg : "");
-            cfg.port = (int)v;
-            i++;
-        } else if (strcmp(opt, "--threads") == 0) {
-            if (!parse_number(arg, 1, 1024, &v))
-                return usage_error("--threads must be 1..1024, got '%s'", arg ? arg : "");
-            cfg.threads = (int)v;
-            i++;
-        } else if (strcmp(opt, "--max-connections") == 0) {
-            if (!parse_number(arg, 1, 1000000, &v))
-                return usage_error("--max-connections must be 1..1000000, got '%s'",
-                                   arg ? arg : "");
-            cfg.max_connections = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--timeout") == 0) {
-            if (!parse_number(arg, 1, 86400, &v))
-                return usage_error("--timeout must be 1..86400 seconds, got '%s'", arg ? arg : "");
-            cfg.timeout_s = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--max-connections-per-ip") == 0) {
-            if (!parse_number(arg, 0, 1000000, &v))
-                return usage_error("--max-connections-per-ip must be 0..1000000, got '%s'",
-                                   arg ? arg : "");
-            cfg.max_connections_per_ip = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--header-timeout") == 0) {
-            if (!parse_number(arg, 1, 3600, &v))
-                return usage_error("--header-timeout must be 1..3600 seconds, got '%s'",
-                                   arg ? arg : "");
-            cfg.header_timeout_s = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--follow-interval") == 0) {
-            if (!parse_number(arg, 0, 3600, &v))
-                return usage_error("--follow-interval must be 0..3600 seconds, got '%s'",
-                                   arg ? arg : "");
-            cfg.follow_interval_s = (unsigned)v;
-            i++;
-        } else if (strcmp(opt, "--max-body") == 0) {
-            if (!parse_number(arg, 0, 1LL << 30, &v))
-                return usage_error("--max-body must be 0..1073741824 bytes, got '%s'",
-                                   arg ? arg : "");
-            cfg.max_body = (size_t)v;
-            i++;
-        } else {
-            return usage_error("unknown option '%s'", opt);
-        }
-    }
-    return run_server(&cfg);
+    int rc = config_from_environment(&cfg);
+    if (rc == GO_ON)
+        rc = config_from_options(&cfg, argc, argv);
+    return rc == GO_ON ? run_server(&cfg) : rc;
 }

@@ -206,24 +206,31 @@ int cli_health_main(int argc, char **argv)
     default_url(url_text, sizeof url_text);
     const char *url = url_text;
     long timeout_s = DEFAULT_TIMEOUT_S;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    enum { OPT_URL = CLI_OPT_LONG_ONLY, OPT_TIMEOUT };
+    static const struct option longopts[] = {
+        {"url", required_argument, NULL, OPT_URL},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cli_opts opts;
+    cli_opts_begin(&opts, argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&opts)) != -1;) {
+        const char *arg = opts.arg;
+        if (c == 'h') {
             print_usage(stdout);
             return CLI_OK;
-        } else if (strcmp(argv[i], "--url") == 0) {
+        } else if (c == OPT_URL) {
             if (!arg || !*arg)
-                return usage_error("%s needs a value", argv[i]);
+                return usage_error("%s needs a value", opts.name);
             url = arg;
-            i++;
-        } else if (strcmp(argv[i], "--timeout") == 0) {
+        } else if (c == OPT_TIMEOUT) {
             char *end = NULL;
             timeout_s = arg ? strtol(arg, &end, 10) : 0;
             if (!arg || !*arg || *end || timeout_s < 1 || timeout_s > 300)
                 return usage_error("--timeout must be 1..300 seconds, got '%s'", arg ? arg : "");
-            i++;
-        } else {
-            return usage_error("unknown option '%s'", argv[i]);
+        } else {   /* an unknown option, or an argument health does not take */
+            return usage_error("unknown option '%s'", c == CLI_OPT_ARG ? arg : opts.typed);
         }
     }
     health_url u;

@@ -86,27 +86,6 @@ static int parse_pct(const char *s, double *out)
     return 0;
 }
 
-/* --NAME PCT or --NAME=PCT at argv[*i]: 1 when it matched (and *set, *pct
- * are filled), 0 when argv[*i] is another option, -1 on a bad value. */
-static int pct_option(const char *name, int argc, char **argv, int *i, bool *set, double *pct)
-{
-    const char *a = argv[*i], *val;
-    size_t n = strlen(name);
-    if (strcmp(a, name) == 0) {
-        if (*i + 1 >= argc)
-            return -1;
-        val = argv[++*i];
-    } else if (strncmp(a, name, n) == 0 && a[n] == '=') {
-        val = a + n + 1;
-    } else {
-        return 0;
-    }
-    if (parse_pct(val, pct) != 0)
-        return -1;
-    *set = true;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- formatting */
 
 /* 2400187 → "2,400,187" */
@@ -454,38 +433,59 @@ static void print_json(const char *feed, const char *data_dir, const import_resu
 
 int cli_import_main(int argc, char **argv)
 {
+    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK };
+    static const struct option longopts[] = {
+        {"data", required_argument, NULL, OPT_DATA},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"quiet", no_argument, NULL, 'q'},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"max-drop", required_argument, NULL, OPT_MAX_DROP},
+        {"max-shrink", required_argument, NULL, OPT_MAX_SHRINK},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *feed = NULL, *data_dir = NULL;
     bool json = false, quiet = false, force = false;
     bool max_drop_set = false, max_shrink_set = false;
     double max_drop = 0, max_shrink = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int m;
-        if ((m = pct_option("--max-drop", argc, argv, &i, &max_drop_set, &max_drop)) != 0 ||
-            (m = pct_option("--max-shrink", argc, argv, &i, &max_shrink_set, &max_shrink)) != 0) {
-            if (m < 0)
-                return usage_error("%s needs a percentage from 0 to 100", a);
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    cli_opts opts;
+    cli_opts_begin(&opts, argc, argv, "hq", longopts);
+    for (int c; (c = cli_opts_next(&opts)) != -1;) {
+        switch (c) {
+        case 'h':
             print_usage(stdout);
             return CLI_OK;
-        } else if (strcmp(a, "--json") == 0) {
+        case OPT_JSON:
             json = true;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            break;
+        case 'q':
             quiet = true;
-        } else if (strcmp(a, "--force") == 0) {
+            break;
+        case OPT_FORCE:
             force = true;
-        } else if (strcmp(a, "--data") == 0) {
-            if (i + 1 >= argc)
+            break;
+        case OPT_DATA:
+            if (!opts.arg)
                 return usage_error("--data needs a directory%s", "");
-            data_dir = argv[++i];
-        } else if (strncmp(a, "--data=", 7) == 0) {
-            data_dir = a + 7;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("unknown option %s", a);
-        } else if (!feed) {
-            feed = a;
-        } else {
-            return usage_error("one FEED only (got a second one: %s)", a);
+            data_dir = opts.arg;
+            break;
+        case OPT_MAX_DROP:
+            if (parse_pct(opts.arg, &max_drop) != 0)
+                return usage_error("%s needs a percentage from 0 to 100", opts.typed);
+            max_drop_set = true;
+            break;
+        case OPT_MAX_SHRINK:
+            if (parse_pct(opts.arg, &max_shrink) != 0)
+                return usage_error("%s needs a percentage from 0 to 100", opts.typed);
+            max_shrink_set = true;
+            break;
+        case CLI_OPT_ARG:
+            if (feed)
+                return usage_error("one FEED only (got a second one: %s)", opts.arg);
+            feed = opts.arg;
+            break;
+        default:
+            return usage_error("unknown option %s", opts.typed);
         }
     }
     if (!feed)

@@ -70,31 +70,35 @@ static int append_line(const char *path, const char *line)
 
 int cli_token_main(int argc, char **argv)
 {
-    if (argc < 2)
-        return usage_error("which command? new or hash", NULL);
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        print_usage(stdout);
-        return CLI_OK;
-    }
-    const char *tokens = NULL, *name = "";
-    for (int i = 2; i < argc; i++) {
-        const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    enum { OPT_TOKENS = CLI_OPT_LONG_ONLY, OPT_NAME };
+    static const struct option longopts[] = {
+        {"tokens", required_argument, NULL, OPT_TOKENS},
+        {"name", required_argument, NULL, OPT_NAME},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = NULL, *tokens = NULL, *name = "";
+    cli_opts opts;
+    cli_opts_begin(&opts, argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&opts)) != -1;) {
+        if (c == 'h') {
             print_usage(stdout);
             return CLI_OK;
-        } else if (strcmp(argv[i], "--tokens") == 0 && arg && *arg) {
-            tokens = arg;
-            i++;
-        } else if (strcmp(argv[i], "--name") == 0 && arg) {
-            if (!name_ok(arg))
-                return usage_error("--name must be at most 64 bytes without spaces: ", arg);
-            name = arg;
-            i++;
+        } else if (c == CLI_OPT_ARG && !cmd) {
+            cmd = opts.arg;   /* new or hash, checked once the options are read */
+        } else if (c == OPT_TOKENS && opts.arg && *opts.arg) {
+            tokens = opts.arg;
+        } else if (c == OPT_NAME && opts.arg) {
+            if (!name_ok(opts.arg))
+                return usage_error("--name must be at most 64 bytes without spaces: ", opts.arg);
+            name = opts.arg;
         } else {
-            return usage_error("unknown option or missing value: ", argv[i]);
+            return usage_error("unknown option or missing value: ",
+                               c == CLI_OPT_ARG ? opts.arg : opts.typed);
         }
     }
+    if (!cmd)
+        return usage_error("which command? new or hash", NULL);
     if (strcmp(cmd, "new") == 0) {
         if (!tokens)
             return usage_error("new needs --tokens FILE", NULL);

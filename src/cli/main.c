@@ -31,7 +31,8 @@ static void print_usage(FILE *out)
           "  version       print the version of transitd and of its libraries\n"
           "  help [CMD]    show this help, or a command's help\n"
           "\n"
-          "Run `transitd <command> --help` for a command's options.\n"
+          "Run `transitd <command> --help` for a command's options; an option's value\n"
+          "follows it (--data DIR) or is joined with = (--data=DIR).\n"
           "The data directory is --data DIR, else $TRANSITD_DATA, else ./data.\n",
           out);
 }

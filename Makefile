@@ -121,7 +121,13 @@ $(TRANSITD): $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 # Tests may build GTFS-Realtime fixtures with the generated protobuf-c code.
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT) $(RT_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(TEST_LDFLAGS_$*) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+
+# The allocation-failure test routes libtransit's allocations through its own
+# wrappers (GNU ld / lld --wrap; ld64 has none, and the test then skips).
+ifneq ($(UNAME_S),Darwin)
+TEST_LDFLAGS_test_alloc_failures := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=aligned_alloc -ldl
+endif
 
 $(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
 	@mkdir -p $(dir $@)

@@ -18,6 +18,7 @@
  */
 #include "transit/csv.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -433,6 +434,8 @@ static int process_record(csv_parser *p, const char *s, const char *end, bool fi
     int rc = parse_record(p, s, end, final, used, &blank, &nlines, &esc_mask, &nfields);
     if (rc)
         return rc;
+    /* once per record; the byte loops of parse_record have none */
+    assert(*used <= (size_t)(end - s));
     uint64_t line = p->line;
     p->line += nlines ? nlines : 1;   /* a final record without a line end still took a line */
     if (blank)
@@ -443,6 +446,7 @@ static int process_record(csv_parser *p, const char *s, const char *end, bool fi
     }
     for (uint32_t m = esc_mask; m; m &= m - 1) {
         int k = __builtin_ctz(m);
+        assert(k < p->nkeys);
         p->fields[k].ptr = p->esc + p->esc_off[k];
     }
     if (nfields < p->ncols) {

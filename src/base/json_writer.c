@@ -8,6 +8,7 @@
  */
 #include "transit/json_writer.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,8 @@ static void open_container(json_writer *w, char c)
 
 static void close_container(json_writer *w, char c)
 {
+    /* a close without its open is a caller's bug, unless the open was refused (oom) */
+    assert(w->depth > 0 || w->oom);
     if (w->depth > 0)
         w->depth--;
     w->after_key = false;
@@ -127,6 +130,7 @@ void json_array_end(json_writer *w) { close_container(w, ']'); }
 
 void json_key_n(json_writer *w, const char *key, size_t n)
 {
+    assert(!w->after_key && w->depth >= 0 && w->depth < JSON_MAX_DEPTH);   /* no key after a key */
     if (w->need_comma[w->depth])
         append_char(w, ',');
     w->need_comma[w->depth] = true;
@@ -363,6 +367,9 @@ char *json_raw_begin(json_writer *w, size_t max)
 
 void json_raw_end(json_writer *w, char *end)
 {
+    /* within the room json_raw_begin reserved, which kept a byte for the NUL
+     * (checked against the capacity: the writer does not remember `max`) */
+    assert(!w->oom && end >= w->buf + w->len && end < w->buf + w->cap);
     w->len = (size_t)(end - w->buf);
     w->buf[w->len] = '\0';
 }

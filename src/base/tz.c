@@ -25,59 +25,77 @@ static int64_t be64(const unsigned char *p)
 
 static const char *parse_tz_name(const char *s)
 {
+    const char *b;
     if (*s == '<') {
-        while (*s && *s != '>') s++;
-        return *s == '>' ? s + 1 : NULL;
+        /* quoted: letters, digits, '+' and '-' ("<+0545>", "<-03>") */
+        b = ++s;
+        while ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+               *s == '+' || *s == '-')
+            s++;
+        return *s == '>' && s - b >= 3 ? s + 1 : NULL;
     }
-    const char *b = s;
+    b = s;
     while ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')) s++;
     return s - b >= 3 ? s : NULL;
 }
 
-/* [+-]hh[:mm[:ss]] → seconds */
-static const char *parse_hms(const char *s, int32_t *out)
+/* At most `digits` decimal digits (at least one) no greater than max. */
+static const char *parse_bounded(const char *s, int digits, int max, int *out)
+{
+    int v = 0, n = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (++n > digits) return NULL;
+        v = v * 10 + (*s++ - '0');
+    }
+    if (n == 0 || v > max) return NULL;
+    *out = v;
+    return s;
+}
+
+/* [+-]hh[:mm[:ss]] → seconds; hours up to max_hours (24 for an offset, 167
+ * for a rule time as RFC 8536 allows), minutes and seconds 0..59 */
+static const char *parse_hms(const char *s, int max_hours, int32_t *out)
 {
     int sign = 1;
     if (*s == '+' || *s == '-') {
         sign = *s == '-' ? -1 : 1;
         s++;
     }
-    if (*s < '0' || *s > '9') return NULL;
-    int32_t h = 0, m = 0, sec = 0;
-    while (*s >= '0' && *s <= '9') h = h * 10 + (*s++ - '0');
-    if (*s == ':') {
-        s++;
-        while (*s >= '0' && *s <= '9') m = m * 10 + (*s++ - '0');
-        if (*s == ':') {
-            s++;
-            while (*s >= '0' && *s <= '9') sec = sec * 10 + (*s++ - '0');
-        }
+    int h = 0, m = 0, sec = 0;
+    s = parse_bounded(s, 3, max_hours, &h);
+    if (s && *s == ':') {
+        s = parse_bounded(s + 1, 2, 59, &m);
+        if (s && *s == ':') s = parse_bounded(s + 1, 2, 59, &sec);
     }
+    if (!s) return NULL;
     *out = sign * (h * 3600 + m * 60 + sec);
     return s;
 }
 
+/* Mm.w.d, Jn (1..365, Feb 29 never counted) or n (0..365), then [/time] */
 static const char *parse_rule_date(const char *s, tz_rule_date *d)
 {
     memset(d, 0, sizeof *d);
     d->time = 7200;
     if (*s == 'M') {
         d->kind = 'M';
-        s++;
-        if (sscanf(s, "%d.%d.%d", &d->month, &d->week, &d->wday) != 3) return NULL;
-        while ((*s >= '0' && *s <= '9') || *s == '.') s++;
+        s = parse_bounded(s + 1, 2, 12, &d->month);
+        if (s && *s == '.') s = parse_bounded(s + 1, 1, 5, &d->week);
+        else s = NULL;
+        if (s && *s == '.') s = parse_bounded(s + 1, 1, 6, &d->wday);
+        else s = NULL;
+        if (!s || d->month < 1 || d->week < 1) return NULL;
     } else if (*s == 'J') {
         d->kind = 'J';
-        s++;
-        d->day = (int)strtol(s, (char **)&s, 10);
-    } else if (*s >= '0' && *s <= '9') {
-        d->kind = 'D';
-        d->day = (int)strtol(s, (char **)&s, 10);
+        s = parse_bounded(s + 1, 3, 365, &d->day);
+        if (!s || d->day < 1) return NULL;
     } else {
-        return NULL;
+        d->kind = 'D';
+        s = parse_bounded(s, 3, 365, &d->day);
+        if (!s) return NULL;
     }
     if (*s == '/') {
-        s = parse_hms(s + 1, &d->time);
+        s = parse_hms(s + 1, 167, &d->time);
         if (!s) return NULL;
     }
     return s;
@@ -88,22 +106,24 @@ static int parse_posix(tz_zone *z, const char *s)
     s = parse_tz_name(s);
     if (!s) return -1;
     int32_t std;
-    s = parse_hms(s, &std);
+    s = parse_hms(s, 24, &std);
     if (!s) return -1;
     z->std_offset = -std; /* POSIX offsets are west-positive */
     z->has_rule = 1;
     if (!*s) return 0;
+    /* a name follows the offset, or nothing: "EST5x" is damaged */
     s = parse_tz_name(s);
     if (!s) return -1;
     z->has_dst = 1;
     z->dst_offset = z->std_offset + 3600;
     if (*s && *s != ',') {
         int32_t dst;
-        s = parse_hms(s, &dst);
+        s = parse_hms(s, 24, &dst);
         if (!s) return -1;
         z->dst_offset = -dst;
     }
-    if (*s != ',') {
+    if (*s && *s != ',') return -1;
+    if (!*s) {
         /* no rule given: the traditional US default */
         z->start = (tz_rule_date){'M', 3, 2, 0, 0, 7200};
         z->end = (tz_rule_date){'M', 11, 1, 0, 0, 7200};
@@ -112,7 +132,7 @@ static int parse_posix(tz_zone *z, const char *s)
     s = parse_rule_date(s + 1, &z->start);
     if (!s || *s != ',') return -1;
     s = parse_rule_date(s + 1, &z->end);
-    return s ? 0 : -1;
+    return s && !*s ? 0 : -1;   /* nothing may follow the end rule */
 }
 
 /* Local wall-clock seconds (as if UTC) at which rule date d happens in year y. */

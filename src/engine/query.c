@@ -14,6 +14,7 @@
  */
 #include "store/dataset_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,8 +190,11 @@ static int collect_near(const dataset *ds, query_scratch *s, double lat, double 
     const double rad = M_PI / 180.0;
     uint32_t cy0 = y0 < 0 ? 0 : (uint32_t)y0, cy1 = y1 >= m->grid_ny ? m->grid_ny - 1 : (uint32_t)y1;
     uint32_t cx0 = x0 < 0 ? 0 : (uint32_t)x0, cx1 = x1 >= m->grid_nx ? m->grid_nx - 1 : (uint32_t)x1;
+    assert(cy0 <= cy1 && cy1 < m->grid_ny && cx0 <= cx1 && cx1 < m->grid_nx);
     for (uint32_t cy = cy0; cy <= cy1; cy++) {
         uint32_t c0 = cy * m->grid_nx + cx0, c1 = cy * m->grid_nx + cx1;
+        /* cells are ordered: a row of cells is one run of grid points */
+        assert(ds->grid_cells[c0] <= ds->grid_cells[c1 + 1] && ds->grid_cells[c1 + 1] <= ds->ngrid_stops);
         for (uint32_t i = ds->grid_cells[c0]; i < ds->grid_cells[c1 + 1]; i++) {
             const grid_point *gp = &ds->grid_points[i];
             if (platforms_only && gp->location_type != 0) continue;
@@ -247,6 +251,7 @@ int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, do
         }
         out[j] = (nearby_stop){c->point->stop, c->distance_m};
     }
+    assert(n <= limit && n <= s->near_n);
     *count = n;
     *truncated = s->near_n > limit;
     return QUERY_OK;
@@ -293,6 +298,7 @@ static int heap_push(query_scratch *s, const cursor *c, uint32_t rel, uint32_t s
 {
     if (s->cur_n == s->cur_cap && grow_scratch((void **)&s->cur, &s->cur_cap, sizeof *s->cur)) return -1;
     if (s->heap_n == s->heap_cap && grow_scratch((void **)&s->heap, &s->heap_cap, sizeof *s->heap)) return -1;
+    assert(s->cur_n < s->cur_cap && s->heap_n < s->heap_cap && s->cur_n < UINT32_MAX);
     heap_entry e = {(uint64_t)rel << 32 | stop_rank, (uint64_t)route_rank << 32 | trip_rank, (uint32_t)s->cur_n};
     s->cur[s->cur_n++] = *c;
     size_t i = s->heap_n++;
@@ -339,6 +345,9 @@ static uint32_t window_days(const dataset *ds, int64_t from, int64_t to, day_spa
     for (int64_t day = d_lo; day <= d_hi && n < MAX_DAY_SPANS; day++) {
         int64_t base = dataset_day_base(ds, (int32_t)day);
         if (base + (int64_t)m->max_secs < from || base >= to) continue;
+        /* ascending days, bases never earlier: a skipped day (Pacific/Apia's
+         * 2011-12-30) shares the next day's base */
+        assert(n == 0 || (out[n - 1].day < day && out[n - 1].base <= base));
         out[n++] = (day_span){(int32_t)day, base, from - base, to - base};
     }
     return n;
@@ -351,6 +360,7 @@ static uint32_t window_days(const dataset *ds, int64_t from, int64_t to, day_spa
  * over the group would read six. */
 static uint32_t first_start_from(const tt_run *runs, uint32_t a, uint32_t z, uint32_t guess, int64_t t)
 {
+    assert(a <= guess && guess < z);
     uint32_t lo, hi;   /* the answer is in [lo, hi] */
     if ((int64_t)runs[guess].start < t) {
         lo = guess + 1;
@@ -374,6 +384,8 @@ static uint32_t first_start_from(const tt_run *runs, uint32_t a, uint32_t z, uin
         if ((int64_t)runs[mid].start < t) lo = mid + 1;
         else hi = mid;
     }
+    /* the group's runs are ordered by start: lo is the first at or after t */
+    assert(lo <= z && (lo == z || (int64_t)runs[lo].start >= t) && (lo == a || (int64_t)runs[lo - 1].start < t));
     return lo;
 }
 
@@ -404,6 +416,9 @@ static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
 static int pick_visits(const dataset *ds, query_scratch *s, uint32_t stop, grid_visits sv, uint32_t near,
                        const day_span *days, uint32_t ndays)
 {
+    /* once per stop: the loop below runs per visit and day, the hot path,
+     * and has no assert of its own (first_start_from checks the guess) */
+    assert(ndays <= MAX_DAY_SPANS && (uint64_t)sv.visit_first + sv.visit_count <= ds->nvisits);
     const visit_hot *hot = ds->visit_hot + sv.visit_first;
     for (uint32_t d = 0; d < ndays; d++) {
         const day_span *day = &days[d];
@@ -469,6 +484,7 @@ static int settle_pending(const dataset *ds, query_scratch *s, const day_span *d
         const visit_hot *vh = pd->vh;
         const day_span *day = &days[pd->day];
         uint32_t a = pd->a, b = pd->b, end = vh->run_first + vh->run_count;
+        assert(vh->run_first <= a && a <= b && b <= end && pd->day < MAX_DAY_SPANS);
         while (a < b) {
             uint32_t mid = a + (b - a) / 2;
             if ((int64_t)run_secs(ds, mid, vh->pos) < day->lo) a = mid + 1;
@@ -487,7 +503,10 @@ static int settle_pending(const dataset *ds, query_scratch *s, const day_span *d
     return 0;
 }
 
-/* Pops events in order into out until limit (+1 to learn truncation). */
+/* Pops events in order into out until limit (+1 to learn truncation).
+ * No assert inside the loop: it runs once per departure written, the
+ * innermost loop of every query; the cursors and heap entries it reads were
+ * checked when heap_push made them. */
 static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to, uint32_t limit, departure *out,
                   uint32_t *count, bool *truncated)
 {
@@ -535,6 +554,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         s->heap_n--;
         if (s->heap_n) heap_replace_top(s->heap, s->heap_n, s->heap[s->heap_n]);
     }
+    assert(n <= limit);
     *count = n;
 }
 
@@ -572,11 +592,13 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     int64_t to = from + window_s;
     s->heap_n = s->cur_n = 0;
     const tt_stop *sp = &ds->stops[stop];
+    assert((uint64_t)sp->children_first + sp->children_count <= ds->nchildren);
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
     if (pick_visits(ds, s, stop, grid_visits_of(&ds->stops[stop]), NO_NEAR, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++) {
         uint32_t child = ds->children[sp->children_first + i];
+        assert(child < ds->meta->nstops && ds->stops[child].parent == stop);
         if (pick_visits(ds, s, child, grid_visits_of(&ds->stops[child]), NO_NEAR, days, ndays)) goto oom;
     }
     return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
@@ -610,6 +632,7 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
     }
     for (size_t i = 0; i < s->near_n; i++) {
         const grid_point *gp = s->near[i].point;
+        assert(gp >= ds->grid_points && (uint64_t)(gp - ds->grid_points) < ds->ngrid_stops);
         if (pick_visits(ds, s, gp->stop, ds->grid_visits[gp - ds->grid_points], (uint32_t)i, days, ndays)) goto oom;
     }
     return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
@@ -621,5 +644,6 @@ size_t query_near_count(const query_scratch *s) { return s->near_n; }
 
 nearby_stop query_near_stop(const query_scratch *s, size_t i)
 {
+    assert(i < s->near_n);
     return (nearby_stop){s->near[i].point->stop, s->near[i].distance_m};
 }

@@ -8,6 +8,7 @@
  */
 #include "import/tt_builder.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ uint32_t tb_intern(tt_builder *b, const char *s, size_t len)
 {
     if (len == 0) return 0;
     uint32_t v = strmap_get(&b->string_ids, s, len);
+    assert(v == UINT32_MAX || (size_t)v + len < b->strings_len);   /* an interned string lies in the table */
     if (v != UINT32_MAX) return v;
     if (b->strings_len + len + 1 > UINT32_MAX - 1) return TT_NONE;
     if (b->strings_len + len + 1 > b->strings_cap &&
@@ -255,6 +257,7 @@ static void resolve_parents(tt_builder *b)
         if (s->parent_id == 0) continue;
         const char *pid = tb_str(b, s->parent_id);
         uint32_t p = strmap_get(&b->stop_ids, pid, strlen(pid));
+        assert(p == UINT32_MAX || p < b->stops.n);
         if (p == UINT32_MAX || p == i)
             diag_add(b->diag, DIAG_UNKNOWN_STOP, "stops.txt", 0, "stop '%s': unknown parent_station '%s'",
                      tb_str(b, s->id), pid);
@@ -419,6 +422,7 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
                  (int)f[2].len, f[2].ptr, (int)f[1].len, f[1].ptr);
         return 0;
     }
+    assert(route < b->routes.n && svc < b->services.n);
     int8_t dir = -1;
     if (!EMPTY(4)) {
         if (f[4].len != 1 || (f[4].ptr[0] != '0' && f[4].ptr[0] != '1'))
@@ -459,6 +463,7 @@ static int frequency_row(void *ctx, const csv_field *f, uint64_t line)
         diag_add(b->diag, DIAG_UNKNOWN_TRIP, "frequencies.txt", line, "unknown trip_id '%.*s'", (int)f[0].len, f[0].ptr);
         return 0;
     }
+    assert(trip < b->trips.n);
     uint32_t start, end;
     int64_t headway;
     if (gtfs_parse_time(F(1), &start) != 0 || gtfs_parse_time(F(2), &end) != 0 || start == GTFS_TIME_NONE ||
@@ -559,6 +564,9 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
             memcpy(c->stop_cache[c->pos].id, f[1].ptr, f[1].len);
         }
     }
+    /* once per row: the trip and stop, looked up or taken from the caches,
+     * are records read before */
+    assert(trip < b->trips.n && stop < b->stops.n);
     int64_t seq;
     if (gtfs_parse_int(F(2), &seq) != 0 || seq < 0 || seq > UINT32_MAX) {
         diag_add(b->diag, DIAG_BAD_NUMBER, "stop_times.txt", line, "bad stop_sequence '%.*s'", (int)f[2].len, f[2].ptr);

@@ -212,8 +212,10 @@ static int build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, cons
         for (size_t i = 0; i < n; i++) perm[pos[b->stop_times.v[i].trip]++] = (uint32_t)i;
         free(pos);
     }
-    strmap patterns, profiles;
+    strmap patterns = {0}, profiles = {0};
     if (strmap_init(&patterns, 1024) || strmap_init(&profiles, 1 << 14)) {
+        strmap_free(&patterns);   /* the first may have succeeded */
+        strmap_free(&profiles);
         free(first);
         free(perm);
         return fail_oom(b);

@@ -355,6 +355,8 @@ struct alert_marks {
     uint32_t nrow_slots, row_slots_cap;
     uint32_t *row_first, *row_count;   /* per row */
     uint32_t rows_cap;
+    bool oom;                     /* an allocation failed: the response must not
+                                     pass for one without alerts (marks_write) */
 };
 
 alert_marks *alert_marks_new(void)
@@ -388,16 +390,18 @@ void alert_marks_begin(alert_marks *m, const alert_view *v)
     m->view = v && v->nalerts ? v : NULL;
     m->nmarked = 0;
     m->nrow_slots = 0;
+    m->oom = false;
     if (!m->view)
         return;
     if (m->stamp_cap < v->nalerts) {
         uint32_t cap = v->nalerts + v->nalerts / 2 + 16;
         uint32_t *stamp = calloc(cap, sizeof *stamp);
         uint32_t *marked = malloc(cap * sizeof *marked);
-        if (!stamp || !marked) {   /* out of memory: this response shows no alerts */
+        if (!stamp || !marked) {   /* out of memory: no marks, and the writer is told */
             free(stamp);
             free(marked);
             m->view = NULL;
+            m->oom = true;
             return;
         }
         free(m->stamp);
@@ -410,6 +414,7 @@ void alert_marks_begin(alert_marks *m, const alert_view *v)
     if (m->rows_cap < QUERY_LIMIT_MAX) {
         if (!grow_u32(&m->row_first, QUERY_LIMIT_MAX) || !grow_u32(&m->row_count, QUERY_LIMIT_MAX)) {
             m->view = NULL;
+            m->oom = true;
             return;
         }
         m->rows_cap = QUERY_LIMIT_MAX;
@@ -480,8 +485,10 @@ static bool add_row_slot(alert_marks *m, uint32_t first, uint32_t slot)
 {
     if (m->nrow_slots == m->row_slots_cap) {   /* room first: row_slots starts NULL */
         uint32_t cap = m->row_slots_cap ? m->row_slots_cap * 2 : 64;
-        if (!grow_u32(&m->row_slots, cap))
+        if (!grow_u32(&m->row_slots, cap)) {
+            m->oom = true;
             return false;
+        }
         m->row_slots_cap = cap;
     }
     uint32_t *list = m->row_slots + first, n = m->nrow_slots - first;
@@ -605,6 +612,8 @@ static int compare_u32(const void *a, const void *b)
 
 void alert_marks_write(alert_marks *m, json_writer *w)
 {
+    if (m->oom)   /* rows may lack alerts they have: a 503, not a quiet 200 */
+        w->oom = true;
     json_key_n(w, "alerts", 6);
     json_array_begin(w);
     if (m->view) {

@@ -332,6 +332,13 @@ int live_store_load(live_store *ls, alert ***alerts, uint32_t *count, int64_t *g
                                           sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
                                           sqlite3_column_int64(s, 4), &aerr)
                        : NULL;
+        if (!a && aerr.status == 500) {
+            /* out of memory, not a bad alert: skipping it would serve a
+             * list without it as if it were complete */
+            snprintf(err, errlen, "%s: alert '%.80s' cannot be loaded: %s", ls->path, id,
+                     aerr.detail);
+            goto done;
+        }
         if (!a) {
             if (warn) {
                 char msg[600];

@@ -16,6 +16,7 @@
  */
 #include "transit/rt_overlay.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,8 +402,13 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     free(renumber);
     qsort(o->events, o->event_count, sizeof *o->events, compare_events);
     /* counts per stop, then where each stop's run starts */
-    for (uint32_t i = 0; i < o->event_count; i++) o->stop_events[o->events[i].stop + 1]++;
+    for (uint32_t i = 0; i < o->event_count; i++) {
+        assert(o->events[i].stop < o->nstops);
+        assert(i == 0 || compare_events(&o->events[i - 1], &o->events[i]) <= 0);
+        o->stop_events[o->events[i].stop + 1]++;
+    }
     for (uint32_t st = 0; st < o->nstops; st++) o->stop_events[st + 1] += o->stop_events[st];
+    assert(o->stop_events[o->nstops] == o->event_count);
     return 0;
 }
 
@@ -424,15 +430,19 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
 {
     if (!rt_overlay_added_at_stop(o, stop)) return 0;
     uint32_t a = o->stop_events[stop], end = o->stop_events[stop + 1], b = end;
+    assert(a < end && end <= o->event_count);
     while (a < b) {   /* the stop's first event at `from` or after */
         uint32_t mid = a + (b - a) / 2;
         if (o->events[mid].instant < from) a = mid + 1;
         else b = mid;
     }
+    /* a stop's events are ordered by instant (finish_added) */
+    assert(a == o->stop_events[stop] || o->events[a - 1].instant < from);
     uint32_t n = 0;
     for (; a < end && o->events[a].instant < to; a++, n++) {
         if (n >= max) continue;
         const rt_added_event *e = &o->events[a];
+        assert(e->stop == stop && e->trip >= o->ntrips && e->trip - o->ntrips < o->added_count);
         out[n] = (departure){.instant = e->instant,
                              .utc_offset = dataset_utc_offset(o->ds, e->instant),
                              .service_date = o->added[e->trip - o->ntrips].service_date,
@@ -590,11 +600,13 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return false;
     /* the trip's instances lie side by side from trip_first, by date then start */
     uint32_t lo = o->trip_first[d->trip];
+    assert(lo < o->trip_count && o->trips[lo].trip == d->trip);
     while (lo < o->trip_count && o->trips[lo].trip == d->trip && o->trips[lo].service_date < d->service_date)
         lo++;
     for (; lo < o->trip_count && o->trips[lo].trip == d->trip && o->trips[lo].service_date == d->service_date;
          lo++) {
         const rt_trip_entry *e = &o->trips[lo];
+        assert((uint64_t)e->first_stop + e->stop_count <= o->stop_count);
         const rt_stop_entry *s = o->stops + e->first_stop;
         /* the row's position in the trip finds the stop in one read; a row
          * made elsewhere (pos 0 or stale) falls back to a binary search */

@@ -8,6 +8,7 @@
  */
 #include "store/dataset_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -441,6 +442,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
         free(ds);
         return NULL;
     }
+    dataset_assert_orders(ds);
     return ds;
 }
 
@@ -566,6 +568,7 @@ int32_t dataset_utc_offset_span(const dataset *ds, int64_t instant, int64_t *fro
 {
     const tt_tz_transition *t = ds->tz;
     uint32_t lo = 0, hi = ds->meta->ntz; /* last at <= instant; t[0].at is INT64_MIN */
+    assert(hi > 0 && t[0].at == INT64_MIN);
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (t[mid].at <= instant) lo = mid;
@@ -626,8 +629,10 @@ static uint32_t find_by_id(const dataset *ds, const id_hash *ids, const void *re
         uint32_t i = (uint32_t)v - 1, sid;
         memcpy(&sid, (const char *)records + (size_t)i * stride + id_off, sizeof sid);
         const char *s = ds->strings + sid;
-        if (strnlen(s, len + 1) == len && memcmp(s, id, len) == 0)
+        if (strnlen(s, len + 1) == len && memcmp(s, id, len) == 0) {
+            assert(i <= ids->mask);   /* the table has more slots than records */
             return i;
+        }
     }
 }
 
@@ -648,6 +653,7 @@ uint32_t dataset_find_trip(const dataset *ds, const char *id, size_t len)
 
 void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)
 {
+    assert(stop < ds->meta->nstops);
     const tt_stop *s = &ds->stops[stop];
     out->id = ds->strings + s->id;
     out->name = ds->strings + s->name;
@@ -663,6 +669,7 @@ void dataset_stop(const dataset *ds, uint32_t stop, stop_info *out)
 
 void dataset_route(const dataset *ds, uint32_t route, route_info *out)
 {
+    assert(route < ds->meta->nroutes);
     const tt_route *r = &ds->routes[route];
     out->id = ds->strings + r->id;
     out->agency_id = ds->strings + r->agency_id;
@@ -675,6 +682,7 @@ void dataset_route(const dataset *ds, uint32_t route, route_info *out)
 
 void dataset_trip(const dataset *ds, uint32_t trip, trip_info *out)
 {
+    assert(trip < ds->meta->ntrips);
     const tt_trip *t = &ds->trips[trip];
     out->id = ds->strings + t->id;
     out->service_id = ds->strings + t->service_id_str;
@@ -688,6 +696,7 @@ void dataset_trip(const dataset *ds, uint32_t trip, trip_info *out)
 
 void dataset_agency(const dataset *ds, uint32_t agency, agency_info *out)
 {
+    assert(agency < ds->meta->nagencies);
     const tt_agency *a = &ds->agencies[agency];
     out->id = ds->strings + a->id;
     out->name = ds->strings + a->name;
@@ -699,6 +708,7 @@ void dataset_agency(const dataset *ds, uint32_t agency, agency_info *out)
 
 uint32_t dataset_stop_children(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total)
 {
+    assert(stop < ds->meta->nstops);
     const tt_stop *s = &ds->stops[stop];
     uint32_t n = s->children_count < max ? s->children_count : max;
     if (n) memcpy(out, ds->children + s->children_first, n * sizeof *out);
@@ -708,6 +718,7 @@ uint32_t dataset_stop_children(const dataset *ds, uint32_t stop, uint32_t *out, 
 
 uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, uint32_t max, uint32_t *total)
 {
+    assert(stop < ds->meta->nstops);
     const tt_stop *s = &ds->stops[stop];
     uint32_t n = 0, all = 0;
     /* own routes, then children's, merged without duplicates (both lists are sorted) */
@@ -719,6 +730,8 @@ uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, ui
             const tt_stop *x = l == 0 ? s : &ds->stops[ds->children[s->children_first + l - 1]];
             for (uint32_t i = 0; i < x->routes_count; i++) {
                 uint32_t r = ds->stop_routes[x->routes_first + i];
+                /* the merge relies on each stop's routes being ascending */
+                assert(i == 0 || ds->stop_routes[x->routes_first + i - 1] < r);
                 if (last != UINT32_MAX && r <= last) continue;
                 if (r < best) best = r;
                 break;
@@ -735,6 +748,7 @@ uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, ui
 
 bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date)
 {
+    assert(trip < ds->meta->ntrips);
     return dataset_service_active(ds, ds->trips[trip].service, service_date);
 }
 
@@ -751,7 +765,9 @@ int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t 
         *count = 0;
         return QUERY_OK;
     }
+    assert(t->pattern < ds->meta->npatterns);
     const tt_pattern *p = &ds->patterns[t->pattern];
+    assert((uint64_t)p->first + p->len <= ds->npattern_stops);
     *count = p->len;
     for (uint32_t k = 0; k < p->len && k < max; k++) {
         const tt_pattern_stop *ps = &ds->pattern_stops[p->first + k];

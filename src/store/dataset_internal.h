@@ -133,6 +133,9 @@ struct dataset {
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */
 int32_t dataset_utc_offset_span(const dataset *ds, int64_t instant, int64_t *from, int64_t *until);
 int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *path);
+/* Asserts the orders of the indexes and runs the engine relies on
+ * (dataset_check.c); nothing with NDEBUG. */
+void dataset_assert_orders(const dataset *ds);
 /* The instant of "noon minus 12h" of a service day. */
 int64_t dataset_day_base(const dataset *ds, int32_t day);
 

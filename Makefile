@@ -3,6 +3,8 @@
 #   make run    install what is missing, build, import a default dataset, serve it
 #   make test   install what is missing, build, run every unit and API test
 #   make test SANITIZE=1   the same suite under ASan + UBSan + LeakSanitizer
+#   make RELEASE=1 ...     build/release: -DNDEBUG, assert() off. `make run` and every
+#                          `make bench*` use it; tests and sanitizer builds keep the asserts
 #   make fuzz FUZZ_S=60    each libFuzzer target (tests/fuzz) for FUZZ_S seconds;
 #                          CI runs `make fuzz-smoke` (10 s each)
 #
@@ -14,6 +16,10 @@ ifeq ($(SANITIZE),1)
 BUILD ?= build/sanitize
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 OPT := -O1 -g
+else ifeq ($(RELEASE),1)
+BUILD ?= build/release
+SAN_FLAGS :=
+OPT := -O2 -g -DNDEBUG
 else
 BUILD ?= build
 SAN_FLAGS :=
@@ -79,7 +85,7 @@ PORT ?= 8080
 # The first python3 that has pytest and requests (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime clean demo-feed
 
 all: $(TRANSITD)
 
@@ -140,7 +146,11 @@ build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
 
 # ---------------------------------------------------------------- the two commands
 
-run: deps-run $(TRANSITD)
+# `make run` serves a release build (assert() off), as a deployment would.
+run: deps-run
+	@$(MAKE) --no-print-directory RELEASE=1 serve-release
+
+serve-release: $(TRANSITD)
 	@bash .ci/make-run "$(TRANSITD)" "$(DATA)" "$(FEED)" "$(PORT)"
 
 test: deps
@@ -155,31 +165,37 @@ api: build-tests
 
 # ---------------------------------------------------------------- benchmarks
 
-bench: deps build-tests
-	@$(PYTHON) bench/run_bench.py --build $(BUILD) --all
-	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
-	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
+# Benchmarks measure release builds (build/release, assert() off), the binary a
+# deployment runs; `make bench-smoke` (part of `make test`) runs on the test build.
+RELEASE_BUILD := build/release
+release-build:
+	@$(MAKE) --no-print-directory RELEASE=1 build-tests
+
+bench: deps release-build
+	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --all
+	@$(PYTHON) bench/alerts_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
 
-bench-import: build-tests
-	@$(PYTHON) bench/run_bench.py --build $(BUILD) --import
+bench-import: release-build
+	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --import
 
-bench-query: build-tests
-	@$(PYTHON) bench/run_bench.py --build $(BUILD) --query
+bench-query: release-build
+	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --query
 
-bench-csv: build-tests
-	@$(PYTHON) bench/run_bench.py --build $(BUILD) --csv
+bench-csv: release-build
+	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --csv
 
-bench-http: build-tests
-	@$(PYTHON) bench/run_bench.py --build $(BUILD) --http
+bench-http: release-build
+	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --http
 
-bench-alerts: build-tests
-	@$(PYTHON) bench/alerts_bench.py --build $(BUILD)
+bench-alerts: release-build
+	@$(PYTHON) bench/alerts_bench.py --build $(RELEASE_BUILD)
 
-bench-realtime: build-tests
-	@$(PYTHON) bench/realtime_bench.py --build $(BUILD)
+bench-realtime: release-build
+	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip

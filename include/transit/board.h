@@ -28,7 +28,8 @@ typedef struct board_row {
 
 typedef struct board {
     const departure *deps;       /* count rows, in the API's order */
-    const board_row *rows;       /* count, beside deps */
+    const board_row *rows;       /* count, beside deps; NULL when there was nothing to join
+                                  * (every row then reads as a zeroed board_row) */
     uint32_t count;
     bool truncated;              /* more rows matched than the limit */
     bool realtime;               /* the server ingests realtime: rows say what it knows

@@ -514,21 +514,22 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
  * rows copy before the first row needs one, so the misses overlap instead
  * of each row waiting for its own. A middle is a few lines long; its first
  * two hold all but the longest route names. */
-static size_t board_room(const dataset *ds, const departure_texts *x, const board *b, bool near_point)
+static inline __attribute__((always_inline)) size_t board_room(const dataset *ds, const departure_texts *x,
+                                                                const board *b, bool near_point, bool joined)
 {
     const char *text = x->text;
     uint32_t last_stop = UINT32_MAX;
     size_t room = 0;
     for (uint32_t i = 0; i < b->count; i++)
-        if (!b->rows[i].added)
+        if (!joined || !b->rows[i].added)
             __builtin_prefetch(&x->trips[b->deps[i].trip]);
     for (uint32_t i = 0; i < b->count; i++) {
         const departure *d = &b->deps[i];
-        const board_row *r = &b->rows[i];
+        const board_row *r = joined ? &b->rows[i] : NULL;
         const stop_text *st = &x->stops[d->stop];
-        if (r->alerts)
+        if (joined && r->alerts)
             room += alerts_room(b->alerts, i, r->alerts);
-        if (r->added) {
+        if (joined && r->added) {
             room += added_row_room(ds, r->added, st, near_point);
             continue;
         }
@@ -552,26 +553,21 @@ static size_t board_room(const dataset *ds, const departure_texts *x, const boar
     return room;
 }
 
-int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
-                               size_t errlen)
+/* The rows into the reservation at p. `joined` is a constant where this is
+ * inlined: a board with nothing joined (no realtime, no alerts: the common
+ * case) pays no test of its rows' joins. */
+static inline __attribute__((always_inline)) char *put_rows(char *p, const dataset *ds, const departure_texts *x,
+                                                             const board *b, bool near_point, bool joined)
 {
-    const departure_texts *x = dataset_extension_get(ds, &departure_texts_extension, err, errlen);
-    if (!x)
-        return -1;
     row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
     const char *text = x->text;
-    /* one reservation for every row; the rows after the first write their
-     * own commas */
-    char *p = b->count ? json_raw_begin(w, board_room(ds, x, b, near_point)) : NULL;
-    if (!p)
-        return 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const departure *d = &b->deps[i];
-        const board_row *r = &b->rows[i];
+        const board_row *r = joined ? &b->rows[i] : NULL;
         assert(d->stop < x->nstops);
         if (i)
             *p++ = ',';
-        if (r->added) {
+        if (joined && r->added) {
             p = put_added_row(p, ds, x, r->added, d, &texts, near_point);
         } else {
             assert(d->trip < x->ntrips);
@@ -592,12 +588,31 @@ int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool
             const char *instant_text = p + INSTANT_AT;
             p = put_times_and_tail(p, text, st, d, &texts, near_point);
             if (b->realtime)
-                p = put_realtime(p, ds, &r->rt, d, instant_text);
+                p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
         }
-        if (r->alerts)
+        if (joined && r->alerts)
             p = put_alerts(p, b->alerts, i, r->alerts);
         *p++ = '}';
     }
+    return p;
+}
+
+int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
+                               size_t errlen)
+{
+    const departure_texts *x = dataset_extension_get(ds, &departure_texts_extension, err, errlen);
+    if (!x)
+        return -1;
+    if (!b->count)
+        return 0;
+    /* one reservation for every row; the rows after the first write their
+     * own commas */
+    bool joined = b->rows != NULL;
+    char *p = json_raw_begin(w, joined ? board_room(ds, x, b, near_point, true)
+                                       : board_room(ds, x, b, near_point, false));
+    if (!p)
+        return 0;
+    p = joined ? put_rows(p, ds, x, b, near_point, true) : put_rows(p, ds, x, b, near_point, false);
     json_raw_end(w, p);
     return 0;
 }

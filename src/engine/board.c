@@ -45,6 +45,12 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
     alert_marks *alerts = src ? src->alerts : NULL;
     /* an overlay of another dataset knows none of these trips */
     const rt_overlay *rt = realtime && rt_overlay_dataset(realtime) == ds ? realtime : NULL;
+    if (!rt && !alerts) {
+        /* nothing to join: no row is of an ADDED trip (rt_merge puts them
+         * only with this dataset's overlay), none has realtime or alerts */
+        *out = (board){deps, NULL, count, false, realtime != NULL, NULL};
+        return;
+    }
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
     if (rt)

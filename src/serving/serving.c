@@ -266,32 +266,40 @@ static void warn_to_stderr(void *ctx, const char *message)
     fprintf(stderr, "transitd: warning: %s\n", message);
 }
 
-bool serving_reload_alerts(serving *s)
+/* Shows every alert of the store; false with err when they cannot be read
+ * or shown (the previous view stays). */
+static bool load_alerts(serving *s, char *err, size_t errlen)
 {
-    if (!s->live)
-        return false;
     alert **alerts = NULL;
     uint32_t n = 0;
     int64_t generation = 0;
-    char err[512];
-    if (live_store_load(s->live, &alerts, &n, &generation, warn_to_stderr, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "transitd: cannot load the alerts, still showing the previous ones: %s\n", err);
+    if (live_store_load(s->live, &alerts, &n, &generation, warn_to_stderr, NULL, err, errlen) != 0)
         return false;
-    }
     pthread_mutex_lock(&s->alert_writes);
     bool ok = show_alerts(s, alerts, n, generation);
     if (!ok)
-        fprintf(stderr, "transitd: out of memory loading %u alerts\n", n);
+        snprintf(err, errlen, "out of memory showing %u alerts", n);
     pthread_mutex_unlock(&s->alert_writes);
     live_alerts_free(alerts, n);
     return ok;
+}
+
+bool serving_reload_alerts(serving *s)
+{
+    char err[512] = "";
+    if (!s->live)
+        return false;
+    if (load_alerts(s, err, sizeof err))
+        return true;
+    fprintf(stderr, "transitd: cannot load the alerts, still showing the previous ones: %s\n", err);
+    return false;
 }
 
 bool serving_open_live(serving *s, char *err, size_t errlen)
 {
     if (!(s->live = live_store_open(s->data_dir, err, errlen)))
         return false;
-    return serving_reload_alerts(s);
+    return load_alerts(s, err, errlen);
 }
 
 live_store *serving_live(serving *s) { return s->live; }

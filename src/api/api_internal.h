@@ -1,10 +1,10 @@
 /* api_internal.h — what the endpoint files of src/api/ share, and no one else.
  *
  * Why it exists: the v1 endpoints are split by concern (api.c: the thread
- * context, the shared writers, stops, departures and alerts; api_params.c:
- * problems and parameters; api_reference.c: routes, trips, agencies, feed),
- * yet all of them check parameters, fail with a problem and write through
- * the same few helpers. Those helpers are declared
+ * context, the shared writers, stops and departures; api_params.c: problems
+ * and parameters; api_reference.c: routes, trips, agencies, feed;
+ * api_alerts.c: alerts), yet all of them check parameters, fail with a
+ * problem and write through the same few helpers. Those helpers are declared
  * here, with the per-thread context they work in; transit/api.h stays the
  * only interface outside the folder.
  */

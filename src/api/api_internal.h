@@ -80,7 +80,11 @@ int64_t api_resolve_time(const dataset *ds, const api_request *req, const time_p
 
 /* ------------------------------------------------------------ the thread and stores (api.c) */
 
+/* Borrows a schedule.sqlite connection of the dataset's version: give it
+ * back with dataset_give_schedule. 503 when it cannot be opened. */
 int api_take_schedule(dataset *ds, schedule_db **db, api_problem *prob);
+
+/* Grows t->stop_times to hold `need`; false when out of memory. */
 bool api_grow_stop_times(api_thread *t, uint32_t need);
 
 /* ------------------------------------------------------------ writers (api.c) */
@@ -90,6 +94,9 @@ void api_kv_text(json_writer *w, const char *key, const char *s);
 void api_write_route(json_writer *w, const route_info *r);
 void api_begin_list(json_writer *w, const char *key);
 void api_end_list(json_writer *w);
+
+/* The end of every endpoint: 200 with the response's max-age, or 503 when
+ * the writer ran out of memory. */
 int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds);
 
 #endif

@@ -1,7 +1,7 @@
 /* TDAgenciesResource.m — GET /v1/agencies: the feed's agencies.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_agencies() in src/api/api.c, shared with `transitd query`.
+ * itself is api_agencies() in src/api/api_reference.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

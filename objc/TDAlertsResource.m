@@ -2,7 +2,7 @@
  * API's one writable resource.
  *
  * Why it exists: the verbs are messages. GET lists or shows (api_alerts and
- * api_alert in src/api/api.c, on the request's alert view); POST creates with a
+ * api_alert in src/api/api_alerts.c, on the request's alert view); POST creates with a
  * server id; PUT creates or replaces by id (idempotent); PATCH applies a JSON
  * merge patch; DELETE removes. The server has already checked the bearer
  * token (TDServer's -answer:). A write checks the body (alert.c) and the ids

@@ -2,7 +2,7 @@
  * dates) and its feed_validity, which depends on today's date.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_feed() in src/api/api.c, shared with `transitd query`.
+ * itself is api_feed() in src/api/api_reference.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -1,7 +1,7 @@
 /* TDRouteResource.m — GET /v1/routes/{id}: one route.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_route() in src/api/api.c, shared with `transitd query`.
+ * itself is api_route() in src/api/api_reference.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -1,7 +1,7 @@
 /* TDTripResource.m — GET /v1/trips/{id}: one trip with its stop times.
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
- * itself is api_trip() in src/api/api.c, shared with `transitd query`.
+ * itself is api_trip() in src/api/api_reference.c, shared with `transitd query`.
  */
 #import "TDResource.h"
 

@@ -1,6 +1,6 @@
 /* rfc3339.h — RFC 3339 date-times without a dataset: reading and writing.
  *
- * Why it exists: the `time` parameter (api.c), the alerts' active periods
+ * Why it exists: the `time` parameter (api_params.c), the alerts' active periods
  * (alert.c) and the feed's validity (feed_validity.c) read and write the
  * same syntax, below any layer that knows a dataset. Implemented in
  * src/base/rfc3339.c.

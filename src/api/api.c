@@ -1,48 +1,30 @@
-/* api.c — the v1 endpoints: validate parameters, ask the engine, write JSON.
+/* api.c — the per-thread context, the writers the endpoints share, and the
+ * stop and departures endpoints.
  *
  * Why it exists: the HTTP server and `transitd query` must answer alike, so
- * the whole of an endpoint short of HTTP framing lives here. Every endpoint
- * first checks its parameters (unknown, duplicate, missing, malformed or out
- * of range → 400 naming the parameter), then looks up ids (unknown → 404),
- * then streams the body. All working memory belongs to the api_thread and is
- * reused, so a warm thread answers without allocating.
+ * the whole of an endpoint short of HTTP framing lives in src/api/. Every
+ * endpoint first checks its parameters (api_params.c: unknown, duplicate,
+ * missing, malformed or out of range → 400 naming the parameter), then looks
+ * up ids (unknown → 404), then streams the body. All working memory belongs
+ * to the api_thread made here and is reused, so a warm thread answers
+ * without allocating. The stops and departures endpoints are here, beside
+ * the thread's arrays they fill; the whole-feed ones are in api_reference.c,
+ * the alerts in api_alerts.c.
  */
-#include "transit/api.h"
-
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_internal.h"
 #include "api/departure_json.h"
 #include "transit/feed_validity.h"
-#include "transit/gtfs.h"
-#include "transit/board.h"
 
 #define CACHE_DEPARTURES 30
-#define CACHE_STATIC 86400
 #define CACHE_STOP_WITH_ALERTS 60   /* a stop's detail shows the alerts active now */
-#define CACHE_FEED 3600          /* its feed_validity changes with the date */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
-#define RADIUS_DEFAULT 500
-#define WINDOW_MINUTES_DEFAULT 60
 #define COORD_DECIMALS 6
 
-struct api_thread {
-    query_scratch *scratch;
-    board_scratch *board;           /* the departure boards' rows */
-    nearby_stop nearby[QUERY_LIMIT_MAX];
-    stop_id_buf found_ids[QUERY_LIMIT_MAX];
-    trip_stop_time *stop_times;     /* grows to the longest trip seen */
-    uint32_t stop_times_cap;
-    uint32_t *indices;              /* children / routes of a stop; grows */
-    uint32_t indices_cap;
-    alert_marks *marks;             /* the alerts a response shows */
-};
-
 static bool grow_indices(api_thread *t, uint32_t need);
-static bool grow_stop_times(api_thread *t, uint32_t need);
 
 api_thread *api_thread_new(void)
 {
@@ -54,7 +36,8 @@ api_thread *api_thread_new(void)
      * handed a NULL array, and most threads never grow them. */
     t->marks = alert_marks_new();
     t->board = board_scratch_new();
-    if (!t->scratch || !t->marks || !t->board || !grow_indices(t, 64) || !grow_stop_times(t, 32)) {
+    if (!t->scratch || !t->marks || !t->board || !grow_indices(t, 64) ||
+        !api_grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
     }
@@ -74,311 +57,17 @@ void api_thread_free(api_thread *t)
     free(t);
 }
 
-/* ------------------------------------------------------------ problems */
-
-static int problem(api_problem *prob, int status, const char *param, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int problem(api_problem *prob, int status, const char *param, const char *fmt, ...)
-{
-    prob->status = status;
-    switch (status) {
-    case 400: prob->title = "Bad Request"; break;
-    case 404: prob->title = "Not Found"; break;
-    case 422: prob->title = "Unprocessable Content"; break;
-    case 503: prob->title = "Service Unavailable"; break;
-    default: prob->title = "Internal Server Error"; break;
-    }
-    snprintf(prob->param, sizeof prob->param, "%s", param ? param : "");
-    prob->pointer[0] = '\0';
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(prob->detail, sizeof prob->detail, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-/* Maps an engine error to a problem. */
-static int query_problem(api_problem *prob, int rc, const query_error *err)
-{
-    if (rc == QUERY_EINVAL)
-        return problem(prob, 400, err->param, "%s", err->message);
-    if (rc == QUERY_ENOTFOUND)
-        return problem(prob, 404, err->param, "%s", err->message);
-    return problem(prob, 503, "", "the query could not be answered: %s",
-                   err->message[0] ? err->message : "out of memory");
-}
-
-static int no_dataset(api_problem *prob)
-{
-    return problem(prob, 503, "", "no dataset is loaded");
-}
-
-void api_problem_begin(const api_problem *prob, const char *instance_path, json_writer *out)
-{
-    json_object_begin(out);
-    json_kv_string(out, "type", "about:blank");
-    json_kv_string(out, "title", prob->title ? prob->title : "Error");
-    json_kv_int(out, "status", prob->status);
-    json_kv_string(out, "detail", prob->detail);
-    if (instance_path)
-        json_kv_string(out, "instance", instance_path);
-    if (prob->pointer[0])
-        json_kv_string(out, "pointer", prob->pointer);
-}
-
-void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out)
-{
-    api_problem_begin(prob, instance_path, out);
-    json_object_end(out);
-}
-
-/* ------------------------------------------------------------ parameters */
-
-int api_parse_time(const dataset *ds, const char *s, int64_t *instant)
-{
-    int64_t local;
-    bool has_offset;
-    int32_t offset;
-    if (rfc3339_parse(s, &local, &has_offset, &offset) != 0)
-        return -1;
-    if (has_offset) {
-        *instant = local - offset;
-        return 0;
-    }
-    if (!ds)
-        return -1;   /* a local time means nothing without the feed's zone */
-    *instant = dataset_local_to_instant(ds, local);
-    return 0;
-}
-
-
-/* The allowed list of an endpoint that takes no query parameters. */
-static const char *const NO_PARAMS[] = {NULL};
-
-/* Parameter names differ in their first byte far more often than not:
- * comparing it first spares most string comparisons. */
-static inline bool same_name(const char *a, const char *b)
-{
-    return a[0] == b[0] && strcmp(a, b) == 0;
-}
-
-/* Rejects parameters the endpoint does not take, and repeated ones (an
- * endpoint takes at most 64: a bit each marks the ones seen). */
-static int check_params(const api_request *req, const char *const *allowed, api_problem *prob)
-{
-    uint64_t seen = 0;
-    for (int i = 0; i < req->nparams; i++) {
-        const char *key = req->params[i].key ? req->params[i].key : "";
-        int known = -1;
-        for (int a = 0; a < 64 && allowed[a] && known < 0; a++)
-            if (same_name(allowed[a], key))
-                known = a;
-        if (known < 0)
-            return problem(prob, 400, key, "unknown parameter '%s'", key);
-        if (seen & ((uint64_t)1 << known))
-            return problem(prob, 400, key, "duplicate parameter '%s'", key);
-        seen |= (uint64_t)1 << known;
-    }
-    return 0;
-}
-
-static const char *param_value(const api_request *req, const char *name)
-{
-    for (int i = 0; i < req->nparams; i++)
-        if (req->params[i].key && same_name(req->params[i].key, name))
-            return req->params[i].value ? req->params[i].value : "";
-    return NULL;
-}
-
-static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* A decimal "-?DIGITS[.DIGITS]" without libc (strtod follows the locale).
- * Up to 15 significant digits the result is the correctly rounded double. */
-static bool parse_decimal(const char *s, double *out)
-{
-    const char *p = s;
-    bool negative = *p == '-';
-    if (negative)
-        p++;
-    uint64_t mantissa = 0;
-    int significant = 0, scale = 0, int_digits = 0, frac_digits = 0;
-    while (*p >= '0' && *p <= '9') {
-        if (significant < 18) {
-            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
-            if (mantissa)
-                significant++;
-        } else {
-            scale--;   /* a dropped integer digit: multiply by 10 later */
-        }
-        p++;
-        int_digits++;
-    }
-    if (int_digits == 0 || int_digits > 308)
-        return false;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') {
-            if (significant < 18) {
-                mantissa = mantissa * 10 + (uint64_t)(*p - '0');
-                if (mantissa)
-                    significant++;
-                scale++;
-            }
-            p++;
-            frac_digits++;
-        }
-        if (frac_digits == 0)
-            return false;
-    }
-    if (*p != '\0')
-        return false;
-    double v = (double)mantissa;
-    while (scale < 0) {
-        int step = -scale > 22 ? 22 : -scale;
-        v *= pow10_exact[step];
-        scale += step;
-    }
-    while (scale > 0) {
-        int step = scale > 22 ? 22 : scale;
-        v /= pow10_exact[step];
-        scale -= step;
-    }
-    *out = negative ? -v : v;
-    return true;
-}
-
-/* A decimal integer "-?DIGITS" of at most 9 digits. */
-static bool parse_small_int(const char *s, long *out)
-{
-    const char *p = s;
-    bool negative = *p == '-';
-    if (negative)
-        p++;
-    long v = 0;
-    int n = 0;
-    while (*p >= '0' && *p <= '9') {
-        if (++n > 9)
-            return false;
-        v = v * 10 + (*p - '0');
-        p++;
-    }
-    if (n == 0 || *p != '\0')
-        return false;
-    *out = negative ? -v : v;
-    return true;
-}
-
-static int missing(api_problem *prob, const char *name)
-{
-    return problem(prob, 400, name, "missing required parameter '%s'", name);
-}
-
-static int get_coordinate(const api_request *req, const char *name, double limit, double *out,
-                          api_problem *prob)
-{
-    const char *v = param_value(req, name);
-    if (!v)
-        return missing(prob, name);
-    if (!parse_decimal(v, out) || *out < -limit || *out > limit)
-        return problem(prob, 400, name, "%s must be between %d and %d", name, -(int)limit,
-                       (int)limit);
-    return 0;
-}
-
-static int get_int(const api_request *req, const char *name, long def, long min, long max,
-                   const char *what, long *out, api_problem *prob)
-{
-    const char *v = param_value(req, name);
-    if (!v) {
-        *out = def;
-        return 0;
-    }
-    if (!parse_small_int(v, out) || *out < min || *out > max)
-        return problem(prob, 400, name, "%s must be %s between %ld and %ld", name, what, min, max);
-    return 0;
-}
-
-static int get_radius(const api_request *req, long *out, api_problem *prob)
-{
-    return get_int(req, "radius", RADIUS_DEFAULT, QUERY_RADIUS_MIN, QUERY_RADIUS_MAX,
-                   "an integer number of metres", out, prob);
-}
-
-static int get_window(const api_request *req, long *out, api_problem *prob)
-{
-    return get_int(req, "window", WINDOW_MINUTES_DEFAULT, QUERY_WINDOW_MIN / 60,
-                   QUERY_WINDOW_MAX / 60, "an integer number of minutes", out, prob);
-}
-
-static int get_limit(const api_request *req, long def, long *out, api_problem *prob)
-{
-    return get_int(req, "limit", def, QUERY_LIMIT_MIN, QUERY_LIMIT_MAX, "an integer", out, prob);
-}
-
-/* The syntax of `time`, checked before the dataset is needed. */
-typedef struct time_param {
-    bool given, has_offset;
-    int64_t local;
-    int32_t offset;
-} time_param;
-
-static int get_time_syntax(const api_request *req, time_param *tp, api_problem *prob)
-{
-    const char *v = param_value(req, "time");
-    memset(tp, 0, sizeof *tp);
-    if (!v)
-        return 0;
-    tp->given = true;
-    if (rfc3339_parse(v, &tp->local, &tp->has_offset, &tp->offset) != 0)
-        return problem(prob, 400, "time",
-                       "time must be an RFC 3339 date-time such as 2026-11-21T18:15:00-05:00 "
-                       "or a local date-time in the feed timezone such as 2026-11-21T18:15");
-    return 0;
-}
-
-static int64_t resolve_time(const dataset *ds, const api_request *req, const time_param *tp)
-{
-    if (!tp->given)
-        return req->now;
-    if (tp->has_offset)
-        return tp->local - tp->offset;
-    return dataset_local_to_instant(ds, tp->local);
-}
-
-static int need_id(const api_request *req, const char *what, api_problem *prob)
-{
-    if (!req->id || !req->id[0])
-        return problem(prob, 400, what, "missing %s", what);
-    return 0;
-}
-
-/* The whole prologue of an endpoint that takes no query parameters beyond
- * `allowed` checks: unknown or repeated parameters, then the path id when
- * `id_name` is given (both 400), then the dataset (503). */
-static int check_request(const api_request *req, const char *const *allowed, const char *id_name,
-                         const dataset *ds, api_problem *prob)
-{
-    if (check_params(req, allowed, prob) || (id_name && need_id(req, id_name, prob)))
-        return prob->status;
-    if (!ds)
-        return no_dataset(prob);
-    return 0;
-}
-
 /* ------------------------------------------------------------ the version's stores */
 
 /* Borrows a schedule.sqlite connection of the dataset's version (give it back
  * with dataset_give_schedule before returning): the connections belong to the
  * dataset, so they close with it and never keep a replaced version's file. */
-static int take_schedule(dataset *ds, schedule_db **db, api_problem *prob)
+int api_take_schedule(dataset *ds, schedule_db **db, api_problem *prob)
 {
     char err[256] = "";
     *db = dataset_take_schedule(ds, err, sizeof err);
     if (!*db)
-        return problem(prob, 503, "", "the schedule database cannot be opened: %s", err);
+        return api_fail(prob, 503, "", "the schedule database cannot be opened: %s", err);
     return 0;
 }
 
@@ -407,7 +96,7 @@ static bool grow_indices(api_thread *t, uint32_t need)
     return ok;
 }
 
-static bool grow_stop_times(api_thread *t, uint32_t need)
+bool api_grow_stop_times(api_thread *t, uint32_t need)
 {
     void *items = t->stop_times;
     bool ok = grow_array(&items, &t->stop_times_cap, need, 32, sizeof *t->stop_times);
@@ -418,7 +107,7 @@ static bool grow_stop_times(api_thread *t, uint32_t need)
 /* ------------------------------------------------------------ writers */
 
 /* Optional text: null when the feed leaves it empty. */
-static void kv_optional(json_writer *w, const char *key, const char *s)
+void api_kv_optional(json_writer *w, const char *key, const char *s)
 {
     json_key(w, key);
     if (s && s[0])
@@ -428,23 +117,9 @@ static void kv_optional(json_writer *w, const char *key, const char *s)
 }
 
 /* Text the feed should carry: "" rather than null when it does not. */
-static void kv_text(json_writer *w, const char *key, const char *s)
+void api_kv_text(json_writer *w, const char *key, const char *s)
 {
     json_kv_string(w, key, s ? s : "");
-}
-
-static void kv_date(json_writer *w, const char *key, int32_t days)
-{
-    char date[11];
-    format_date(days, date);
-    json_kv_string(w, key, date);
-}
-
-static void kv_instant(json_writer *w, const char *key, int64_t instant, int32_t offset)
-{
-    char text[26];
-    rfc3339_format_instant(instant, offset, text);
-    json_kv_string(w, key, text);
 }
 
 static void kv_distance(json_writer *w, double metres)
@@ -456,8 +131,8 @@ static void kv_distance(json_writer *w, double metres)
 static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info *st,
                               const double *distance_m)
 {
-    kv_text(w, "id", st->id);
-    kv_text(w, "name", st->name);
+    api_kv_text(w, "id", st->id);
+    api_kv_text(w, "name", st->name);
     json_kv_double(w, "lat", st->lat, COORD_DECIMALS);
     json_kv_double(w, "lon", st->lon, COORD_DECIMALS);
     if (distance_m)
@@ -473,29 +148,29 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
     }
 }
 
-static void write_route(json_writer *w, const route_info *r)
+void api_write_route(json_writer *w, const route_info *r)
 {
     json_object_begin(w);
-    kv_text(w, "id", r->id);
-    kv_optional(w, "agency_id", r->agency_id);
-    kv_text(w, "short_name", r->short_name);
-    kv_text(w, "long_name", r->long_name);
+    api_kv_text(w, "id", r->id);
+    api_kv_optional(w, "agency_id", r->agency_id);
+    api_kv_text(w, "short_name", r->short_name);
+    api_kv_text(w, "long_name", r->long_name);
     json_kv_int(w, "type", r->type);
-    kv_optional(w, "color", r->color);
-    kv_optional(w, "text_color", r->text_color);
+    api_kv_optional(w, "color", r->color);
+    api_kv_optional(w, "text_color", r->text_color);
     json_object_end(w);
 }
 
 /* {"key":[ — the opening of a response that is one named list. */
-static void begin_list(json_writer *w, const char *key)
+void api_begin_list(json_writer *w, const char *key)
 {
     json_object_begin(w);
     json_key(w, key);
     json_array_begin(w);
 }
 
-/* ]} — closes what begin_list opened. */
-static void end_list(json_writer *w)
+/* ]} — closes what api_begin_list opened. */
+void api_end_list(json_writer *w)
 {
     json_array_end(w);
     json_object_end(w);
@@ -543,7 +218,7 @@ static int write_board(json_writer *out, dataset *ds, const board *b, bool near_
 {
     char err[160];
     if (departure_json_write_items(out, ds, b, near_point, err, sizeof err) != 0)
-        return problem(prob, 503, "", "%s", err);
+        return api_fail(prob, 503, "", "%s", err);
     return 0;
 }
 
@@ -555,10 +230,10 @@ static void write_stop(json_writer *w, const dataset *ds, const stop_info *st,
     json_object_end(w);
 }
 
-static int finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds)
+int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds)
 {
     if (out->oom)
-        return problem(prob, 503, "", "out of memory while writing the response");
+        return api_fail(prob, 503, "", "out of memory while writing the response");
     *cache_seconds = seconds;
     return 200;
 }
@@ -571,27 +246,27 @@ int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_wr
     static const char *const allowed[] = {"lat", "lon", "radius", "limit", NULL};
     double lat, lon;
     long radius, limit;
-    if (check_params(req, allowed, prob) || get_coordinate(req, "lat", 90, &lat, prob) ||
-        get_coordinate(req, "lon", 180, &lon, prob) || get_radius(req, &radius, prob) ||
-        get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
+    if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
+        api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
+        api_get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
         return prob->status;
     if (!ds)
-        return no_dataset(prob);
+        return api_no_dataset(prob);
     uint32_t count = 0;
     bool truncated = false;
     query_error err = {0};
     int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, (uint32_t)limit, t->nearby,
                           &count, &truncated, &err);
     if (rc != QUERY_OK)
-        return query_problem(prob, rc, &err);
-    begin_list(out, "stops");
+        return api_query_problem(prob, rc, &err);
+    api_begin_list(out, "stops");
     for (uint32_t i = 0; i < count; i++) {
         stop_info st;
         dataset_stop(ds, t->nearby[i].stop, &st);
         write_stop(out, ds, &st, &t->nearby[i].distance_m);
     }
     end_truncated_list(out, truncated);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
 int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
@@ -599,22 +274,22 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
 {
     static const char *const allowed[] = {"q", "limit", NULL};
     long limit;
-    if (check_params(req, allowed, prob))
+    if (api_check_params(req, allowed, prob))
         return prob->status;
-    const char *q = param_value(req, "q");
+    const char *q = api_param_value(req, "q");
     if (!q)
-        return missing(prob, "q");
+        return api_missing_param(prob, "q");
     const char *c = q;
     while (*c == ' ' || *c == '\t')
         c++;
     if (!*c)
-        return problem(prob, 400, "q", "q must not be empty");
-    if (get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
+        return api_fail(prob, 400, "q", "q must not be empty");
+    if (api_get_limit(req, STOP_LIMIT_DEFAULT, &limit, prob))
         return prob->status;
     if (!ds)
-        return no_dataset(prob);
+        return api_no_dataset(prob);
     schedule_db *db;
-    if (take_schedule(ds, &db, prob))
+    if (api_take_schedule(ds, &db, prob))
         return prob->status;
     bool truncated = false;
     char err[256] = "";
@@ -622,8 +297,8 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
                                  sizeof err);
     dataset_give_schedule(ds, db);
     if (n < 0)
-        return problem(prob, 503, "q", "the stop search failed: %s", err);
-    begin_list(out, "stops");
+        return api_fail(prob, 503, "q", "the stop search failed: %s", err);
+    api_begin_list(out, "stops");
     for (int i = 0; i < n; i++) {
         const char *id = t->found_ids[i].id;
         uint32_t stop = dataset_find_stop(ds, id, strlen(id));
@@ -634,14 +309,14 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         write_stop(out, ds, &st, NULL);
     }
     end_truncated_list(out, truncated);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
+    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
 static int find_stop(const dataset *ds, const char *id, uint32_t *stop, api_problem *prob)
 {
     *stop = dataset_find_stop(ds, id, strlen(id));
     if (*stop == QUERY_NONE)
-        return problem(prob, 404, "stop_id", "stop '%s' not found", id);
+        return api_fail(prob, 404, "stop_id", "stop '%s' not found", id);
     return 0;
 }
 
@@ -658,8 +333,8 @@ static int list_of_stop(api_thread *t, const dataset *ds, uint32_t stop, stop_li
     *n = list(ds, stop, t->indices, t->indices_cap, &total);
     if (total > *n) {
         if (!grow_indices(t, total))
-            return problem(prob, 503, "", "out of memory listing the %s of stop '%s'", what,
-                           stop_id);
+            return api_fail(prob, 503, "", "out of memory listing the %s of stop '%s'", what,
+                            stop_id);
         *n = list(ds, stop, t->indices, t->indices_cap, &total);
     }
     return 0;
@@ -669,7 +344,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
              api_problem *prob, int *cache_seconds)
 {
     uint32_t stop;
-    if (check_request(req, NO_PARAMS, "stop_id", ds, prob) || find_stop(ds, req->id, &stop, prob))
+    if (api_check_request(req, api_no_params, "stop_id", ds, prob) ||
+        find_stop(ds, req->id, &stop, prob))
         return prob->status;
     /* everything a stop's detail needs is in the mapped timetable: no SQLite here */
     stop_info st;
@@ -679,9 +355,9 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_key(out, "stop");
     json_object_begin(out);
     write_stop_fields(out, ds, &st, NULL);
-    kv_optional(out, "code", st.code);
-    kv_optional(out, "desc", st.desc);
-    kv_optional(out, "platform_code", st.platform_code);
+    api_kv_optional(out, "code", st.code);
+    api_kv_optional(out, "desc", st.desc);
+    api_kv_optional(out, "platform_code", st.platform_code);
     json_kv_int(out, "wheelchair_boarding", st.wheelchair_boarding);
 
     uint32_t n;
@@ -703,7 +379,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     for (uint32_t i = 0; i < n; i++) {
         route_info r;
         dataset_route(ds, t->indices[i], &r);
-        write_route(out, &r);
+        api_write_route(out, &r);
     }
     json_array_end(out);
     json_object_end(out);
@@ -712,8 +388,9 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         alert_marks_stop(t->marks, ds, stop, t->indices, n, req->now);
     alert_marks_write(t->marks, out);
     json_object_end(out);
-    return finish(out, prob, cache_seconds,
-                  req->alerts && alert_view_count(req->alerts) ? CACHE_STOP_WITH_ALERTS : CACHE_STATIC);
+    return api_finish(out, prob, cache_seconds,
+                      req->alerts && alert_view_count(req->alerts) ? CACHE_STOP_WITH_ALERTS
+                                                                   : CACHE_STATIC);
 }
 
 int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
@@ -722,37 +399,37 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     static const char *const allowed[] = {"time", "window", "limit", NULL};
     long window, limit;
     time_param tp;
-    if (check_params(req, allowed, prob) || need_id(req, "stop_id", prob) ||
-        get_time_syntax(req, &tp, prob) || get_window(req, &window, prob) ||
-        get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+    if (api_check_params(req, allowed, prob) || api_need_id(req, "stop_id", prob) ||
+        api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
+        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
         return prob->status;
     if (!ds)
-        return no_dataset(prob);
+        return api_no_dataset(prob);
     uint32_t stop;
     if (find_stop(ds, req->id, &stop, prob))
         return prob->status;
-    int64_t from = resolve_time(ds, req, &tp);
+    int64_t from = api_resolve_time(ds, req, &tp);
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
     int rc = board_stop(t->board, ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
                         &b, &err);
     if (rc != QUERY_OK)
-        return query_problem(prob, rc, &err);
+        return api_query_problem(prob, rc, &err);
     stop_info st;
     dataset_stop(ds, stop, &st);
     json_object_begin(out);
     json_key(out, "stop");
     json_object_begin(out);
-    kv_text(out, "id", st.id);
-    kv_text(out, "name", st.name);
+    api_kv_text(out, "id", st.id);
+    api_kv_text(out, "name", st.name);
     json_object_end(out);
     json_key(out, "departures");
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
     end_departures(t, out, ds, b.count, b.truncated, from, window);
-    return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
+    return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
 int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
@@ -763,316 +440,24 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     double lat, lon;
     long radius, window, limit;
     time_param tp;
-    if (check_params(req, allowed, prob) || get_coordinate(req, "lat", 90, &lat, prob) ||
-        get_coordinate(req, "lon", 180, &lon, prob) || get_radius(req, &radius, prob) ||
-        get_time_syntax(req, &tp, prob) || get_window(req, &window, prob) ||
-        get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+    if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
+        api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
+        api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
+        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
         return prob->status;
     if (!ds)
-        return no_dataset(prob);
-    int64_t from = resolve_time(ds, req, &tp);
+        return api_no_dataset(prob);
+    int64_t from = api_resolve_time(ds, req, &tp);
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
     int rc = board_nearby(t->board, ds, t->scratch, lat, lon, (double)radius, from, (uint32_t)window * 60,
                           (uint32_t)limit, &src, &b, &err);
     if (rc != QUERY_OK)
-        return query_problem(prob, rc, &err);
-    begin_list(out, "departures");
+        return api_query_problem(prob, rc, &err);
+    api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))
         return prob->status;
     end_departures(t, out, ds, b.count, b.truncated, from, window);
-    return finish(out, prob, cache_seconds, CACHE_DEPARTURES);
-}
-
-/* Writes element `i` of a whole-feed list. */
-typedef void (*write_item_fn)(json_writer *w, const dataset *ds, uint32_t i);
-
-/* An endpoint that takes no parameters and lists every item of a kind:
- * {"key":[item 0, ..., item count-1]}. */
-static int list_all(const dataset *ds, const api_request *req, json_writer *out,
-                    api_problem *prob, int *cache_seconds, const char *key,
-                    uint32_t (*count)(const dataset *ds), write_item_fn write_item)
-{
-    if (check_request(req, NO_PARAMS, NULL, ds, prob))
-        return prob->status;
-    begin_list(out, key);
-    uint32_t n = count(ds);
-    for (uint32_t i = 0; i < n; i++)
-        write_item(out, ds, i);
-    end_list(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
-}
-
-static void write_route_at(json_writer *w, const dataset *ds, uint32_t i)
-{
-    route_info r;
-    dataset_route(ds, i, &r);
-    write_route(w, &r);
-}
-
-int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-               api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    return list_all(ds, req, out, prob, cache_seconds, "routes", dataset_route_count,
-                    write_route_at);
-}
-
-int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-              api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    if (check_request(req, NO_PARAMS, "route_id", ds, prob))
-        return prob->status;
-    uint32_t route = dataset_find_route(ds, req->id, strlen(req->id));
-    if (route == QUERY_NONE)
-        return problem(prob, 404, "route_id", "route '%s' not found", req->id);
-    route_info r;
-    dataset_route(ds, route, &r);
-    json_object_begin(out);
-    json_key(out, "route");
-    write_route(out, &r);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
-}
-
-static void kv_secs(json_writer *w, const char *key, uint32_t secs)
-{
-    if (secs == GTFS_TIME_NONE)
-        json_kv_null(w, key);
-    else
-        json_kv_int(w, key, secs);
-}
-
-static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, int32_t date,
-                            uint32_t secs)
-{
-    if (secs == GTFS_TIME_NONE) {
-        json_kv_null(w, key);
-        return;
-    }
-    int64_t instant = dataset_instant(ds, date, secs);
-    kv_instant(w, key, instant, dataset_utc_offset(ds, instant));
-}
-
-int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-             api_problem *prob, int *cache_seconds)
-{
-    static const char *const allowed[] = {"date", NULL};
-    if (check_params(req, allowed, prob) || need_id(req, "trip_id", prob))
-        return prob->status;
-    const char *date_text = param_value(req, "date");
-    int32_t date = 0;
-    if (date_text && parse_iso_date(date_text, strlen(date_text), &date) != 0)
-        return problem(prob, 400, "date", "date must be a calendar date YYYY-MM-DD");
-    if (!ds)
-        return no_dataset(prob);
-    uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
-    if (trip == QUERY_NONE)
-        return problem(prob, 404, "trip_id", "trip '%s' not found", req->id);
-    uint32_t count = 0;
-    query_error err = {0};
-    int rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
-    if (rc == QUERY_OK && count > t->stop_times_cap) {
-        if (!grow_stop_times(t, count))
-            return problem(prob, 503, "", "out of memory reading trip '%s'", req->id);
-        rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
-    }
-    if (rc != QUERY_OK)
-        return query_problem(prob, rc, &err);
-
-    trip_info tr;
-    route_info rt;
-    dataset_trip(ds, trip, &tr);
-    dataset_route(ds, tr.route, &rt);
-    json_object_begin(out);
-    json_key(out, "trip");
-    json_object_begin(out);
-    kv_text(out, "id", tr.id);
-    kv_text(out, "route_id", rt.id);
-    kv_text(out, "service_id", tr.service_id);
-    kv_optional(out, "headsign", tr.headsign);
-    json_key(out, "direction_id");
-    if (tr.direction_id == 0 || tr.direction_id == 1)
-        json_int(out, tr.direction_id);
-    else
-        json_null_value(out);
-    kv_optional(out, "shape_id", tr.shape_id);
-    if (date_text)
-        json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
-    json_key(out, "stop_times");
-    json_array_begin(out);
-    for (uint32_t i = 0; i < count; i++) {
-        const trip_stop_time *s = &t->stop_times[i];
-        stop_info st;
-        dataset_stop(ds, s->stop, &st);
-        json_object_begin(out);
-        kv_text(out, "stop_id", st.id);
-        json_kv_int(out, "stop_sequence", s->stop_sequence);
-        kv_secs(out, "arrival_secs", s->arrival_secs);
-        kv_secs(out, "departure_secs", s->departure_secs);
-        if (date_text) {
-            kv_secs_instant(out, ds, "arrival", date, s->arrival_secs);
-            kv_secs_instant(out, ds, "departure", date, s->departure_secs);
-        }
-        json_object_end(out);
-    }
-    json_array_end(out);
-    json_object_end(out);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_STATIC);
-}
-
-static void write_agency_at(json_writer *w, const dataset *ds, uint32_t i)
-{
-    agency_info a;
-    dataset_agency(ds, i, &a);
-    json_object_begin(w);
-    kv_optional(w, "id", a.id);
-    kv_text(w, "name", a.name);
-    kv_text(w, "url", a.url);
-    kv_text(w, "timezone", a.timezone);
-    kv_optional(w, "lang", a.lang);
-    kv_optional(w, "phone", a.phone);
-    json_object_end(w);
-}
-
-int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-                 api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    return list_all(ds, req, out, prob, cache_seconds, "agencies", dataset_agency_count,
-                    write_agency_at);
-}
-
-int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-             api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    schedule_db *db;
-    if (check_request(req, NO_PARAMS, NULL, ds, prob) || take_schedule(ds, &db, prob))
-        return prob->status;
-    feed_meta meta;
-    memset(&meta, 0, sizeof meta);
-    if (schedule_feed_meta(db, &meta) != 0)
-        memset(&meta, 0, sizeof meta);
-    dataset_give_schedule(ds, db);
-    dataset_counts counts;
-    dataset_get_counts(ds, &counts);
-    char imported[21];
-    rfc3339_format_utc(counts.imported_at, imported);
-
-    json_object_begin(out);
-    json_key(out, "feed");
-    json_object_begin(out);
-    kv_text(out, "version", dataset_version(ds));
-    kv_optional(out, "publisher_name", meta.publisher_name);
-    kv_date(out, "start_date", counts.first_date);
-    kv_date(out, "end_date", counts.last_date);
-    kv_text(out, "timezone", dataset_timezone(ds));
-    json_kv_string(out, "imported_at", imported);
-    json_key(out, "counts");
-    json_object_begin(out);
-    json_kv_int(out, "stops", counts.stops);
-    json_kv_int(out, "routes", counts.routes);
-    json_kv_int(out, "trips", counts.trips);
-    json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
-    json_object_end(out);
-    json_object_end(out);
-    feed_validity validity;
-    feed_validity_at(ds, req->now, &validity);
-    feed_validity_write(out, &validity);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, CACHE_FEED);
-}
-
-/* ------------------------------------------------------------ alerts */
-
-#define ALERT_LIST_DEFAULT 100
-#define ALERT_LIST_MAX 1000
-
-/* Whether one of a's informed entities names `id` in the selector `which`. */
-static bool alert_names(const alert *a, int which, const char *id)
-{
-    for (uint32_t i = 0; i < a->nentities; i++) {
-        const alert_entity *e = &a->entities[i];
-        const char *v = which == 0 ? e->stop_id : which == 1 ? e->route_id
-                      : which == 2 ? e->trip_id : e->agency_id;
-        if (v && strcmp(v, id) == 0)
-            return true;
-    }
-    return false;
-}
-
-int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-               api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    static const char *const allowed[] = {"stop_id", "route_id", "trip_id", "agency_id",
-                                          "active_at", "limit", "after", NULL};
-    static const char *const selectors[] = {"stop_id", "route_id", "trip_id", "agency_id"};
-    long limit;
-    if (check_params(req, allowed, prob) ||
-        get_int(req, "limit", ALERT_LIST_DEFAULT, 1, ALERT_LIST_MAX, "an integer", &limit, prob))
-        return prob->status;
-    const char *wanted[4];
-    for (int k = 0; k < 4; k++)
-        wanted[k] = param_value(req, selectors[k]);
-    const char *after = param_value(req, "after");
-    const char *at = param_value(req, "active_at");
-    int64_t instant = req->now;
-    if (at && strcmp(at, "now") != 0) {
-        int64_t local;
-        bool has_offset;
-        int32_t offset;
-        if (rfc3339_parse(at, &local, &has_offset, &offset) != 0 || (!has_offset && !ds))
-            return problem(prob, 400, "active_at",
-                           "active_at must be now or an RFC 3339 date-time such as "
-                           "2026-11-21T18:15:00-05:00");
-        instant = has_offset ? local - offset : dataset_local_to_instant(ds, local);
-    }
-    const alert_view *v = req->alerts;
-    uint32_t n = v ? alert_view_count(v) : 0, written = 0;
-    bool truncated = false;
-    const char *last = NULL;
-    begin_list(out, "alerts");
-    for (uint32_t i = 0; i < n; i++) {
-        const alert *a = alert_view_at(v, i);
-        if (after && strcmp(a->id, after) <= 0)
-            continue;
-        bool keep = !at || alert_active_at(a, instant);
-        for (int k = 0; keep && k < 4; k++)
-            keep = !wanted[k] || alert_names(a, k, wanted[k]);
-        if (!keep)
-            continue;
-        if (written == (uint32_t)limit) {
-            truncated = true;
-            break;
-        }
-        json_raw(out, a->json, a->json_len);
-        last = a->id;
-        written++;
-    }
-    json_array_end(out);
-    json_kv_bool(out, "truncated", truncated);
-    if (truncated)
-        json_kv_string(out, "next_after", last);
-    json_object_end(out);
-    return finish(out, prob, cache_seconds, 0);
-}
-
-int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-              api_problem *prob, int *cache_seconds)
-{
-    (void)t;
-    (void)ds;
-    if (check_params(req, NO_PARAMS, prob) || need_id(req, "alert_id", prob))
-        return prob->status;
-    long i = req->alerts ? alert_view_find(req->alerts, req->id) : -1;
-    if (i < 0)
-        return problem(prob, 404, "alert_id", "there is no alert '%.200s'", req->id);
-    const alert *a = alert_view_at(req->alerts, (uint32_t)i);
-    json_raw(out, a->json, a->json_len);
-    return finish(out, prob, cache_seconds, 0);
+    return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

@@ -1,9 +1,10 @@
 /* departure_json.h — the Departure objects of the two departures endpoints.
  *
- * Why it exists: api.c writes every other response through the generic
- * writer calls; departure lists are the one body large enough (50 rows,
- * about 17 KB) for the per-call overhead to cost more than the query, so
- * they have their own row writer. See departure_json.c.
+ * Why it exists: the other endpoints (api.c, api_reference.c) write their
+ * responses through the generic writer calls; departure lists are the one
+ * body large enough (50 rows, about 17 KB) for the per-call overhead to cost
+ * more than the query, so they have their own row writer. See
+ * departure_json.c.
  */
 #ifndef TRANSIT_DEPARTURE_JSON_H
 #define TRANSIT_DEPARTURE_JSON_H

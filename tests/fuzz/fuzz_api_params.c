@@ -1,5 +1,5 @@
 /* fuzz_api_params.c — libFuzzer target for the request-parameter parsing of
- * the HTTP API (src/api/api.c, src/api/api_time.c): lat, lon, radius, time, window,
+ * the HTTP API (src/api/api_params.c): lat, lon, radius, time, window,
  * limit, q, ids, unknown and repeated parameters, on every GET endpoint.
  *
  * Why it exists: the Objective-C layer only splits and URL-decodes the query

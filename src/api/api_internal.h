@@ -1,0 +1,102 @@
+/* api_internal.h — what the endpoint files of src/api/ share, and no one else.
+ *
+ * Why it exists: the v1 endpoints are split by concern (api.c: the thread
+ * context, the shared writers, stops and departures; api_params.c: problems
+ * and parameters; api_reference.c: routes, trips, agencies, feed;
+ * api_alerts.c: alerts), yet all of them check parameters, fail with a
+ * problem and write through the same few helpers. Those helpers are declared
+ * here, with the per-thread context they work in; transit/api.h stays the
+ * only interface outside the folder.
+ */
+#ifndef TRANSIT_API_INTERNAL_H
+#define TRANSIT_API_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transit/api.h"
+#include "transit/board.h"
+
+#define CACHE_STATIC 86400   /* what changes only with the dataset */
+
+struct api_thread {
+    query_scratch *scratch;
+    board_scratch *board;           /* the departure boards' rows */
+    nearby_stop nearby[QUERY_LIMIT_MAX];
+    stop_id_buf found_ids[QUERY_LIMIT_MAX];
+    trip_stop_time *stop_times;     /* grows to the longest trip seen */
+    uint32_t stop_times_cap;
+    uint32_t *indices;              /* children / routes of a stop; grows */
+    uint32_t indices_cap;
+    alert_marks *marks;             /* the alerts a response shows */
+};
+
+/* ------------------------------------------------------------ problems (api_params.c) */
+
+/* Fills *prob with `status`, its title, the offending parameter (NULL or ""
+ * for none) and the detail; returns status, so a failing check is
+ * `return api_fail(...)`. */
+int api_fail(api_problem *prob, int status, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Maps an engine error (rc, err) to a problem: 400, 404 or 503. */
+int api_query_problem(api_problem *prob, int rc, const query_error *err);
+
+/* 503: the server has no dataset to answer from. */
+int api_no_dataset(api_problem *prob);
+
+/* ------------------------------------------------------------ parameters (api_params.c) */
+
+/* The allowed list of an endpoint that takes no query parameters. */
+extern const char *const api_no_params[];
+
+/* The syntax of `time`, checked before the dataset is needed. */
+typedef struct time_param {
+    bool given, has_offset;
+    int64_t local;
+    int32_t offset;
+} time_param;
+
+/* Each returns 0, or the status of the problem it filled in *prob. */
+int api_check_params(const api_request *req, const char *const *allowed, api_problem *prob);
+int api_missing_param(api_problem *prob, const char *name);
+int api_need_id(const api_request *req, const char *what, api_problem *prob);
+int api_check_request(const api_request *req, const char *const *allowed, const char *id_name,
+                      const dataset *ds, api_problem *prob);
+int api_get_coordinate(const api_request *req, const char *name, double limit, double *out,
+                       api_problem *prob);
+int api_get_int(const api_request *req, const char *name, long def, long min, long max,
+                const char *what, long *out, api_problem *prob);
+int api_get_radius(const api_request *req, long *out, api_problem *prob);
+int api_get_window(const api_request *req, long *out, api_problem *prob);
+int api_get_limit(const api_request *req, long def, long *out, api_problem *prob);
+int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *prob);
+
+/* The value of parameter `name`, "" when given without one, NULL when absent. */
+const char *api_param_value(const api_request *req, const char *name);
+
+/* The instant `time` names (checked by api_get_time_syntax), else req->now. */
+int64_t api_resolve_time(const dataset *ds, const api_request *req, const time_param *tp);
+
+/* ------------------------------------------------------------ the thread and stores (api.c) */
+
+/* Borrows a schedule.sqlite connection of the dataset's version: give it
+ * back with dataset_give_schedule. 503 when it cannot be opened. */
+int api_take_schedule(dataset *ds, schedule_db **db, api_problem *prob);
+
+/* Grows t->stop_times to hold `need`; false when out of memory. */
+bool api_grow_stop_times(api_thread *t, uint32_t need);
+
+/* ------------------------------------------------------------ writers (api.c) */
+
+void api_kv_optional(json_writer *w, const char *key, const char *s);
+void api_kv_text(json_writer *w, const char *key, const char *s);
+void api_write_route(json_writer *w, const route_info *r);
+void api_begin_list(json_writer *w, const char *key);
+void api_end_list(json_writer *w);
+
+/* The end of every endpoint: 200 with the response's max-age, or 503 when
+ * the writer ran out of memory. */
+int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds);
+
+#endif

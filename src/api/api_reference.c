@@ -1,0 +1,233 @@
+/* api_reference.c — the endpoints of the feed's reference data: routes, one
+ * route, one trip, agencies and the feed itself.
+ *
+ * Why it exists: these answers change only with the dataset (cached a day,
+ * the feed an hour) and take no search: each lists or looks up what the
+ * mapped timetable holds, or reads schedule.sqlite's feed metadata. They
+ * share little with the stops and departures endpoints beyond the checks
+ * and writers of api_internal.h, so they live apart from them.
+ */
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "transit/feed_validity.h"
+#include "transit/gtfs.h"
+
+#define CACHE_FEED 3600   /* its feed_validity changes with the date */
+
+/* Writes element `i` of a whole-feed list. */
+typedef void (*write_item_fn)(json_writer *w, const dataset *ds, uint32_t i);
+
+/* An endpoint that takes no parameters and lists every item of a kind:
+ * {"key":[item 0, ..., item count-1]}. */
+static int list_all(const dataset *ds, const api_request *req, json_writer *out,
+                    api_problem *prob, int *cache_seconds, const char *key,
+                    uint32_t (*count)(const dataset *ds), write_item_fn write_item)
+{
+    if (api_check_request(req, api_no_params, NULL, ds, prob))
+        return prob->status;
+    api_begin_list(out, key);
+    uint32_t n = count(ds);
+    for (uint32_t i = 0; i < n; i++)
+        write_item(out, ds, i);
+    api_end_list(out);
+    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static void write_route_at(json_writer *w, const dataset *ds, uint32_t i)
+{
+    route_info r;
+    dataset_route(ds, i, &r);
+    api_write_route(w, &r);
+}
+
+int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+               api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    return list_all(ds, req, out, prob, cache_seconds, "routes", dataset_route_count,
+                    write_route_at);
+}
+
+int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    if (api_check_request(req, api_no_params, "route_id", ds, prob))
+        return prob->status;
+    uint32_t route = dataset_find_route(ds, req->id, strlen(req->id));
+    if (route == QUERY_NONE)
+        return api_fail(prob, 404, "route_id", "route '%s' not found", req->id);
+    route_info r;
+    dataset_route(ds, route, &r);
+    json_object_begin(out);
+    json_key(out, "route");
+    api_write_route(out, &r);
+    json_object_end(out);
+    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static void kv_date(json_writer *w, const char *key, int32_t days)
+{
+    char date[11];
+    format_date(days, date);
+    json_kv_string(w, key, date);
+}
+
+static void kv_instant(json_writer *w, const char *key, int64_t instant, int32_t offset)
+{
+    char text[26];
+    rfc3339_format_instant(instant, offset, text);
+    json_kv_string(w, key, text);
+}
+
+static void kv_secs(json_writer *w, const char *key, uint32_t secs)
+{
+    if (secs == GTFS_TIME_NONE)
+        json_kv_null(w, key);
+    else
+        json_kv_int(w, key, secs);
+}
+
+static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, int32_t date,
+                            uint32_t secs)
+{
+    if (secs == GTFS_TIME_NONE) {
+        json_kv_null(w, key);
+        return;
+    }
+    int64_t instant = dataset_instant(ds, date, secs);
+    kv_instant(w, key, instant, dataset_utc_offset(ds, instant));
+}
+
+int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds)
+{
+    static const char *const allowed[] = {"date", NULL};
+    if (api_check_params(req, allowed, prob) || api_need_id(req, "trip_id", prob))
+        return prob->status;
+    const char *date_text = api_param_value(req, "date");
+    int32_t date = 0;
+    if (date_text && parse_iso_date(date_text, strlen(date_text), &date) != 0)
+        return api_fail(prob, 400, "date", "date must be a calendar date YYYY-MM-DD");
+    if (!ds)
+        return api_no_dataset(prob);
+    uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
+    if (trip == QUERY_NONE)
+        return api_fail(prob, 404, "trip_id", "trip '%s' not found", req->id);
+    uint32_t count = 0;
+    query_error err = {0};
+    int rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
+    if (rc == QUERY_OK && count > t->stop_times_cap) {
+        if (!api_grow_stop_times(t, count))
+            return api_fail(prob, 503, "", "out of memory reading trip '%s'", req->id);
+        rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);
+    }
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
+
+    trip_info tr;
+    route_info rt;
+    dataset_trip(ds, trip, &tr);
+    dataset_route(ds, tr.route, &rt);
+    json_object_begin(out);
+    json_key(out, "trip");
+    json_object_begin(out);
+    api_kv_text(out, "id", tr.id);
+    api_kv_text(out, "route_id", rt.id);
+    api_kv_text(out, "service_id", tr.service_id);
+    api_kv_optional(out, "headsign", tr.headsign);
+    json_key(out, "direction_id");
+    if (tr.direction_id == 0 || tr.direction_id == 1)
+        json_int(out, tr.direction_id);
+    else
+        json_null_value(out);
+    api_kv_optional(out, "shape_id", tr.shape_id);
+    if (date_text)
+        json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
+    json_key(out, "stop_times");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < count; i++) {
+        const trip_stop_time *s = &t->stop_times[i];
+        stop_info st;
+        dataset_stop(ds, s->stop, &st);
+        json_object_begin(out);
+        api_kv_text(out, "stop_id", st.id);
+        json_kv_int(out, "stop_sequence", s->stop_sequence);
+        kv_secs(out, "arrival_secs", s->arrival_secs);
+        kv_secs(out, "departure_secs", s->departure_secs);
+        if (date_text) {
+            kv_secs_instant(out, ds, "arrival", date, s->arrival_secs);
+            kv_secs_instant(out, ds, "departure", date, s->departure_secs);
+        }
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_object_end(out);
+    json_object_end(out);
+    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
+}
+
+static void write_agency_at(json_writer *w, const dataset *ds, uint32_t i)
+{
+    agency_info a;
+    dataset_agency(ds, i, &a);
+    json_object_begin(w);
+    api_kv_optional(w, "id", a.id);
+    api_kv_text(w, "name", a.name);
+    api_kv_text(w, "url", a.url);
+    api_kv_text(w, "timezone", a.timezone);
+    api_kv_optional(w, "lang", a.lang);
+    api_kv_optional(w, "phone", a.phone);
+    json_object_end(w);
+}
+
+int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                 api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    return list_all(ds, req, out, prob, cache_seconds, "agencies", dataset_agency_count,
+                    write_agency_at);
+}
+
+int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+             api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    schedule_db *db;
+    if (api_check_request(req, api_no_params, NULL, ds, prob) || api_take_schedule(ds, &db, prob))
+        return prob->status;
+    feed_meta meta;
+    memset(&meta, 0, sizeof meta);
+    if (schedule_feed_meta(db, &meta) != 0)
+        memset(&meta, 0, sizeof meta);
+    dataset_give_schedule(ds, db);
+    dataset_counts counts;
+    dataset_get_counts(ds, &counts);
+    char imported[21];
+    rfc3339_format_utc(counts.imported_at, imported);
+
+    json_object_begin(out);
+    json_key(out, "feed");
+    json_object_begin(out);
+    api_kv_text(out, "version", dataset_version(ds));
+    api_kv_optional(out, "publisher_name", meta.publisher_name);
+    kv_date(out, "start_date", counts.first_date);
+    kv_date(out, "end_date", counts.last_date);
+    api_kv_text(out, "timezone", dataset_timezone(ds));
+    json_kv_string(out, "imported_at", imported);
+    json_key(out, "counts");
+    json_object_begin(out);
+    json_kv_int(out, "stops", counts.stops);
+    json_kv_int(out, "routes", counts.routes);
+    json_kv_int(out, "trips", counts.trips);
+    json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
+    json_object_end(out);
+    json_object_end(out);
+    feed_validity validity;
+    feed_validity_at(ds, req->now, &validity);
+    feed_validity_write(out, &validity);
+    json_object_end(out);
+    return api_finish(out, prob, cache_seconds, CACHE_FEED);
+}
+

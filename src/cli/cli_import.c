@@ -431,6 +431,42 @@ static void print_json(const char *feed, const char *data_dir, const import_resu
 
 /* ---------------------------------------------------------------- main */
 
+/* What import_run gave (rc, err), told on stdout or stderr; the exit status. */
+static int report_result(const char *feed, const char *data_dir, const import_result *r, int rc,
+                         const char *err, bool json, bool quiet)
+{
+    if (rc != 0 && r->refused) {
+        fprintf(stderr, "transitd import: refused: %s\n", err);
+        if (json)
+            print_json(feed, data_dir, r, err);
+        else if (!quiet && diag_total(&r->diag) > 0)
+            print_problems(stderr, r);
+        return CLI_REFUSED;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "transitd import: error: %s\n", err[0] ? err : "import failed");
+        if (!r->activated)
+            fprintf(stderr, "transitd import: nothing was activated%s%s%s\n",
+                    r->previous[0] ? "; version " : "", r->previous,
+                    r->previous[0] ? " is still the active one" : "");
+        if (json)
+            print_json(feed, data_dir, r, err[0] ? err : "import failed");
+        else if (!quiet && diag_total(&r->diag) > 0)
+            print_problems(stderr, r);
+        return CLI_RUNTIME_ERROR;
+    }
+    if (json)
+        print_json(feed, data_dir, r, NULL);
+    else if (r->noop) {
+        if (!quiet)
+            printf("feed already imported as version %s; nothing to do\n", r->version);
+    } else if (!quiet)
+        print_summary(stdout, feed, data_dir, r);
+    if (json && r->noop && !quiet)
+        fprintf(stderr, "feed already imported as version %s; nothing to do\n", r->version);
+    return CLI_OK;
+}
+
 int cli_import_main(int argc, char **argv)
 {
     enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK };
@@ -517,38 +553,7 @@ int cli_import_main(int argc, char **argv)
     char err[1024] = "";
     int rc = import_run(&o, &r, err, sizeof err);
 
-    if (rc != 0 && r.refused) {
-        fprintf(stderr, "transitd import: refused: %s\n", err);
-        if (json)
-            print_json(feed, data_dir, &r, err);
-        else if (!quiet && diag_total(&r.diag) > 0)
-            print_problems(stderr, &r);
-        import_result_destroy(&r);
-        return CLI_REFUSED;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "transitd import: error: %s\n", err[0] ? err : "import failed");
-        if (!r.activated)
-            fprintf(stderr, "transitd import: nothing was activated%s%s%s\n",
-                    r.previous[0] ? "; version " : "", r.previous,
-                    r.previous[0] ? " is still the active one" : "");
-        if (json)
-            print_json(feed, data_dir, &r, err[0] ? err : "import failed");
-        else if (!quiet && diag_total(&r.diag) > 0)
-            print_problems(stderr, &r);
-        import_result_destroy(&r);
-        return CLI_RUNTIME_ERROR;
-    }
-
-    if (json)
-        print_json(feed, data_dir, &r, NULL);
-    else if (r.noop) {
-        if (!quiet)
-            printf("feed already imported as version %s; nothing to do\n", r.version);
-    } else if (!quiet)
-        print_summary(stdout, feed, data_dir, &r);
-    if (json && r.noop && !quiet)
-        fprintf(stderr, "feed already imported as version %s; nothing to do\n", r.version);
+    int status = report_result(feed, data_dir, &r, rc, err, json, quiet);
     import_result_destroy(&r);
-    return CLI_OK;
+    return status;
 }

@@ -182,21 +182,28 @@ static int check_required_files(const feed_t *feed, char *err, size_t errlen)
 
 /* Whether versions/<v> is complete, written by this build, and opens as a
  * dataset. Fills counts when it does. */
-static bool version_usable(const char *data_dir, const char *version, dataset_counts *counts)
+/* The counts of the version in `dir`, when it opens. */
+static bool counts_of(const char *dir, dataset_counts *counts)
 {
-    char dir[4096], derr[256];
-    if (datadir_version_path(data_dir, version, dir, sizeof dir) != 0)
-        return false;
-    datadir_marker m;
-    if (datadir_read_marker(dir, &m) != 0 || strcmp(m.version, version) != 0 ||
-        strcmp(m.builder, TRANSITD_VERSION) != 0)
-        return false;
+    char derr[256];
     dataset *ds = dataset_open(dir, derr, sizeof derr);
     if (!ds)
         return false;
     dataset_get_counts(ds, counts);
     dataset_close(ds);
     return true;
+}
+
+static bool version_usable(const char *data_dir, const char *version, dataset_counts *counts)
+{
+    char dir[4096];
+    if (datadir_version_path(data_dir, version, dir, sizeof dir) != 0)
+        return false;
+    datadir_marker m;
+    if (datadir_read_marker(dir, &m) != 0 || strcmp(m.version, version) != 0 ||
+        strcmp(m.builder, TRANSITD_VERSION) != 0)
+        return false;
+    return counts_of(dir, counts);
 }
 
 static void fill_store_sizes(import_result *r, const char *data_dir)
@@ -213,15 +220,10 @@ static void fill_store_sizes(import_result *r, const char *data_dir)
 /* The active version's counts, when it opens. */
 static bool previous_counts(const char *data_dir, const char *version, dataset_counts *counts)
 {
-    char dir[4096], derr[256];
+    char dir[4096];
     if (!version[0] || datadir_version_path(data_dir, version, dir, sizeof dir) != 0)
         return false;
-    dataset *ds = dataset_open(dir, derr, sizeof derr);
-    if (!ds)
-        return false;
-    dataset_get_counts(ds, counts);
-    dataset_close(ds);
-    return true;
+    return counts_of(dir, counts);
 }
 
 /* Whether the guard lets r's version replace the active one. With rows, the

@@ -249,7 +249,8 @@ static void *phase2(void *arg)
     if (!rc && j->last)
         rc = csv_finish(p);
     else if (!rc && p->carry_len)   /* cannot happen when the split is right */
-        rc = csv_set_error(p, CSV_ERR_SYNTAX, p->line, 0, "record crosses a parallel split point");
+        rc = csv_set_error(p, CSV_ERR_SYNTAX, p->line, 0,
+                           "record crosses a parallel split point");
     if (rc) {
         int cur = atomic_load(j->abort_before);
         while (j->index < cur && !atomic_compare_exchange_weak(j->abort_before, &cur, j->index))

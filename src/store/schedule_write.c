@@ -33,6 +33,7 @@
 #include "transit/gtfs.h"
 #include "transit/stores.h"
 
+#include "base/strmap.h"
 #include "store/sqlite_write.h"
 
 #define SCHEDULE_SCHEMA_VERSION 2  /* 2: prefix index, stops renumbered by name length */
@@ -105,103 +106,24 @@ static void *grow_to(void *buf, size_t *cap, size_t need, size_t elem)
     return store_grow(buf, cap, need, 256, elem);
 }
 
-/* ------------------------------------------------------------ string pool */
+/* ------------------------------------------------------------ interned strings */
 
-/* Interned byte strings: id 1..count in order of first appearance. One byte
- * arena, one entry array and one open-addressing slot table, all grown by
- * doubling, so interning allocates nothing per string. */
-typedef struct pool_entry {
-    uint32_t off, len, hash;
-} pool_entry;
-
-typedef struct string_pool {
-    char *bytes;
-    size_t nbytes, bytes_cap;
-    pool_entry *entries;
-    size_t count, entries_cap;
-    uint32_t *slots;      /* entry index + 1; 0 = empty */
-    size_t nslots;        /* a power of two */
-} string_pool;
-
-static uint32_t hash_bytes(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
-static void pool_free(string_pool *p)
-{
-    free(p->bytes);
-    free(p->entries);
-    free(p->slots);
-    memset(p, 0, sizeof *p);
-}
-
-static size_t pool_slot(const string_pool *p, const char *s, size_t len, uint32_t h)
-{
-    size_t mask = p->nslots - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t e = p->slots[i];
-        if (e == 0)
-            return i;
-        const pool_entry *pe = &p->entries[e - 1];
-        if (pe->hash == h && pe->len == len && memcmp(p->bytes + pe->off, s, len) == 0)
-            return i;
-    }
-}
+/* Ids and trip strings are interned in strmaps: a string's id is its entry
+ * index + 1, in order of first appearance, so 0 can stand for "none". */
 
 /* The id of a string, or 0 when it was never interned. */
-static uint32_t pool_find(const string_pool *p, const char *s, size_t len)
+static uint32_t pool_find(const strmap *m, const char *s, size_t len)
 {
-    if (p->nslots == 0)
-        return 0;
-    return p->slots[pool_slot(p, s, len, hash_bytes(s, len))];
-}
-
-static bool pool_rehash(string_pool *p, size_t nslots)
-{
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t e = 0; e < p->count; e++) {
-        size_t i = p->entries[e].hash & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = (uint32_t)(e + 1);
-    }
-    free(p->slots);
-    p->slots = slots;
-    p->nslots = nslots;
-    return true;
+    uint32_t id = strmap_get(m, s, len);
+    return id == UINT32_MAX ? 0 : id;
 }
 
 /* The id of a string, interning it first if needed; 0 when out of memory. */
-static uint32_t pool_intern(string_pool *p, const char *s, size_t len)
+static uint32_t pool_intern(strmap *m, const char *s, size_t len)
 {
-    if ((p->count + 1) * 2 > p->nslots && !pool_rehash(p, p->nslots ? p->nslots * 2 : 64))
-        return 0;
-    uint32_t h = hash_bytes(s, len);
-    size_t slot = pool_slot(p, s, len, h);
-    if (p->slots[slot])
-        return p->slots[slot];
-    if (p->count >= UINT32_MAX - 1 || p->nbytes + len > UINT32_MAX)
-        return 0;
-    char *bytes = grow_to(p->bytes, &p->bytes_cap, p->nbytes + len + 1, 1);
-    if (!bytes)
-        return 0;
-    p->bytes = bytes;
-    pool_entry *entries = grow_to(p->entries, &p->entries_cap, p->count + 1, sizeof *entries);
-    if (!entries)
-        return 0;
-    p->entries = entries;
-    memcpy(p->bytes + p->nbytes, s, len);
-    p->entries[p->count] = (pool_entry){(uint32_t)p->nbytes, (uint32_t)len, h};
-    p->nbytes += len;
-    p->count++;
-    p->slots[slot] = (uint32_t)p->count;
-    return (uint32_t)p->count;
+    int inserted;
+    uint32_t e = strmap_put(m, s, len, m->count + 1, &inserted);
+    return e == UINT32_MAX ? 0 : e + 1;
 }
 
 /* ------------------------------------------------------------ the writer */
@@ -230,8 +152,8 @@ typedef struct schedule_writer {
     sqlite3_stmt *insert;      /* the current file's INSERT */
     sqlite3_stmt *find_stop, *find_trip;
 
-    string_pool agencies, routes, services;
-    string_pool strings;       /* trip strings, written to the strings table */
+    strmap agencies, routes, services;
+    strmap strings;            /* trip strings, written to the strings table */
     char *trip_ids;
     size_t trip_ids_len, trip_ids_cap;
     trip_row *trips;
@@ -815,10 +737,10 @@ static int write_trips(schedule_writer *w)
     sqlite3_stmt *s = NULL;
     if (prepare(w, "INSERT INTO strings(id, value) VALUES (?1, ?2)", &s) != 0)
         return -1;
-    for (size_t i = 0; i < w->strings.count; i++) {
-        const pool_entry *e = &w->strings.entries[i];
+    for (uint32_t i = 0; i < w->strings.count; i++) {
         sqlite3_bind_int64(s, 1, (int64_t)i + 1);
-        sqlite3_bind_text(s, 2, w->strings.bytes + e->off, (int)e->len, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, strmap_key(&w->strings, i), (int)strmap_key_len(&w->strings, i),
+                          SQLITE_STATIC);
         if (step_insert(w, s) != 0) {
             sqlite3_finalize(s);
             fail(w, "schedule.sqlite: cannot write the strings table");
@@ -1143,10 +1065,10 @@ static void writer_free(schedule_writer *w)
     sqlite3_finalize(w->insert);
     sqlite3_finalize(w->find_stop);
     sqlite3_finalize(w->find_trip);
-    pool_free(&w->agencies);
-    pool_free(&w->routes);
-    pool_free(&w->services);
-    pool_free(&w->strings);
+    strmap_free(&w->agencies);
+    strmap_free(&w->routes);
+    strmap_free(&w->services);
+    strmap_free(&w->strings);
     free(w->trip_ids);
     free(w->trips);
 }
@@ -1157,7 +1079,12 @@ static int fill_schedule(void *ctx, sqlite3 *db, const char *path)
 {
     schedule_writer *w = ctx;
     w->db = db;
-    int rc = write_all(w, path);
+    int rc = -1;
+    if (strmap_init(&w->agencies, 16) != 0 || strmap_init(&w->routes, 256) != 0 ||
+        strmap_init(&w->services, 256) != 0 || strmap_init(&w->strings, 1024) != 0)
+        out_of_memory(w);
+    else
+        rc = write_all(w, path);
     writer_free(w);
     return rc;
 }

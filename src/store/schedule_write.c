@@ -160,6 +160,18 @@ int schedule_step_insert(schedule_writer *w, sqlite3_stmt *s)
     return -1;
 }
 
+int schedule_insert_keyed(schedule_writer *w, const char *column, const csv_field *id, strmap *ids)
+{
+    int rc = schedule_step_insert(w, w->insert);
+    if (rc < 0)
+        return ROW_STOP;
+    if (rc > 0)
+        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate %s '%.*s'", column, SHOWN(id));
+    if (ids && !pool_intern(ids, id->ptr, id->len))
+        return schedule_out_of_memory(w);
+    return ROW_CONTINUE;
+}
+
 /* Whether a SELECT 1 ... WHERE key = ?1 finds a row; -1 on error. */
 int schedule_lookup(schedule_writer *w, sqlite3_stmt *s, const csv_field *key)
 {

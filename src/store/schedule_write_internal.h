@@ -131,6 +131,12 @@ int schedule_prepare(schedule_writer *w, const char *sql, sqlite3_stmt **out);
 /* Steps an INSERT: 0 when the row went in, 1 when it duplicates a key, -1
  * on any other error (fatal, recorded). */
 int schedule_step_insert(schedule_writer *w, sqlite3_stmt *s);
+/* Steps the row's INSERT (w->insert), keyed by `id`, the value of `column`,
+ * and returns what the row handler returns: ROW_CONTINUE when the row went
+ * in (its id then interned in `ids`, when not NULL) or when the key was
+ * there already (counted as "duplicate <column> '<id>'", the row skipped);
+ * ROW_STOP on a fatal error. */
+int schedule_insert_keyed(schedule_writer *w, const char *column, const csv_field *id, strmap *ids);
 /* Whether a SELECT 1 ... WHERE key = ?1 finds a row; -1 on error. */
 int schedule_lookup(schedule_writer *w, sqlite3_stmt *s, const csv_field *key);
 

@@ -33,15 +33,7 @@ static int agency_row(schedule_writer *w, const csv_field *f)
     bind_text(s, 1, &f[AG_ID]);  /* '' when the feed has a single agency without id */
     for (int k = AG_NAME; k < AG_N; k++)
         bind_opt_text(s, k + 1, &f[k]);
-    int rc = schedule_step_insert(w, s);
-    if (rc < 0)
-        return ROW_STOP;
-    if (rc > 0)
-        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate agency_id '%.*s'",
-                                 SHOWN(&f[AG_ID]));
-    if (!pool_intern(&w->agencies, f[AG_ID].ptr, f[AG_ID].len))
-        return schedule_out_of_memory(w);
-    return ROW_CONTINUE;
+    return schedule_insert_keyed(w, "agency_id", &f[AG_ID], &w->agencies);
 }
 
 const file_spec schedule_agency_spec = {
@@ -84,15 +76,7 @@ static int route_row(schedule_writer *w, const csv_field *f)
     bind_opt_int(s, RT_SORT + 1, has_sort, sort);
     bind_opt_int(s, RT_CPICKUP + 1, has_cpickup, cpickup);
     bind_opt_int(s, RT_CDROPOFF + 1, has_cdropoff, cdropoff);
-    int rc = schedule_step_insert(w, s);
-    if (rc < 0)
-        return ROW_STOP;
-    if (rc > 0)
-        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate route_id '%.*s'",
-                                 SHOWN(&f[RT_ID]));
-    if (!pool_intern(&w->routes, f[RT_ID].ptr, f[RT_ID].len))
-        return schedule_out_of_memory(w);
-    return ROW_CONTINUE;
+    return schedule_insert_keyed(w, "route_id", &f[RT_ID], &w->routes);
 }
 
 const file_spec schedule_routes_spec = {
@@ -129,15 +113,7 @@ static int calendar_row(schedule_writer *w, const csv_field *f)
         sqlite3_bind_int64(s, 2 + k, day[k]);
     sqlite3_bind_text(s, 9, start, 10, SQLITE_STATIC);
     sqlite3_bind_text(s, 10, end, 10, SQLITE_STATIC);
-    int rc = schedule_step_insert(w, s);
-    if (rc < 0)
-        return ROW_STOP;
-    if (rc > 0)
-        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate service_id '%.*s'",
-                                 SHOWN(&f[CAL_SERVICE]));
-    if (!pool_intern(&w->services, f[CAL_SERVICE].ptr, f[CAL_SERVICE].len))
-        return schedule_out_of_memory(w);
-    return ROW_CONTINUE;
+    return schedule_insert_keyed(w, "service_id", &f[CAL_SERVICE], &w->services);
 }
 
 const file_spec schedule_calendar_spec = {

@@ -49,6 +49,14 @@ int datadir_path_join(char *out, size_t outlen, const char *a, const char *b)
     return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
 }
 
+int datadir_versions_dir(const char *data_dir, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (datadir_path_join(out, outlen, data_dir, "versions") == 0)
+        return 0;
+    datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    return -1;
+}
+
 int datadir_version_path(const char *data_dir, const char *version, char *out, size_t outlen)
 {
     int n = snprintf(out, outlen, "%s/versions/%s", data_dir, version);
@@ -95,10 +103,8 @@ int datadir_fsync_path(const char *path, bool directory, char *err, size_t errle
 int datadir_prepare(const char *data_dir, char *err, size_t errlen)
 {
     char versions[4096];
-    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, err, errlen) != 0)
         return -1;
-    }
     /* mkdir -p: create missing parents of the data directory too */
     char partial[4096];
     snprintf(partial, sizeof partial, "%s", data_dir);
@@ -260,7 +266,7 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
 uint64_t datadir_next_sequence(const char *data_dir)
 {
     char versions[4096], dir[4096];
-    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0)
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, NULL, 0) != 0)
         return 1;
     DIR *d = opendir(versions);
     if (!d)

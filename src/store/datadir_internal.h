@@ -25,6 +25,9 @@
 void datadir_set_err(char *err, size_t errlen, const char *fmt, const char *a, int e);
 /* out = a/b; -1 when it does not fit. */
 int datadir_path_join(char *out, size_t outlen, const char *a, const char *b);
+/* out = DATA/versions; -1 with "data directory path too long" in err when
+ * it does not fit. */
+int datadir_versions_dir(const char *data_dir, char *out, size_t outlen, char *err, size_t errlen);
 /* fsync of a file or directory by path; -1 with err. */
 int datadir_fsync_path(const char *path, bool directory, char *err, size_t errlen);
 /* rm -rf of `name` in the directory parent_fd (links are not followed). */

@@ -82,10 +82,8 @@ int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t e
 {
     char versions[4096], path[4096];
     int count = 0;
-    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, err, errlen) != 0)
         return -1;
-    }
     DIR *d = opendir(versions);
     if (d) {
         struct dirent *e;
@@ -120,10 +118,8 @@ int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, cha
     char active[DATADIR_VERSION_LEN + 1] = "";
     if (keep < 1)
         keep = 1;
-    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, err, errlen) != 0)
         return -1;
-    }
     bool have_active = datadir_current(data_dir, active) == 0;
 
     if (datadir_remove_stale(data_dir, &r.leftovers_removed, err, errlen) != 0)
@@ -211,8 +207,7 @@ int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinne
     char versions[4096], active[DATADIR_VERSION_LEN + 1] = "";
     bool have_active = datadir_current(data_dir, active) == 0;
     int rc = 0, leftovers = 0;
-    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, err, errlen) != 0) {
         rc = -1;
     } else if (datadir_remove_stale(data_dir, &leftovers, err, errlen) != 0) {
         rc = -1;

@@ -90,7 +90,6 @@ typedef struct schedule_writer {
     size_t ntrips, trips_cap;
 } schedule_writer;
 
-
 /* One GTFS file: its columns, and what is done with each row. */
 typedef int (*row_handler)(schedule_writer *w, const csv_field *f);
 

@@ -138,7 +138,7 @@ typedef struct trip_fold {
 static int group_by_key(const void *base, size_t n, size_t stride, size_t key_offset,
                         uint32_t nkeys, uint32_t **first, uint32_t **order)
 {
-    const char *at = (const char *)base + key_offset;
+    const char *bytes = base;   /* NULL when n is 0: no offset is applied then */
     uint32_t *f = calloc((size_t)nkeys + 1, sizeof *f);
     uint32_t *o = malloc((n ? n : 1) * sizeof *o);
     uint32_t *pos = malloc(((size_t)nkeys + 1) * sizeof *pos);
@@ -150,13 +150,13 @@ static int group_by_key(const void *base, size_t n, size_t stride, size_t key_of
     }
     uint32_t key;
     for (size_t i = 0; i < n; i++) {
-        memcpy(&key, at + i * stride, sizeof key);
+        memcpy(&key, bytes + i * stride + key_offset, sizeof key);
         f[key + 1]++;
     }
     for (uint32_t k = 0; k < nkeys; k++) f[k + 1] += f[k];
     memcpy(pos, f, ((size_t)nkeys + 1) * sizeof *pos);
     for (size_t i = 0; i < n; i++) {
-        memcpy(&key, at + i * stride, sizeof key);
+        memcpy(&key, bytes + i * stride + key_offset, sizeof key);
         o[pos[key]++] = (uint32_t)i;
     }
     free(pos);

@@ -1,17 +1,17 @@
-/* datadir.c — versions, atomic activation and pruning of a data directory.
+/* datadir.c — versions and atomic activation of a data directory.
  *
  * Why it exists: the importer's crash-safety rests on three POSIX facts used
  * here and nowhere else: rename() of a directory is atomic, rename() of a
  * symlink over another is atomic, and nothing is durable until it and its
- * directory are fsynced. See datadir.h for the layout.
+ * directory are fsynced. See datadir.h for the layout. Readers pinning a
+ * version are in datadir_readers.c, pruning old versions in datadir_prune.c.
  */
 #define _GNU_SOURCE /* renameat2 (RENAME_EXCHANGE) on Linux */
-#include "transit/datadir.h"
+#include "store/datadir_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TMP_PREFIX ".tmp-"
-#define OLD_PREFIX ".old-"
-#define LINK_PREFIX ".current-"
-
-static void set_err(char *err, size_t errlen, const char *fmt, const char *a, int e)
+void datadir_set_err(char *err, size_t errlen, const char *fmt, const char *a, int e)
 {
     if (!err || errlen == 0)
         return;
@@ -47,10 +43,18 @@ bool datadir_is_version_name(const char *name)
     return i == DATADIR_VERSION_LEN;
 }
 
-static int path_join(char *out, size_t outlen, const char *a, const char *b)
+int datadir_path_join(char *out, size_t outlen, const char *a, const char *b)
 {
     int n = snprintf(out, outlen, "%s/%s", a, b);
     return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
+}
+
+int datadir_versions_dir(const char *data_dir, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (datadir_path_join(out, outlen, data_dir, "versions") == 0)
+        return 0;
+    datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    return -1;
 }
 
 int datadir_version_path(const char *data_dir, const char *version, char *out, size_t outlen)
@@ -75,22 +79,22 @@ static int mkdir_if_absent(const char *path, char *err, size_t errlen)
     struct stat st;
     if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return 0;
-    set_err(err, errlen, "cannot create directory %s", path, e == EEXIST ? ENOTDIR : e);
+    datadir_set_err(err, errlen, "cannot create directory %s", path, e == EEXIST ? ENOTDIR : e);
     return -1;
 }
 
-static int fsync_path(const char *path, bool directory, char *err, size_t errlen)
+int datadir_fsync_path(const char *path, bool directory, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | (directory ? O_DIRECTORY : 0) | O_CLOEXEC);
     if (fd < 0) {
-        set_err(err, errlen, "cannot open %s to fsync it", path, errno);
+        datadir_set_err(err, errlen, "cannot open %s to fsync it", path, errno);
         return -1;
     }
     int rc = fsync(fd);
     int e = errno;
     close(fd);
     if (rc != 0) {
-        set_err(err, errlen, "fsync %s failed", path, e);
+        datadir_set_err(err, errlen, "fsync %s failed", path, e);
         return -1;
     }
     return 0;
@@ -99,10 +103,8 @@ static int fsync_path(const char *path, bool directory, char *err, size_t errlen
 int datadir_prepare(const char *data_dir, char *err, size_t errlen)
 {
     char versions[4096];
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, err, errlen) != 0)
         return -1;
-    }
     /* mkdir -p: create missing parents of the data directory too */
     char partial[4096];
     snprintf(partial, sizeof partial, "%s", data_dir);
@@ -111,7 +113,7 @@ int datadir_prepare(const char *data_dir, char *err, size_t errlen)
             continue;
         *p = '\0';
         if (mkdir(partial, 0755) != 0 && errno != EEXIST) {
-            set_err(err, errlen, "cannot create directory %s", partial, errno);
+            datadir_set_err(err, errlen, "cannot create directory %s", partial, errno);
             return -1;
         }
         *p = '/';
@@ -124,13 +126,13 @@ int datadir_prepare(const char *data_dir, char *err, size_t errlen)
 int datadir_lock(const char *data_dir, bool wait, int *fd_out, char *err, size_t errlen)
 {
     char path[4096];
-    if (path_join(path, sizeof path, data_dir, ".import.lock") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+    if (datadir_path_join(path, sizeof path, data_dir, ".import.lock") != 0) {
+        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
         return -1;
     }
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        set_err(err, errlen, "cannot open lock file %s", path, errno);
+        datadir_set_err(err, errlen, "cannot open lock file %s", path, errno);
         return -1;
     }
     for (;;) {
@@ -142,7 +144,7 @@ int datadir_lock(const char *data_dir, bool wait, int *fd_out, char *err, size_t
         close(fd);
         if (e == EWOULDBLOCK)
             return 1;
-        set_err(err, errlen, "cannot lock %s", path, e);
+        datadir_set_err(err, errlen, "cannot lock %s", path, e);
         return -1;
     }
     *fd_out = fd;
@@ -157,140 +159,10 @@ void datadir_unlock(int fd)
     }
 }
 
-/* ---------------------------------------------------------------- readers */
-
-static int flock_retrying(int fd, int op)
-{
-    int rc;
-    do
-        rc = flock(fd, op);
-    while (rc != 0 && errno == EINTR);
-    return rc;
-}
-
-int datadir_pin(const char *version_dir, int *fd_out, char *err, size_t errlen)
-{
-    char path[4096];
-    *fd_out = -1;
-    if (path_join(path, sizeof path, version_dir, DATADIR_READERS_LOCK) != 0) {
-        set_err(err, errlen, "path too long: %s", version_dir, 0);
-        return -1;
-    }
-    /* read-only first: a reader without write access can pin a version
-     * whose lock file the importer created */
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        struct stat st;
-        if (stat(version_dir, &st) != 0) {
-            set_err(err, errlen, "%s was removed", version_dir, 0);
-            return -1;
-        }
-        set_err(err, errlen, "cannot open %s, so the version is not protected from pruning",
-                path, e);
-        return 1;
-    }
-    if (flock_retrying(fd, LOCK_SH | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        if (e == EWOULDBLOCK) {
-            set_err(err, errlen, "%s is being removed", version_dir, 0);
-            return -1;
-        }
-        set_err(err, errlen, "cannot lock %s, so the version is not protected from pruning",
-                path, e);
-        return 1;
-    }
-    /* A pruner may have taken the directory away between the open and the
-     * lock: the lock only counts if its file is still the one at path. */
-    struct stat held, linked;
-    if (fstat(fd, &held) != 0 || stat(path, &linked) != 0 || held.st_dev != linked.st_dev ||
-        held.st_ino != linked.st_ino) {
-        close(fd);
-        set_err(err, errlen, "%s was removed", version_dir, 0);
-        return -1;
-    }
-    *fd_out = fd;
-    return 0;
-}
-
-void datadir_unpin(int fd)
-{
-    if (fd >= 0)
-        close(fd);   /* drops the shared lock */
-}
-
-/* Takes the exclusive lock of a directory about to be removed. 1 when a
- * reader pins it (nothing held); else 0, with the lock in *fd (-1 when no
- * lock file can be opened: the directory is then removed unguarded, as
- * whoever cannot create a file there cannot pin it either). The lock file is
- * created when absent, so that a reader creating it at the same moment
- * meets this lock instead of a file of its own. */
-static int lock_for_removal(int parent_fd, const char *name, int *fd)
-{
-    char rel[512];
-    *fd = -1;
-    if (snprintf(rel, sizeof rel, "%s/" DATADIR_READERS_LOCK, name) >= (int)sizeof rel)
-        return 0;
-    int lfd = openat(parent_fd, rel, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (lfd < 0)
-        lfd = openat(parent_fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (lfd < 0)
-        return 0;
-    if (flock_retrying(lfd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(lfd);
-        return e == EWOULDBLOCK ? 1 : 0;
-    }
-    *fd = lfd;
-    return 0;
-}
-
-static int remove_at(int parent_fd, const char *name);
-
-/* Removes the directory versions/<name> unless a reader pins it: 0 removed,
- * 1 in use (left alone), -1 failed. A version (`aside`) is first renamed to
- * .old-<name>-<pid> while the lock is held, so that no reader finds it, and
- * pins it, while its files go one by one. */
-static int remove_unpinned(int versions_fd, const char *name, bool aside)
-{
-    int lock_fd;
-    if (lock_for_removal(versions_fd, name, &lock_fd) == 1)
-        return 1;
-    char moved[256];
-    const char *victim = name;
-    if (aside) {
-        int n = snprintf(moved, sizeof moved, OLD_PREFIX "%s-%ld", name, (long)getpid());
-        if (n > 0 && (size_t)n < sizeof moved && renameat(versions_fd, name, versions_fd, moved) == 0)
-            victim = moved;
-    }
-    int rc = remove_at(versions_fd, victim);
-    if (lock_fd >= 0)
-        close(lock_fd);
-    return rc;
-}
-
-/* Marks a version the pruner had to leave to its readers (see datadir.h). */
-static void set_retired(int versions_fd, const char *name, bool retired)
-{
-    char rel[512];
-    if (snprintf(rel, sizeof rel, "%s/" DATADIR_RETIRED, name) >= (int)sizeof rel)
-        return;
-    if (retired) {
-        int fd = openat(versions_fd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            close(fd);
-    } else {
-        unlinkat(versions_fd, rel, 0);
-    }
-}
-
 int datadir_current(const char *data_dir, char version[DATADIR_VERSION_LEN + 1])
 {
     char path[4096], target[4096];
-    if (path_join(path, sizeof path, data_dir, "current") != 0)
+    if (datadir_path_join(path, sizeof path, data_dir, "current") != 0)
         return -1;
     ssize_t n = readlink(path, target, sizeof target - 1);
     if (n <= 0)
@@ -321,7 +193,7 @@ int datadir_current(const char *data_dir, char version[DATADIR_VERSION_LEN + 1])
 int datadir_read_marker(const char *version_dir, datadir_marker *m)
 {
     char path[4096];
-    if (path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0)
+    if (datadir_path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0)
         return -1;
     FILE *f = fopen(path, "r");
     if (!f)
@@ -355,14 +227,14 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
                          size_t errlen)
 {
     char tmp[4096], path[4096];
-    if (path_join(tmp, sizeof tmp, version_dir, DATADIR_MARKER ".tmp") != 0 ||
-        path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0) {
-        set_err(err, errlen, "path too long: %s", version_dir, 0);
+    if (datadir_path_join(tmp, sizeof tmp, version_dir, DATADIR_MARKER ".tmp") != 0 ||
+        datadir_path_join(path, sizeof path, version_dir, DATADIR_MARKER) != 0) {
+        datadir_set_err(err, errlen, "path too long: %s", version_dir, 0);
         return -1;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        set_err(err, errlen, "cannot create %s", tmp, errno);
+        datadir_set_err(err, errlen, "cannot create %s", tmp, errno);
         return -1;
     }
     char text[512];
@@ -378,23 +250,23 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
             e = errno;
         close(fd);
         unlink(tmp);
-        set_err(err, errlen, "cannot write %s", tmp, w >= 0 && w != n ? EIO : e);
+        datadir_set_err(err, errlen, "cannot write %s", tmp, w >= 0 && w != n ? EIO : e);
         return -1;
     }
     close(fd);
     if (rename(tmp, path) != 0) {
         e = errno;
         unlink(tmp);
-        set_err(err, errlen, "cannot rename marker into %s", path, e);
+        datadir_set_err(err, errlen, "cannot rename marker into %s", path, e);
         return -1;
     }
-    return fsync_path(version_dir, true, err, errlen);
+    return datadir_fsync_path(version_dir, true, err, errlen);
 }
 
 uint64_t datadir_next_sequence(const char *data_dir)
 {
     char versions[4096], dir[4096];
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0)
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, NULL, 0) != 0)
         return 1;
     DIR *d = opendir(versions);
     if (!d)
@@ -405,7 +277,7 @@ uint64_t datadir_next_sequence(const char *data_dir)
         if (!datadir_is_version_name(e->d_name))
             continue;
         datadir_marker m;
-        if (path_join(dir, sizeof dir, versions, e->d_name) == 0 &&
+        if (datadir_path_join(dir, sizeof dir, versions, e->d_name) == 0 &&
             datadir_read_marker(dir, &m) == 0 && m.sequence > max)
             max = m.sequence;
     }
@@ -419,7 +291,7 @@ int datadir_sync_dir(const char *dir, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        set_err(err, errlen, "cannot open directory %s", dir, errno);
+        datadir_set_err(err, errlen, "cannot open directory %s", dir, errno);
         return -1;
     }
     int dfd = dirfd(d);
@@ -433,7 +305,7 @@ int datadir_sync_dir(const char *dir, char *err, size_t errlen)
         if (fd < 0 || fsync(fd) != 0) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            set_err(err, errlen, "cannot fsync %s", path, errno);
+            datadir_set_err(err, errlen, "cannot fsync %s", path, errno);
             rc = -1;
         }
         if (fd >= 0)
@@ -442,10 +314,10 @@ int datadir_sync_dir(const char *dir, char *err, size_t errlen)
     closedir(d);
     if (rc != 0)
         return rc;
-    return fsync_path(dir, true, err, errlen);
+    return datadir_fsync_path(dir, true, err, errlen);
 }
 
-static int remove_at(int parent_fd, const char *name)
+int datadir_remove_at(int parent_fd, const char *name)
 {
     if (unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT)
         return 0;
@@ -464,7 +336,7 @@ static int remove_at(int parent_fd, const char *name)
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (remove_at(fd, e->d_name) != 0)
+        if (datadir_remove_at(fd, e->d_name) != 0)
             rc = -1;
     }
     closedir(d);
@@ -475,7 +347,7 @@ static int remove_at(int parent_fd, const char *name)
 
 int datadir_remove_tree(const char *path)
 {
-    return remove_at(AT_FDCWD, path);
+    return datadir_remove_at(AT_FDCWD, path);
 }
 
 uint64_t datadir_dir_bytes(const char *dir)
@@ -523,13 +395,13 @@ static void remove_replaced(const char *versions, const char *path, const char *
     if (vfd < 0)
         return;
     int lock_fd;
-    if (lock_for_removal(vfd, name, &lock_fd) == 1) {
+    if (datadir_lock_for_removal(vfd, name, &lock_fd) == 1) {
         char aside[256];
         int n = snprintf(aside, sizeof aside, OLD_PREFIX "%s-%ld", version, (long)getpid());
         if (n > 0 && (size_t)n < sizeof aside && strcmp(aside, name) != 0)
             renameat(vfd, name, vfd, aside);
     } else {
-        remove_at(vfd, name);
+        datadir_remove_at(vfd, name);
         if (lock_fd >= 0)
             close(lock_fd);
     }
@@ -540,15 +412,15 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
                     size_t errlen)
 {
     char versions[4096], target[4096];
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0 ||
+    if (datadir_path_join(versions, sizeof versions, data_dir, "versions") != 0 ||
         datadir_version_path(data_dir, version, target, sizeof target) != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
         return -1;
     }
     /* the lock file readers pin the version with, there from the start so
      * that readers without write access can pin it too */
     char lock_path[4096];
-    if (path_join(lock_path, sizeof lock_path, tmp_dir, DATADIR_READERS_LOCK) == 0) {
+    if (datadir_path_join(lock_path, sizeof lock_path, tmp_dir, DATADIR_READERS_LOCK) == 0) {
         int lfd = open(lock_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (lfd >= 0)
             close(lfd);
@@ -556,12 +428,12 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
     struct stat st;
     if (lstat(target, &st) != 0) {
         if (rename(tmp_dir, target) != 0) {
-            set_err(err, errlen, "cannot rename the new version into %s", target, errno);
+            datadir_set_err(err, errlen, "cannot rename the new version into %s", target, errno);
             return -1;
         }
     } else if (exchange_paths(tmp_dir, target) == 0) {
         /* tmp_dir now holds the replaced directory */
-        if (fsync_path(versions, true, err, errlen) != 0)
+        if (datadir_fsync_path(versions, true, err, errlen) != 0)
             return -1;
         remove_replaced(versions, tmp_dir, version);
     } else {
@@ -570,20 +442,20 @@ int datadir_install(const char *data_dir, const char *tmp_dir, const char *versi
         int n = snprintf(aside, sizeof aside, "%s/" OLD_PREFIX "%s-%ld", versions, version,
                          (long)getpid());
         if (n < 0 || (size_t)n >= sizeof aside || rename(target, aside) != 0) {
-            set_err(err, errlen, "cannot move the old %s aside", target, errno);
+            datadir_set_err(err, errlen, "cannot move the old %s aside", target, errno);
             return -1;
         }
         if (rename(tmp_dir, target) != 0) {
             int e = errno;
             rename(aside, target);
-            set_err(err, errlen, "cannot rename the new version into %s", target, e);
+            datadir_set_err(err, errlen, "cannot rename the new version into %s", target, e);
             return -1;
         }
-        if (fsync_path(versions, true, err, errlen) != 0)
+        if (datadir_fsync_path(versions, true, err, errlen) != 0)
             return -1;
         remove_replaced(versions, aside, version);
     }
-    return fsync_path(versions, true, err, errlen);
+    return datadir_fsync_path(versions, true, err, errlen);
 }
 
 int datadir_activate(const char *data_dir, const char *version, char *err, size_t errlen)
@@ -591,12 +463,12 @@ int datadir_activate(const char *data_dir, const char *version, char *err, size_
     char link[4096], current[4096], target[64];
     int n = snprintf(link, sizeof link, "%s/" LINK_PREFIX "%ld", data_dir, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof link ||
-        path_join(current, sizeof current, data_dir, "current") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
+        datadir_path_join(current, sizeof current, data_dir, "current") != 0) {
+        datadir_set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
         return -1;
     }
     if (!datadir_is_version_name(version)) {
-        set_err(err, errlen, "not a version name: %s", version, 0);
+        datadir_set_err(err, errlen, "not a version name: %s", version, 0);
         return -1;
     }
     snprintf(target, sizeof target, "versions/%s", version);
@@ -606,242 +478,24 @@ int datadir_activate(const char *data_dir, const char *version, char *err, size_
         (int)sizeof retired)
         unlink(retired);
     if (unlink(link) != 0 && errno != ENOENT) {
-        set_err(err, errlen, "cannot remove %s", link, errno);
+        datadir_set_err(err, errlen, "cannot remove %s", link, errno);
         return -1;
     }
     if (symlink(target, link) != 0) {
-        set_err(err, errlen, "cannot create symlink %s", link, errno);
+        datadir_set_err(err, errlen, "cannot create symlink %s", link, errno);
         return -1;
     }
     if (rename(link, current) != 0) {
         int e = errno;
         unlink(link);
         if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-            set_err(err, errlen,
-                    "%s is a directory, not the symlink transitd manages; move it away", current,
-                    0);
+            datadir_set_err(err, errlen,
+                            "%s is a directory, not the symlink transitd manages; move it away",
+                            current, 0);
         else
-            set_err(err, errlen, "cannot switch %s", current, e);
+            datadir_set_err(err, errlen, "cannot switch %s", current, e);
         return -1;
     }
-    return fsync_path(data_dir, true, err, errlen);
+    return datadir_fsync_path(data_dir, true, err, errlen);
 }
 
-/* ---------------------------------------------------------------- pruning */
-
-/* The pid at the end of ".tmp-<v>-<pid>", ".old-<v>-<pid>", ".current-<pid>". */
-static pid_t trailing_pid(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    if (!dash || !dash[1])
-        return 0;
-    char *end;
-    long pid = strtol(dash + 1, &end, 10);
-    if (*end != '\0' || pid <= 0)
-        return 0;
-    return (pid_t)pid;
-}
-
-static bool process_alive(pid_t pid)
-{
-    if (pid <= 0)
-        return false;
-    if (pid == getpid())
-        return true;
-    return kill(pid, 0) == 0 || errno == EPERM;
-}
-
-static bool is_stale_leftover(const char *name, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    if (strncmp(name, prefix, n) != 0)
-        return false;
-    pid_t pid = trailing_pid(name);
-    return pid > 0 && !process_alive(pid);
-}
-
-typedef struct version_entry {
-    char name[DATADIR_VERSION_LEN + 1];
-    uint64_t sequence;
-} version_entry;
-
-static int by_sequence_desc(const void *a, const void *b)
-{
-    const version_entry *x = a, *y = b;
-    if (x->sequence != y->sequence)
-        return x->sequence > y->sequence ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t errlen)
-{
-    char versions[4096], path[4096];
-    int count = 0;
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
-        return -1;
-    }
-    DIR *d = opendir(versions);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if ((is_stale_leftover(e->d_name, TMP_PREFIX) ||
-                 is_stale_leftover(e->d_name, OLD_PREFIX)) &&
-                remove_unpinned(dirfd(d), e->d_name, false) == 0)
-                count++;
-        }
-        closedir(d);
-    }
-    d = opendir(data_dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (is_stale_leftover(e->d_name, LINK_PREFIX) &&
-                path_join(path, sizeof path, data_dir, e->d_name) == 0 && unlink(path) == 0)
-                count++;
-        }
-        closedir(d);
-    }
-    if (removed)
-        *removed = count;
-    return 0;
-}
-
-int datadir_prune(const char *data_dir, int keep, datadir_prune_result *res, char *err,
-                  size_t errlen)
-{
-    datadir_prune_result r = {0, 0, 0};
-    char versions[4096], path[4096];
-    char active[DATADIR_VERSION_LEN + 1] = "";
-    if (keep < 1)
-        keep = 1;
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
-        return -1;
-    }
-    bool have_active = datadir_current(data_dir, active) == 0;
-
-    if (datadir_remove_stale(data_dir, &r.leftovers_removed, err, errlen) != 0)
-        return -1;
-
-    DIR *d = opendir(versions);
-    if (!d) {
-        set_err(err, errlen, "cannot open directory %s", versions, errno);
-        return -1;
-    }
-    int vfd = dirfd(d);
-    version_entry *list = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d))) {
-        if (!datadir_is_version_name(e->d_name))
-            continue;
-        if (have_active && strcmp(e->d_name, active) == 0) {
-            set_retired(vfd, e->d_name, false);
-            continue;
-        }
-        if (path_join(path, sizeof path, versions, e->d_name) != 0)
-            continue;
-        datadir_marker m;
-        if (datadir_read_marker(path, &m) != 0) {
-            if (remove_unpinned(vfd, e->d_name, true) == 0)
-                r.leftovers_removed++;
-            continue;
-        }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            version_entry *grown = realloc(list, ncap * sizeof *list);
-            if (!grown) {
-                set_err(err, errlen, "out of memory listing %s", versions, 0);
-                rc = -1;
-                break;
-            }
-            list = grown;
-            cap = ncap;
-        }
-        memcpy(list[n].name, e->d_name, DATADIR_VERSION_LEN + 1);
-        list[n].sequence = m.sequence;
-        n++;
-    }
-    if (rc == 0) {
-        if (n > 1)
-            qsort(list, n, sizeof *list, by_sequence_desc);
-        size_t others_kept = (size_t)(keep - (have_active ? 1 : 0));
-        for (size_t i = 0; i < n; i++) {
-            if (i < others_kept) {
-                set_retired(vfd, list[i].name, false);
-                continue;
-            }
-            int removed = remove_unpinned(vfd, list[i].name, true);
-            if (removed == 0) {
-                r.versions_removed++;
-            } else if (removed == 1) {
-                /* a server or query still maps it: it goes when they let go */
-                set_retired(vfd, list[i].name, true);
-                r.versions_in_use++;
-            }
-        }
-        if (fsync_path(versions, true, err, errlen) != 0)
-            rc = -1;
-    }
-    closedir(d);
-    free(list);
-    if (res)
-        *res = r;
-    return rc;
-}
-
-int datadir_collect_retired(const char *data_dir, int *removed, int *still_pinned, char *err,
-                            size_t errlen)
-{
-    int count = 0, pinned = 0, lock_fd = -1;
-    if (removed)
-        *removed = 0;
-    if (still_pinned)
-        *still_pinned = 0;
-    int locked = datadir_lock(data_dir, false, &lock_fd, err, errlen);
-    if (locked != 0)
-        return locked;   /* 1: an import runs, and prunes itself */
-    char versions[4096], active[DATADIR_VERSION_LEN + 1] = "";
-    bool have_active = datadir_current(data_dir, active) == 0;
-    int rc = 0, leftovers = 0;
-    if (path_join(versions, sizeof versions, data_dir, "versions") != 0) {
-        set_err(err, errlen, "data directory path too long: %s", data_dir, 0);
-        rc = -1;
-    } else if (datadir_remove_stale(data_dir, &leftovers, err, errlen) != 0) {
-        rc = -1;
-    }
-    DIR *d = rc == 0 ? opendir(versions) : NULL;
-    if (rc == 0 && !d) {
-        set_err(err, errlen, "cannot open directory %s", versions, errno);
-        rc = -1;
-    }
-    if (d) {
-        struct dirent *e;
-        char rel[64];
-        while ((e = readdir(d))) {
-            if (!datadir_is_version_name(e->d_name) ||
-                (have_active && strcmp(e->d_name, active) == 0))
-                continue;
-            snprintf(rel, sizeof rel, "%s/" DATADIR_RETIRED, e->d_name);
-            struct stat st;
-            if (fstatat(dirfd(d), rel, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            int gone = remove_unpinned(dirfd(d), e->d_name, true);
-            if (gone == 0)
-                count++;
-            else if (gone == 1)
-                pinned++;
-        }
-        closedir(d);
-        if (count + leftovers > 0 && fsync_path(versions, true, err, errlen) != 0)
-            rc = -1;
-    }
-    datadir_unlock(lock_fd);
-    if (removed)
-        *removed = count + leftovers;
-    if (still_pinned)
-        *still_pinned = pinned;
-    return rc;
-}

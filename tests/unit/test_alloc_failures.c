@@ -506,6 +506,30 @@ typedef struct alerts_ctx {
 
 /* Writes the alerts into a fresh live store, loads them back, builds the
  * view, and answers the alert list, one alert and the queries with it. */
+/* One alerts endpoint's answer: stored as *want on the first run, compared
+ * with it after; -1 when it answered 503 (its detail checked). */
+static int answer_alerts_endpoint(const char *name, api_endpoint_fn fn, api_thread *t, dataset *ds,
+                                  const api_request *req, json_writer *out, char **want)
+{
+    api_problem prob;
+    memset(&prob, 0, sizeof prob);
+    int cache = 0;
+    json_reset(out);
+    inject_arm();
+    int status = fn(t, ds, req, out, &prob, &cache);
+    inject_disarm();
+    if (status == 503) {
+        expect_message(name, prob.detail);
+        return -1;
+    }
+    assert_int_equal(status, 200);
+    if (!*want)
+        *want = strdup(out->buf);
+    else if (strcmp(*want, out->buf) != 0)
+        fail_msg("[%s] %s answered otherwise:\n%s\nexpected:\n%s", g_where, name, out->buf, *want);
+    return 0;
+}
+
 static int op_alerts(void *vctx)
 {
     alerts_ctx *c = vctx;
@@ -581,36 +605,12 @@ static int op_alerts(void *vctx)
     inject_disarm();
     if (!t)
         goto done;
-    api_problem prob;
-    memset(&prob, 0, sizeof prob);
-    int cache = 0;
     api_request req = {.now = 1772433000, .alerts = v};
-    inject_arm();
-    int status = api_alerts(t, ds, &req, &out, &prob, &cache);
-    inject_disarm();
-    if (status == 503) {
-        expect_message("api_alerts", prob.detail);
+    if (answer_alerts_endpoint("api_alerts", api_alerts, t, ds, &req, &out, &c->want_list) != 0)
         goto done;
-    }
-    assert_int_equal(status, 200);
-    if (!c->want_list)
-        c->want_list = strdup(out.buf);
-    else if (strcmp(c->want_list, out.buf) != 0)
-        fail_msg("[%s] the alert list differs:\n%s\nexpected:\n%s", g_where, out.buf, c->want_list);
-    json_reset(&out);
     req.id = "stop-p";
-    inject_arm();
-    status = api_alert(t, ds, &req, &out, &prob, &cache);
-    inject_disarm();
-    if (status == 503) {
-        expect_message("api_alert", prob.detail);
+    if (answer_alerts_endpoint("api_alert", api_alert, t, ds, &req, &out, &c->want_one) != 0)
         goto done;
-    }
-    assert_int_equal(status, 200);
-    if (!c->want_one)
-        c->want_one = strdup(out.buf);
-    else if (strcmp(c->want_one, out.buf) != 0)
-        fail_msg("[%s] the alert differs:\n%s\nexpected:\n%s", g_where, out.buf, c->want_one);
 
     c->queries.alerts = v;
     rc = run_queries(&c->queries, ds);

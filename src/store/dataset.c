@@ -434,7 +434,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
         derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
-        derive_route_trips(ds, err, errlen) != 0) {
+        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         pthread_mutex_destroy(&ds->extension_lock);
@@ -442,7 +442,6 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
         free(ds);
         return NULL;
     }
-    dataset_assert_orders(ds);
     return ds;
 }
 

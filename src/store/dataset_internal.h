@@ -133,9 +133,9 @@ struct dataset {
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */
 int32_t dataset_utc_offset_span(const dataset *ds, int64_t instant, int64_t *from, int64_t *until);
 int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *path);
-/* Asserts the orders of the indexes and runs the engine relies on
- * (dataset_check.c); nothing with NDEBUG. */
-void dataset_assert_orders(const dataset *ds);
+/* Refuses (-1, err) indexes and runs not in the orders the engine relies
+ * on (dataset_check.c). */
+int dataset_check_orders(const dataset *ds, char *err, size_t errlen, const char *path);
 /* The instant of "noon minus 12h" of a service day. */
 int64_t dataset_day_base(const dataset *ds, int32_t day);
 

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "transit/accept_encoding.h"
+
 #define GZIP_MIN_BYTES 1024
 #define RETRY_AFTER_SECONDS "5"
 #define JSON_TYPE "application/json; charset=utf-8"
@@ -284,7 +286,9 @@ static const char *cache_control(int seconds, char *text, size_t cap)
                                                      MHD_HTTP_HEADER_ACCEPT_ENCODING);
         const unsigned char *z;
         size_t zlen;
-        if (gzip_accepted(ae) && gzip_body_compress(req->gzip, body, len, &z, &zlen) == 0) {
+        static const content_coding offered[] = {CODING_GZIP};
+        if (accept_encoding_choose(ae, ae ? strlen(ae) : 0, offered, 1) == CODING_GZIP &&
+            gzip_body_compress(req->gzip, body, len, &z, &zlen) == 0) {
             body = (const char *)z;
             len = zlen;
             mode = MHD_RESPMEM_MUST_COPY;

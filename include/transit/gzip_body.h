@@ -3,13 +3,12 @@
  * Why it exists: JSON answers over ~1 KB shrink several-fold with gzip, but
  * deflateInit2/deflateEnd per response would allocate ~256 KB each time. One
  * gzip_body per server thread keeps its z_stream and output buffer and resets
- * them between responses. Also decides from an Accept-Encoding header whether
- * the client takes gzip at all. Pure C (zlib), used by the HTTP layer.
+ * them between responses. Which coding a client takes is accept_encoding.h's.
+ * Pure C (zlib), used by the HTTP layer.
  */
 #ifndef TRANSIT_GZIP_BODY_H
 #define TRANSIT_GZIP_BODY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct gzip_body gzip_body;
@@ -23,10 +22,5 @@ void gzip_body_free(gzip_body *g);
  * or memory failure. */
 int gzip_body_compress(gzip_body *g, const void *in, size_t len, const unsigned char **out,
                        size_t *out_len);
-
-/* Whether an Accept-Encoding value (RFC 9110 §12.5.3) admits gzip: "gzip" or
- * "x-gzip" with a non-zero q, or "*" with a non-zero q when gzip is not
- * itself refused. NULL or "" means no. Case-insensitive. */
-bool gzip_accepted(const char *accept_encoding);
 
 #endif

@@ -5,7 +5,7 @@
  * TDRequest and refills it for every request it answers: the path, id and
  * parameters are C strings pointing into libmicrohttpd's connection memory or
  * the request's own buffers; the JSON body goes into the request's reusable
- * json_writer; the per-thread api context, gzip stream and log buffer live
+ * json_writer; the per-thread api context, compressors and log buffer live
  * here too. A resource reads the request fields and fills the response
  * fields; the server turns them into HTTP.
  */
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "transit/api.h"
+#include "transit/brotli_body.h"
 #include "transit/gzip_body.h"
 
 struct MHD_Connection;
@@ -70,6 +71,7 @@ typedef enum td_verb {
     /* ---- per-thread storage, reused across requests */
     json_writer jsonOut;
     gzip_body *gzip;
+    brotli_body *brotli;
     char pathBuffer[TD_MAX_PATH + 1];
     char idBuffer[TD_MAX_PATH + 1];
     char *text;                       /* a growable text buffer (e.g. /metrics) */

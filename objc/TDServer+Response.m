@@ -2,9 +2,10 @@
  *
  * Why it exists: routing and the verb messages (TDServer.m) are one concern;
  * turning a status and a body into libmicrohttpd's response is another:
- * problem+json for errors, the server's weak ETags and 304, gzip, Vary,
- * Cache-Control, Allow, CORS and the access log. The body a resource wrote
- * is handed to libmicrohttpd without a copy (body_pool.h).
+ * problem+json for errors, the server's weak ETags and 304, the content
+ * coding (br or gzip, as Accept-Encoding asks), Vary, Cache-Control, Allow,
+ * CORS and the access log. The body a resource wrote is handed to
+ * libmicrohttpd without a copy (body_pool.h).
  */
 #import "TDServer.h"
 
@@ -16,7 +17,7 @@
 
 #include "transit/accept_encoding.h"
 
-#define GZIP_MIN_BYTES 1024
+#define COMPRESS_MIN_BYTES 1024   /* smaller bodies gain less than the headers cost */
 #define RETRY_AFTER_SECONDS "5"
 #define JSON_TYPE "application/json; charset=utf-8"
 #define PROBLEM_TYPE "application/problem+json; charset=utf-8"
@@ -33,7 +34,15 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-/* W/"<dataset version>-<hash of route, id, sorted parameters[, minute]>" */
+/* W/"<dataset version>-<hash of route, id, sorted parameters[, minute]>"
+ *
+ * One ETag for every content coding of the answer, weak: RFC 9110 §8.8.1 lets a
+ * weak validator stand for representations that are semantically equivalent,
+ * which the gzip, br and identity forms of one JSON text are; and the tag is
+ * decided before the answer is written (a 304 skips the endpoint), when whether
+ * the body will be large enough to compress is not known. A cache keeps the
+ * codings apart by Vary: Accept-Encoding; a strong validator (the alerts' own
+ * ETag, used in If-Match) is never sent with a coding (respond:). */
 void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
 {
     uint64_t h = 14695981039346656037ull;
@@ -215,6 +224,32 @@ static struct MHD_Response *response_from_writer(body_pool *pool, json_writer *w
     return r;
 }
 
+/* ------------------------------------------------------------ content codings */
+
+/* The codings offered besides identity, in the server's order of preference
+ * when the client weighs them equally (URLSession's "gzip, deflate, br"): br
+ * first, because on the server's answers Brotli quality 1 costs about a fifth
+ * less CPU than gzip at libdeflate level 1 for a body within 3 % of the same
+ * size (bench/README.md, "Compression"). */
+static const content_coding offered_codings[] = {CODING_BR, CODING_GZIP};
+
+/* A response whose body is body[0..len) compressed in `coding` by the
+ * thread's compressor (a copy: the compressor's buffer is reused). NULL when
+ * the compressor fails, the result is not smaller, or out of memory: the
+ * caller sends the body as it is. */
+static struct MHD_Response *compressed_response(TDRequest *req, content_coding coding,
+                                                const char *body, size_t len, size_t *encoded_len)
+{
+    const unsigned char *z = NULL;
+    size_t zlen = 0;
+    int rc = coding == CODING_BR ? brotli_body_compress(req->brotli, body, len, &z, &zlen)
+                                 : gzip_body_compress(req->gzip, body, len, &z, &zlen);
+    if (rc != 0 || zlen >= len)
+        return NULL;
+    *encoded_len = zlen;
+    return MHD_create_response_from_buffer(zlen, (void *)(uintptr_t)z, MHD_RESPMEM_MUST_COPY);
+}
+
 /* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
  * are constants, others are formatted into `text`. */
 static const char *cache_control(int seconds, char *text, size_t cap)
@@ -280,25 +315,27 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     }
     bool compressible = status != 204 && (strncmp(type, "application/", 12) == 0 ||
                                           strncmp(type, "text/", 5) == 0);
-    bool gzipped = false;
-    if (has_body && len > GZIP_MIN_BYTES) {
+    /* a strong validator names these exact bytes (RFC 9110 §8.8.3): sent as they are */
+    bool strong_tag = req->responseEtag[0] && strncmp(req->responseEtag, "W/", 2) != 0;
+    content_coding coding = CODING_IDENTITY;
+    if (has_body && compressible && len > COMPRESS_MIN_BYTES && !strong_tag) {
         const char *ae = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_ACCEPT_ENCODING);
-        const unsigned char *z;
-        size_t zlen;
-        static const content_coding offered[] = {CODING_GZIP};
-        if (accept_encoding_choose(ae, ae ? strlen(ae) : 0, offered, 1) == CODING_GZIP &&
-            gzip_body_compress(req->gzip, body, len, &z, &zlen) == 0) {
-            body = (const char *)z;
-            len = zlen;
-            mode = MHD_RESPMEM_MUST_COPY;
-            from_writer = false;
-            gzipped = true;
-        }
+        coding = accept_encoding_choose(ae, ae ? strlen(ae) : 0, offered_codings,
+                                        sizeof offered_codings / sizeof *offered_codings);
     }
-    struct MHD_Response *r = from_writer && len > 0
-                                 ? response_from_writer(bodies, req->out, len)
-                                 : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
+    struct MHD_Response *r = NULL;
+    if (coding != CODING_IDENTITY) {
+        size_t encoded_len = 0;
+        r = compressed_response(req, coding, body, len, &encoded_len);
+        if (r)
+            len = encoded_len;
+        else
+            coding = CODING_IDENTITY;
+    }
+    if (!r)
+        r = from_writer && len > 0 ? response_from_writer(bodies, req->out, len)
+                                   : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
     if (!r)
         return MHD_NO;
     if (has_body)
@@ -306,8 +343,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     if (compressible)
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    if (gzipped)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (coding != CODING_IDENTITY)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, content_coding_name(coding));
     if (status != 204) {
         char text[32];
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,

@@ -29,6 +29,7 @@ typedef enum td_verb {
 #define TD_MAX_PARAMS 32
 #define TD_MAX_TARGET 8192      /* request-target bytes before 414 */
 #define TD_MAX_PATH TD_MAX_TARGET /* decoded path bytes (ids included) */
+#define TD_MAX_ANSWER_KEY 2048  /* bytes of an answer's cache key; longer: not cached */
 
 @interface TDRequest : NSObject {
 @public
@@ -63,6 +64,8 @@ typedef enum td_verb {
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */
     char responseEtag[64];            /* set by a resource that makes its own ETag, or "" */
+    unsigned char answerKey[TD_MAX_ANSWER_KEY]; /* everything the answer depends on, as the */
+    size_t answerKeyLength;           /* server's ETag hashes it (td_make_etag); 0: none */
     char location[320];               /* Location of a 201, or "" */
     const char *wwwAuthenticate;      /* the WWW-Authenticate of a 401, or NULL */
     bool problemWritten;              /* status >= 400 and out already holds the problem+json

@@ -59,6 +59,7 @@ void td_request_reset_response(TDRequest *req)
     req->problem.param[0] = '\0';
     req->problem.pointer[0] = '\0';
     req->responseEtag[0] = '\0';
+    req->answerKeyLength = 0;
     req->location[0] = '\0';
     req->wwwAuthenticate = NULL;
     req->problemWritten = false;

@@ -28,7 +28,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl
+PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
@@ -48,6 +48,8 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# the Brotli decoder: only the tests decode what the server encodes
+TEST_PKG_LIBS := $(shell pkg-config --libs libbrotlidec 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS_ALL := -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -D_DARWIN_C_SOURCE -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS)
@@ -82,10 +84,10 @@ BASELINE := $(BUILD)/bench/hello_mhd
 DATA ?= data
 FEED ?=
 PORT ?= 8080
-# The first python3 that has pytest and requests (pyenv's, or Debian's after `make deps`).
-PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests' 2>/dev/null && { echo $$p; break; }; done)
+# The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression clean demo-feed
 
 all: $(TRANSITD)
 
@@ -127,7 +129,7 @@ $(TRANSITD): $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 # Tests may build GTFS-Realtime fixtures with the generated protobuf-c code.
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIBTRANSIT) $(RT_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(TEST_LDFLAGS_$*) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -I$(GEN) $< -o $@ $(LDFLAGS_ALL) $(TEST_LDFLAGS_$*) $(LIBTRANSIT) $(CMOCKA_LIBS) $(LIBS) $(TEST_PKG_LIBS)
 
 # The allocation-failure test routes libtransit's allocations through its own
 # wrappers (GNU ld / lld --wrap; ld64 has none, and the test then skips).
@@ -175,6 +177,7 @@ bench: deps release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --all
 	@$(PYTHON) bench/alerts_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -196,6 +199,10 @@ bench-alerts: release-build
 
 bench-realtime: release-build
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
+
+# URLSession's Accept-Encoding (gzip, deflate, br) against none, with and without the cache
+bench-compression: release-build
+	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip

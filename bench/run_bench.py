@@ -75,6 +75,14 @@ MAIN_CONNECTIONS = 64
 WRK_THREADS = 2
 # Every script, for the smoke run.
 ALL_SCRIPTS = ENDPOINT_SCRIPTS + ["departures_large", "routes", "mix"]
+# What Apple's URLSession sends on every request (issue #23): these scripts also run
+# with it, right after the same script without it, and are reported against it.
+URLSESSION_ACCEPT_ENCODING = "gzip, deflate, br"
+URLSESSION_VARIANT = " URLSession"
+URLSESSION_SCRIPTS = ["departures", "stop_departures"]
+TARGET_CODED_RATIO = 0.60           # req/s with URLSession's Accept-Encoding vs without
+TARGET_CODED_BODY = 0.15            # coded body bytes vs uncompressed, for /v1/departures: the
+BODY_TARGET_SCRIPTS = ["departures"]  # other answers are often too small to shrink as much
 
 
 def log(msg):
@@ -124,12 +132,13 @@ def cpu_seconds(pid):
         return None
 
 
-def run_wrk_with_cpu(script, server, conns, duration_s, inputs_dir, seed, env_extra=None):
+def run_wrk_with_cpu(script, server, conns, duration_s, inputs_dir, seed, env_extra=None, headers=()):
     """run_wrk against `server`, plus the server's CPU µs per request
     (result["server_cpu_us_per_req"], None where /proc is missing): a figure
     other processes on the shared cores disturb far less than req/s."""
     c0 = cpu_seconds(server.pid)
-    r = run_wrk(script, server.url(), conns, duration_s, inputs_dir, env_extra=env_extra, seed=seed)
+    r = run_wrk(script, server.url(), conns, duration_s, inputs_dir, headers=headers,
+                env_extra=env_extra, seed=seed)
     c1 = cpu_seconds(server.pid)
     requests = r["req_per_s"] * duration_s
     r["server_cpu_us_per_req"] = ((c1 - c0) / requests * 1e6) if c0 is not None and c1 is not None \
@@ -710,24 +719,45 @@ def extract_inputs(data_dir, out_dir, seed=42, n_points=4096, n_times=1024, n_qu
             "inputs_dir": str(out_dir)}
 
 
-def typical_departures_bytes(port, inputs_dir, samples=40, seed=7):
-    """Median body size of departures responses (the same shape of request as
-    departures.lua), for the nginx static file."""
+def body_sizes(port, inputs_dir, script="departures", accept_encoding=None, samples=40, seed=7):
+    """Body sizes, as sent, of responses to requests of the same shape as
+    departures.lua or stop_departures.lua (the same draws for any
+    accept_encoding, so sizes with and without a coding compare one to one)."""
     rng = random.Random(seed)
-    points = (inputs_dir / "points.txt").read_text().split("\n")
-    times = (inputs_dir / "times.txt").read_text().split("\n")
-    points, times = [p for p in points if p], [t for t in times if t]
+    lists = {name: [v for v in (inputs_dir / f"{name}.txt").read_text().split("\n") if v]
+             for name in ("points", "times", "stops")}
+    headers = {"Accept-Encoding": accept_encoding} if accept_encoding else {}
     sizes = []
     for _ in range(samples):
-        lat, lon = rng.choice(points).split()
-        path = (f"/v1/departures?lat={lat}&lon={lon}&radius=500&time={rng.choice(times)}"
-                f"&window=60&limit=50")
+        if script == "stop_departures":
+            path = (f"/v1/stops/{rng.choice(lists['stops'])}/departures?"
+                    f"time={rng.choice(lists['times'])}&window=60&limit=50")
+        else:
+            lat, lon = rng.choice(lists["points"]).split()
+            path = (f"/v1/departures?lat={lat}&lon={lon}&radius=500&time={rng.choice(lists['times'])}"
+                    f"&window=60&limit=50")
         try:
-            status, _, body = http_get(port, path)
+            status, _, body = http_get(port, path, headers=headers)
         except (OSError, http.client.HTTPException):
             continue
         if status == 200:
             sizes.append(len(body))
+    return sizes
+
+
+def body_bytes(port, inputs_dir, script):
+    """The bodies of `script`'s requests without and with URLSession's
+    Accept-Encoding, on the same draws: medians and the coded share of all the bytes."""
+    plain = body_sizes(port, inputs_dir, script)
+    coded = body_sizes(port, inputs_dir, script, URLSESSION_ACCEPT_ENCODING)
+    return {"plain": int(statistics.median(plain)) if plain else None,
+            "coded": int(statistics.median(coded)) if coded else None,
+            "share": sum(coded) / sum(plain) if plain and coded and len(plain) == len(coded) else None}
+
+
+def typical_departures_bytes(port, inputs_dir):
+    """Median body size of departures responses, for the nginx static file."""
+    sizes = body_sizes(port, inputs_dir, "departures")
     return int(statistics.median(sizes)) if sizes else None
 
 
@@ -863,6 +893,7 @@ class HttpBench:
         self.servers = {}
         self.inputs = None
         self.static_bytes = None
+        self.body_bytes = {}    # script -> body_bytes() (URLSESSION_SCRIPTS)
 
     def start(self):
         hello_bin = require_binary(self.build / "bench" / "hello_mhd", "the hello-world baseline")
@@ -876,6 +907,10 @@ class HttpBench:
             self.inputs = extract_inputs(self.data_dir, self.work / "inputs", seed=self.seed)
             log(f"inputs: {self.inputs['stops']} stops, {self.inputs['trips']} trips, "
                 f"service date {self.inputs['service_date']}")
+            for s in URLSESSION_SCRIPTS:
+                self.body_bytes[s] = body_bytes(port, self.work / "inputs", s)
+                log(f"{s} bodies (median): {self.body_bytes[s]['plain']} bytes, "
+                    f"{self.body_bytes[s]['coded']} with {URLSESSION_ACCEPT_ENCODING!r}")
         port = free_port()
         self.servers["hello"] = Server(
             "hello_mhd", [hello_bin, "--port", str(port), "--threads", str(self.cores)], port,
@@ -931,6 +966,9 @@ class HttpBench:
                 repeated.append(("transitd", "mix", c, "", ()))
             for s in ENDPOINT_SCRIPTS:
                 repeated.append(("transitd", s, MAIN_CONNECTIONS, "", ()))
+                if s in URLSESSION_SCRIPTS:   # back to back with the run without it
+                    repeated.append(("transitd", s, MAIN_CONNECTIONS, URLSESSION_VARIANT,
+                                     (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",)))
         for c in SWEEP_CONNECTIONS:
             if c != MAIN_CONNECTIONS:
                 single.append(("hello", "baseline", c, "", ()))
@@ -961,6 +999,9 @@ class HttpBench:
             headers = ("Accept-Encoding: gzip",) if s == "departures_large" else ()
             self.measure("transitd", s, conns, 0, " gzip" if headers else "", headers,
                          duration=duration)
+            if s in URLSESSION_SCRIPTS:
+                self.measure("transitd", s, conns, 0, URLSESSION_VARIANT,
+                             (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",), duration=duration)
 
     def summary(self):
         """One entry per (target, script, variant, conns): medians over the runs
@@ -1007,10 +1048,14 @@ def mark(ok):
     return "–" if ok is None else ("✓" if ok else "✗")
 
 
-def http_rows(summary):
-    """Table rows from HttpBench.summary(): baselines, the mix sweep, endpoints, throughput."""
+def http_rows(summary, body_bytes=None):
+    """Table rows from HttpBench.summary(): baselines, the mix sweep, endpoints, throughput.
+    A URLSession row is judged against the same script without the header
+    (req/s ratio) and, with body_bytes, by its body's share of the uncompressed one."""
     hello = {e["conns"]: e.get("req_per_s") for e in summary
              if e["target"] == "hello"}
+    plain = {(e["script"], e["conns"]): e.get("req_per_s") for e in summary
+             if e["target"] == "transitd" and not e["variant"]}
     label = {"baseline": "", "mix": "mix (60/25/10/5)", "nearby_stops": "GET /v1/stops/nearby",
              "stop_departures": "GET /v1/stops/{id}/departures",
              "departures": "GET /v1/departures", "stop": "GET /v1/stops/{id}",
@@ -1040,6 +1085,20 @@ def http_rows(summary):
             elif e["script"] == "stop":
                 target = f"≥{TARGET_STOP_RATIO:.0%} of hello"
                 ok = ratio is not None and ratio >= TARGET_STOP_RATIO
+        if e["target"] == "transitd" and e["variant"] == URLSESSION_VARIANT:
+            base_rps = plain.get((e["script"], e["conns"]))
+            coded = rps / base_rps if rps and base_rps else None
+            sizes = (body_bytes or {}).get(e["script"]) or {}
+            share = sizes.get("share")
+            bodies = f"bodies {sizes['coded']:,}/{sizes['plain']:,} B (median)" if share else "bodies –"
+            if share and e["script"] in BODY_TARGET_SCRIPTS:
+                bodies += f", {share:.1%} of the bytes (≤{TARGET_CODED_BODY:.0%})"
+            elif share:
+                bodies += f", {share:.1%} of the bytes"
+            target = (f"≥{TARGET_CODED_RATIO:.2f} of plain: "
+                      + (f"{coded:.2f}" if coded is not None else "–") + "; " + bodies)
+            ok = coded is not None and coded >= TARGET_CODED_RATIO and \
+                (share is None or e["script"] not in BODY_TARGET_SCRIPTS or share <= TARGET_CODED_BODY)
         if e.get("flagged"):
             target = (target + " " if target else "") + f"{e['flagged']}/{e['runs']} runs flagged"
             ok = False if rps is None or ok is not None else ok
@@ -1242,7 +1301,7 @@ def run_smoke(args, build):
                 failures.append(f"bench_query: no {kind} measurements")
     except BenchError as e:
         failures.append(str(e))
-    rows = http_rows(hb.summary())
+    rows = http_rows(hb.summary(), hb.body_bytes)
     print(text_table(rows))
     alerts = subprocess.run([sys.executable, str(BENCH_DIR / "alerts_bench.py"), "--build", str(build),
                              "--smoke", "--seed", str(args.seed)], cwd=ROOT)
@@ -1253,6 +1312,10 @@ def run_smoke(args, build):
                                str(build), "--smoke", "--added", "50", "--seed", str(args.seed)], cwd=ROOT)
     if realtime.returncode != 0:
         failures.append(f"realtime_bench.py --smoke exited {realtime.returncode}")
+    compression = subprocess.run([sys.executable, str(BENCH_DIR / "compression_bench.py"), "--build",
+                                  str(build), "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+    if compression.returncode != 0:
+        failures.append(f"compression_bench.py --smoke exited {compression.returncode}")
     elapsed = time.monotonic() - started
     if failures:
         for f in failures:
@@ -1326,7 +1389,9 @@ def run_measurements(args, build):
         record["http"] = {"runs": hb.runs, "summary": http_summary, "inputs": hb.inputs,
                           "nginx_static_bytes": hb.static_bytes,
                           "transitd_max_rss_mb": t.max_rss_kb / 1024.0 if t else None}
-        rows = http_rows(http_summary) + ([rss_row(t.max_rss_kb / 1024.0)] if t else []) + rows
+        record["http"]["body_bytes"] = hb.body_bytes
+        rows = http_rows(http_summary, hb.body_bytes) + ([rss_row(t.max_rss_kb / 1024.0)] if t else []) \
+            + rows
         broken += [f"HTTP {e['target']} {e['script']}{e['variant']} c={e['conns']}: "
                    f"{e['flagged']}/{e['runs']} runs flagged: {'; '.join(e['problems'])}"
                    for e in http_summary if e["flagged"]]

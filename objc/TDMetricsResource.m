@@ -2,9 +2,10 @@
  *
  * Why it exists: request counts by route and status, latency histograms,
  * the dataset version, the days until the feed expires and reload counts,
- * the alerts stored and the live store's generation, for scraping. The
- * counters are the lock-free ones in src/http/metrics.c; this only renders them
- * into the thread's text buffer.
+ * the alerts stored and the live store's generation, and the compressed-body
+ * cache's hits, misses and size, for scraping. The counters are the lock-free
+ * ones in src/http/metrics.c and encoded_cache.c; this only renders them into
+ * the thread's text buffer.
  */
 #import "TDResource.h"
 #import "TDServer.h"
@@ -77,6 +78,16 @@
         }
         need += more;
     }
+    /* the compressed-body cache: hits, misses, stores, evictions, what it holds */
+    size_t more = encoded_cache_render_metrics(server->compressedBodies, req->text + need, req->textCap - need);
+    if (need + more >= req->textCap) {
+        if (!td_request_reserve_text(req, need + more + 1)) {
+            td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+            return;
+        }
+        more = encoded_cache_render_metrics(server->compressedBodies, req->text + need, req->textCap - need);
+    }
+    need += more;
     req->responseBody = req->text;
     req->responseLength = need;
     req->contentType = "text/plain; version=0.0.4; charset=utf-8";

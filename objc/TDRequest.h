@@ -5,7 +5,7 @@
  * TDRequest and refills it for every request it answers: the path, id and
  * parameters are C strings pointing into libmicrohttpd's connection memory or
  * the request's own buffers; the JSON body goes into the request's reusable
- * json_writer; the per-thread api context, gzip stream and log buffer live
+ * json_writer; the per-thread api context, compressors and log buffer live
  * here too. A resource reads the request fields and fills the response
  * fields; the server turns them into HTTP.
  */
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "transit/api.h"
+#include "transit/brotli_body.h"
 #include "transit/gzip_body.h"
 
 struct MHD_Connection;
@@ -28,6 +29,7 @@ typedef enum td_verb {
 #define TD_MAX_PARAMS 32
 #define TD_MAX_TARGET 8192      /* request-target bytes before 414 */
 #define TD_MAX_PATH TD_MAX_TARGET /* decoded path bytes (ids included) */
+#define TD_MAX_ANSWER_KEY 2048  /* bytes of an answer's cache key; longer: not cached */
 
 @interface TDRequest : NSObject {
 @public
@@ -62,6 +64,8 @@ typedef enum td_verb {
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */
     char responseEtag[64];            /* set by a resource that makes its own ETag, or "" */
+    unsigned char answerKey[TD_MAX_ANSWER_KEY]; /* everything the answer depends on, as the */
+    size_t answerKeyLength;           /* server's ETag hashes it (td_make_etag); 0: none */
     char location[320];               /* Location of a 201, or "" */
     const char *wwwAuthenticate;      /* the WWW-Authenticate of a 401, or NULL */
     bool problemWritten;              /* status >= 400 and out already holds the problem+json
@@ -70,6 +74,7 @@ typedef enum td_verb {
     /* ---- per-thread storage, reused across requests */
     json_writer jsonOut;
     gzip_body *gzip;
+    brotli_body *brotli;
     char pathBuffer[TD_MAX_PATH + 1];
     char idBuffer[TD_MAX_PATH + 1];
     char *text;                       /* a growable text buffer (e.g. /metrics) */

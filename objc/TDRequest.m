@@ -20,8 +20,9 @@
     json_init(&jsonOut);
     out = &jsonOut;
     apiThread = api_thread_new();
-    gzip = gzip_body_new(5);
-    if (!apiThread || !gzip) {
+    gzip = gzip_body_new(GZIP_BODY_LEVEL);
+    brotli = brotli_body_new(BROTLI_BODY_QUALITY);
+    if (!apiThread || !gzip || !brotli) {
         [self release];
         return nil;
     }
@@ -34,6 +35,7 @@
     json_free(&jsonOut);
     api_thread_free(apiThread);
     gzip_body_free(gzip);
+    brotli_body_free(brotli);
     free(text);
     [super dealloc];
 }
@@ -57,6 +59,7 @@ void td_request_reset_response(TDRequest *req)
     req->problem.param[0] = '\0';
     req->problem.pointer[0] = '\0';
     req->responseEtag[0] = '\0';
+    req->answerKeyLength = 0;
     req->location[0] = '\0';
     req->wwwAuthenticate = NULL;
     req->problemWritten = false;

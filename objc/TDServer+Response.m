@@ -2,9 +2,11 @@
  *
  * Why it exists: routing and the verb messages (TDServer.m) are one concern;
  * turning a status and a body into libmicrohttpd's response is another:
- * problem+json for errors, the server's weak ETags and 304, gzip, Vary,
- * Cache-Control, Allow, CORS and the access log. The body a resource wrote
- * is handed to libmicrohttpd without a copy (body_pool.h).
+ * problem+json for errors, the server's weak ETags and 304, the content
+ * coding (br or gzip, as Accept-Encoding asks, through the compressed-body
+ * cache), Vary, Cache-Control, Allow, CORS and the access log. The body a
+ * resource wrote is handed to libmicrohttpd without a copy (body_pool.h), and
+ * so is a compressed body from the cache.
  */
 #import "TDServer.h"
 
@@ -14,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GZIP_MIN_BYTES 1024
+#include "transit/accept_encoding.h"
+
+#define COMPRESS_MIN_BYTES 1024   /* smaller bodies gain less than the headers cost */
 #define RETRY_AFTER_SECONDS "5"
 #define JSON_TYPE "application/json; charset=utf-8"
 #define PROBLEM_TYPE "application/problem+json; charset=utf-8"
@@ -31,13 +35,55 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-/* W/"<dataset version>-<hash of route, id, sorted parameters[, minute]>" */
+/* The answer key being built: its bytes go into req->answerKey while they fit
+ * (past TD_MAX_ANSWER_KEY the answer is not cached) and all of them into the hash. */
+typedef struct answer_key {
+    TDRequest *req;
+    size_t len;
+    bool overflow;
+    uint64_t hash;
+} answer_key;
+
+static void key_add(answer_key *k, const void *data, size_t n)
+{
+    k->hash = fnv1a(k->hash, data, n);
+    if (k->overflow || n > TD_MAX_ANSWER_KEY - k->len) {
+        k->overflow = true;
+        return;
+    }
+    memcpy(k->req->answerKey + k->len, data, n);
+    k->len += n;
+}
+
+static void key_add_text(answer_key *k, const char *text)
+{
+    key_add(k, text, strlen(text) + 1);
+}
+
+/* W/"<dataset version>-<hash of the answer key>". The answer key is everything
+ * the answer depends on, each part delimited: the route, the id, the sorted
+ * parameters (as the endpoint sees them: C strings), the dataset version, the
+ * alerts' and the realtime overlay's generations where the route shows them, and
+ * the minute where the answer depends on the clock. It is left in req->answerKey
+ * for the compressed-body cache (encoded_cache.h), whose entries it keys.
+ *
+ * One ETag for every content coding of the answer, weak: RFC 9110 §8.8.1 lets a
+ * weak validator stand for representations that are semantically equivalent,
+ * which the gzip, br and identity forms of one JSON text are; and the tag is
+ * decided before the answer is written (a 304 skips the endpoint), when whether
+ * the body will be large enough to compress is not known. A cache keeps the
+ * codings apart by Vary: Accept-Encoding; a strong validator (the alerts' own
+ * ETag, used in If-Match) is never sent with a coding (respond:). */
 void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
 {
-    uint64_t h = 14695981039346656037ull;
-    h = fnv1a(h, route->pattern, strlen(route->pattern) + 1);
-    if (req->resourceId)
-        h = fnv1a(h, req->resourceId, strlen(req->resourceId) + 1);
+    answer_key k = {req, 0, false, 14695981039346656037ull};
+    key_add_text(&k, route->pattern);
+    if (req->resourceId) {
+        key_add(&k, "\1", 1);
+        key_add_text(&k, req->resourceId);
+    } else {
+        key_add(&k, "", 1);
+    }
     int order[TD_MAX_PARAMS];
     bool has_time = false;
     for (int i = 0; i < req->nparams; i++) {
@@ -54,29 +100,39 @@ void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
         if (strcmp(req->params[i].key, "time") == 0)
             has_time = true;
     }
+    uint32_t nparams = (uint32_t)req->nparams;
+    key_add(&k, &nparams, sizeof nparams);
     for (int i = 0; i < req->nparams; i++) {
         const api_param *p = &req->params[order[i]];
-        h = fnv1a(h, p->key, strlen(p->key) + 1);
-        h = fnv1a(h, p->value, strlen(p->value) + 1);
+        key_add_text(&k, p->key);
+        key_add_text(&k, p->value);
     }
+    const char *version = req->dataset ? dataset_version(req->dataset) : "live";
+    key_add_text(&k, version);
     /* alerts: every write changes the generation; with alerts present, what
      * is active changes with the clock too */
     bool clock = route->depends_on_clock;
+    unsigned char parts = (req->alerts ? 1 : 0) | (req->realtime ? 2 : 0);
+    if (req->alerts)
+        clock = clock || alert_view_count(req->alerts) > 0;
+    if (clock && !has_time)
+        parts |= 4;
+    key_add(&k, &parts, 1);
     if (req->alerts) {
         int64_t generation = alert_view_generation(req->alerts);
-        h = fnv1a(h, &generation, sizeof generation);
-        clock = clock || alert_view_count(req->alerts) > 0;
+        key_add(&k, &generation, sizeof generation);
     }
     /* realtime: every overlay published changes the answers */
     if (req->realtime) {
         uint64_t generation = rt_overlay_generation(req->realtime);
-        h = fnv1a(h, &generation, sizeof generation);
+        key_add(&k, &generation, sizeof generation);
     }
-    if (clock && !has_time)
-        h = fnv1a(h, &req->now, sizeof req->now);
+    if (parts & 4)
+        key_add(&k, &req->now, sizeof req->now);
+    req->answerKeyLength = k.overflow ? 0 : k.len;
+    uint64_t h = k.hash;
     /* written by hand: snprintf was a visible share of a small response */
     static const char hex[] = "0123456789abcdef";
-    const char *version = req->dataset ? dataset_version(req->dataset) : "live";
     size_t vlen = strlen(version);
     if (vlen + 22 > cap)   /* W/" version - 16 hex " NUL */
         vlen = cap - 22;
@@ -213,6 +269,57 @@ static struct MHD_Response *response_from_writer(body_pool *pool, json_writer *w
     return r;
 }
 
+/* ------------------------------------------------------------ content codings */
+
+/* The codings offered besides identity, in the server's order of preference
+ * when the client weighs them equally (URLSession's "gzip, deflate, br"): br
+ * first, because on the server's answers Brotli quality 1 costs about a fifth
+ * less CPU than gzip at libdeflate level 1 for a body within 3 % of the same
+ * size (bench/README.md, "Compression"). */
+static const content_coding offered_codings[] = {CODING_BR, CODING_GZIP};
+
+/* The free callback of a body held in the compressed-body cache. */
+static void release_cached(void *cls)
+{
+    encoded_entry_release(cls);
+}
+
+/* A response whose body is body[0..len) in `coding`: the cached one when the
+ * answer has a key (a 200 of a route with the server's ETag) and was compressed
+ * before from the same bytes, else compressed now by the thread's compressor
+ * and stored under the key. NULL when the compressor fails, the result is not
+ * smaller, or out of memory: the caller sends the body as it is. */
+static struct MHD_Response *compressed_response(encoded_cache *cache, TDRequest *req,
+                                                content_coding coding, const char *body,
+                                                size_t len, size_t *encoded_len)
+{
+    bool keyed = cache && req->answerKeyLength > 0 && req->status == 200;
+    encoded_key key = {req->answerKey, req->answerKeyLength, coding, len, 0};
+    const unsigned char *z = NULL;
+    size_t zlen = 0;
+    encoded_entry *held = NULL;
+    if (keyed) {
+        key.plain_crc = encoded_cache_crc32(body, len);
+        held = encoded_cache_find(cache, &key, &z, &zlen);
+    }
+    if (!held) {
+        int rc = coding == CODING_BR ? brotli_body_compress(req->brotli, body, len, &z, &zlen)
+                                     : gzip_body_compress(req->gzip, body, len, &z, &zlen);
+        if (rc != 0 || zlen >= len)
+            return NULL;
+        if (keyed)
+            held = encoded_cache_put(cache, &key, z, zlen, &z);
+    }
+    *encoded_len = zlen;
+    if (!held)
+        return MHD_create_response_from_buffer(zlen, (void *)(uintptr_t)z, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+        zlen, (void *)(uintptr_t)z, release_cached, held);
+    if (!r)
+        encoded_entry_release(held);
+    return r;
+}
+
 /* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
  * are constants, others are formatted into `text`. */
 static const char *cache_control(int seconds, char *text, size_t cap)
@@ -278,23 +385,28 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     }
     bool compressible = status != 204 && (strncmp(type, "application/", 12) == 0 ||
                                           strncmp(type, "text/", 5) == 0);
-    bool gzipped = false;
-    if (has_body && len > GZIP_MIN_BYTES) {
+    /* a strong validator names these exact bytes (RFC 9110 §8.8.3): sent as they are */
+    bool strong_tag = req->responseEtag[0] && strncmp(req->responseEtag, "W/", 2) != 0;
+    content_coding coding = CODING_IDENTITY;
+    if (has_body && compressible && len > COMPRESS_MIN_BYTES && !strong_tag) {
         const char *ae = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_ACCEPT_ENCODING);
-        const unsigned char *z;
-        size_t zlen;
-        if (gzip_accepted(ae) && gzip_body_compress(req->gzip, body, len, &z, &zlen) == 0) {
-            body = (const char *)z;
-            len = zlen;
-            mode = MHD_RESPMEM_MUST_COPY;
-            from_writer = false;
-            gzipped = true;
-        }
+        coding = accept_encoding_choose(ae, ae ? strlen(ae) : 0, offered_codings,
+                                        sizeof offered_codings / sizeof *offered_codings);
     }
-    struct MHD_Response *r = from_writer && len > 0
-                                 ? response_from_writer(bodies, req->out, len)
-                                 : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
+    struct MHD_Response *r = NULL;
+    if (coding != CODING_IDENTITY) {
+        size_t encoded_len = 0;
+        r = compressed_response(config.compressed_cache_mb ? compressedBodies : NULL, req, coding,
+                                body, len, &encoded_len);
+        if (r)
+            len = encoded_len;
+        else
+            coding = CODING_IDENTITY;
+    }
+    if (!r)
+        r = from_writer && len > 0 ? response_from_writer(bodies, req->out, len)
+                                   : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
     if (!r)
         return MHD_NO;
     if (has_body)
@@ -302,8 +414,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     if (compressible)
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    if (gzipped)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (coding != CODING_IDENTITY)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, content_coding_name(coding));
     if (status != 204) {
         char text[32];
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include "transit/auth.h"
 #include "transit/body_pool.h"
+#include "transit/encoded_cache.h"
 #include "transit/metrics.h"
 #include "transit/serving.h"
 #include "transit/site.h"
@@ -46,6 +47,7 @@ typedef struct td_config {
     int ncors_origins;           /* 0: no CORS headers at all */
     const char *gtfs_rt;         /* GTFS-Realtime file or http(s) URL, or NULL */
     unsigned rt_interval_s;      /* how often it is polled */
+    unsigned compressed_cache_mb;   /* bound of the compressed-body cache; 0: no cache */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -101,6 +103,7 @@ extern const int td_route_table_count;
     int nroutes;
     metrics *counters;
     body_pool *bodies;           /* JSON bodies handed to MHD without a copy */
+    encoded_cache *compressedBodies;   /* gzip and br bodies for repeated answers (encoded_cache.h) */
     char *openapiDocument;       /* NULL when not found */
     size_t openapiLength;
     char openapiSource[1024];    /* where it was read, or where we looked */

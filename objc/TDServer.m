@@ -193,8 +193,9 @@ static void count_reload(void *ctx, bool ok)
     }
     counters = metrics_new(nroutes, routeLabels);
     bodies = body_pool_new(BODY_POOL_IDLE, BODY_POOL_MAX_CAP);
+    compressedBodies = encoded_cache_new((size_t)config.compressed_cache_mb << 20);
     state = serving_new(config.data_dir);
-    if (!counters || !bodies || !state) {
+    if (!counters || !bodies || !compressedBodies || !state) {
         snprintf(err, errlen, "out of memory");
         [self release];
         return nil;
@@ -209,6 +210,7 @@ static void count_reload(void *ctx, bool ok)
         [routes[i].resource release];
     metrics_free(counters);
     body_pool_free(bodies);
+    encoded_cache_free(compressedBodies);
     free(openapiDocument);
     site_free(pages);
     serving_free(state);

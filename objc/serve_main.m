@@ -107,6 +107,10 @@ static void print_usage(FILE *out)
           "  --rt-interval S       seconds between polls of --gtfs-rt, 1..3600 (default 15)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        an import activates one (or SIGHUP finds one)\n"
+          "  --compressed-cache-mb N\n"
+          "                        megabytes of gzip and br bodies kept for requests that\n"
+          "                        come again, 0 for none (default 32; hits and misses in\n"
+          "                        /metrics)\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
@@ -207,7 +211,7 @@ enum {
     OPT_DATA = CLI_OPT_LONG_ONLY, OPT_PORT, OPT_BIND, OPT_THREADS, OPT_MAX_CONNECTIONS,
     OPT_MAX_CONNECTIONS_PER_IP, OPT_HEADER_TIMEOUT, OPT_TIMEOUT, OPT_FOLLOW_INTERVAL,
     OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
-    OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET,
+    OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB,
 };
 
 static const struct option serve_options[] = {
@@ -229,6 +233,7 @@ static const struct option serve_options[] = {
     {"rt-interval", required_argument, NULL, OPT_RT_INTERVAL},
     {"wait-for-data", no_argument, NULL, OPT_WAIT_FOR_DATA},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"compressed-cache-mb", required_argument, NULL, OPT_COMPRESSED_CACHE_MB},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -251,6 +256,7 @@ static const number_option number_options[] = {
     {OPT_FOLLOW_INTERVAL, 0, 3600, "--follow-interval must be 0..3600 seconds, got '%s'"},
     {OPT_MAX_BODY, 0, 1LL << 30, "--max-body must be 0..1073741824 bytes, got '%s'"},
     {OPT_RT_INTERVAL, 1, 3600, "--rt-interval must be 1..3600 seconds, got '%s'"},
+    {OPT_COMPRESSED_CACHE_MB, 0, 65536, "--compressed-cache-mb must be 0..65536, got '%s'"},
 };
 
 static const number_option *find_number_option(int opt)
@@ -274,6 +280,7 @@ static void set_number(td_config *cfg, int opt, long long v)
     case OPT_FOLLOW_INTERVAL: cfg->follow_interval_s = (unsigned)v; break;
     case OPT_MAX_BODY: cfg->max_body = (size_t)v; break;
     case OPT_RT_INTERVAL: cfg->rt_interval_s = (unsigned)v; break;
+    case OPT_COMPRESSED_CACHE_MB: cfg->compressed_cache_mb = (unsigned)v; break;
     default: break;
     }
 }
@@ -309,6 +316,7 @@ static int config_from_environment(td_config *cfg)
     cfg->tokens_path = env_or_null("TRANSITD_TOKENS");
     cfg->port = 8080;
     cfg->rt_interval_s = 15;
+    cfg->compressed_cache_mb = 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
     cfg->max_connections = 10000;

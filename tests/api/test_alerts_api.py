@@ -14,6 +14,7 @@ import subprocess
 import time
 import urllib.parse
 
+import brotli
 import pytest
 import requests
 
@@ -393,6 +394,44 @@ def test_writes_change_the_etags_of_affected_responses(env):
     detail = requests.get(url(env, f"/v1/stops/{STATION}"), timeout=10)
     check_schema(detail.json(), "/v1/stops/{id}")
     assert detail.headers["Cache-Control"] == "max-age=60"
+
+
+def test_codings_of_alert_answers(env):
+    """An alert's own ETag is strong (If-Match uses it), so its answer is sent as
+    it is even when large (RFC 9110 §8.8.3: a strong tag names exact bytes); the
+    list has the server's weak ETag and is compressed, and after a write the
+    compressed list is the new one, never the one cached before it."""
+    long = {"description_text": {"translation": [{"text": "Replacement buses every 10 minutes. " * 60,
+                                                   "language": "en"}]}}
+    path = url(env, "/v1/alerts/long-works")
+    created = requests.put(path, data=json.dumps(alert_body(**long)), headers=auth(env), timeout=10)
+    assert created.status_code == 201
+    r = requests.get(path, headers={"Accept-Encoding": "gzip, deflate, br"}, timeout=10, stream=True)
+    raw = r.raw.read(decode_content=False)
+    assert len(raw) > 2000 and "Content-Encoding" not in r.headers
+    assert re.fullmatch(r'"\d+"', r.headers["ETag"]) and r.headers["Vary"] == "Accept-Encoding"
+    assert json.loads(raw)["id"] == "long-works"
+    ok = requests.patch(path, data=json.dumps({"severity_level": "INFO"}),
+                        headers={**auth(env), "If-Match": r.headers["ETag"],
+                                 "Content-Type": "application/merge-patch+json"}, timeout=10)
+    assert ok.status_code == 200
+
+    def listed(coding):
+        r = requests.get(url(env, "/v1/alerts?limit=100"), headers={"Accept-Encoding": coding},
+                         timeout=10, stream=True)
+        raw = r.raw.read(decode_content=False)
+        return r, (brotli.decompress(raw) if r.headers.get("Content-Encoding") == "br" else raw)
+
+    before, body = listed("br")
+    assert before.headers["Content-Encoding"] == "br"
+    assert listed("br")[1] == body == listed("identity")[1]
+    requests.patch(path, data=json.dumps({"severity_level": "SEVERE"}),
+                   headers={**auth(env), "Content-Type": "application/merge-patch+json"}, timeout=10)
+    after, body_after = listed("br")
+    assert after.headers["ETag"] != before.headers["ETag"]
+    assert body_after == listed("identity")[1] != body
+    severity = {a["id"]: a.get("severity_level") for a in json.loads(body_after)["alerts"]}
+    assert severity["long-works"] == "SEVERE"
 
 
 def test_alerts_survive_restart_and_reimport(env, tmp_path):

@@ -20,6 +20,7 @@ const td_route_spec td_route_table[] = {
     {"/v1/stops", "TDStopsResource"},
     {"/v1/stops/{id}", "TDStopResource"},
     {"/v1/stops/{id}/departures", "TDStopDeparturesResource"},
+    {"/v1/stops/{id}/arrivals", "TDStopArrivalsResource"},
     {"/v1/departures", "TDDeparturesResource"},
     {"/v1/routes", "TDRoutesResource"},
     {"/v1/routes/{id}", "TDRouteResource"},

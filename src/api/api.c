@@ -393,15 +393,21 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
                                                                    : CACHE_STATIC);
 }
 
-int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-                        api_problem *prob, int *cache_seconds)
+/* A stop's board: GET /v1/stops/{id}/departures (kind from the parameter,
+ * rows under "departures") and GET /v1/stops/{id}/arrivals (arrivals, rows
+ * under "arrivals"). */
+static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
+                      int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", NULL};
+    static const char *const allowed[] = {"time", "window", "limit", "kind", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", NULL};
     long window, limit;
     time_param tp;
-    if (api_check_params(req, allowed, prob) || api_need_id(req, "stop_id", prob) ||
-        api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
-        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+    query_kind kind = QUERY_ARRIVALS;
+    if (api_check_params(req, arrivals_endpoint ? allowed_arrivals : allowed, prob) ||
+        api_need_id(req, "stop_id", prob) || api_get_time_syntax(req, &tp, prob) ||
+        api_get_window(req, &window, prob) || api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) ||
+        (!arrivals_endpoint && api_get_kind(req, &kind, prob)))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -412,7 +418,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
-    int rc = board_stop(t->board, ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
+    int rc = board_stop(t->board, ds, t->scratch, kind, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
                         &b, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);
@@ -424,7 +430,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     api_kv_text(out, "id", st.id);
     api_kv_text(out, "name", st.name);
     json_object_end(out);
-    json_key(out, "departures");
+    json_key(out, arrivals_endpoint ? "arrivals" : "departures");
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
@@ -432,18 +438,31 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
+int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                        api_problem *prob, int *cache_seconds)
+{
+    return stop_board(t, ds, req, out, prob, cache_seconds, false);
+}
+
+int api_stop_arrivals(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                      api_problem *prob, int *cache_seconds)
+{
+    return stop_board(t, ds, req, out, prob, cache_seconds, true);
+}
+
 int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                    api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit",
+    static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
                                           NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
+    query_kind kind;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
         api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
         api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
-        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) || api_get_kind(req, &kind, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -451,7 +470,7 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
-    int rc = board_nearby(t->board, ds, t->scratch, lat, lon, (double)radius, from, (uint32_t)window * 60,
+    int rc = board_nearby(t->board, ds, t->scratch, kind, lat, lon, (double)radius, from, (uint32_t)window * 60,
                           (uint32_t)limit, &src, &b, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);

@@ -71,6 +71,11 @@ int api_get_radius(const api_request *req, long *out, api_problem *prob);
 int api_get_window(const api_request *req, long *out, api_problem *prob);
 int api_get_limit(const api_request *req, long def, long *out, api_problem *prob);
 int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *prob);
+/* `kind`: departures (the default), arrivals or both. */
+int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
+/* `include`: a comma-separated list of the NULL-terminated `names` (at most
+ * 16), each at most once; bit i of *out says names[i] was asked for. */
+int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);
 
 /* The value of parameter `name`, "" when given without one, NULL when absent. */
 const char *api_param_value(const api_request *req, const char *name);

@@ -360,6 +360,10 @@ static void free_derived(dataset *ds)
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);
+    free(ds->event_runs);
+    free(ds->arr_visit_hot);
+    free(ds->arr_stops);
+    free(ds->arr_grid);
 }
 
 dataset *dataset_open(const char *dir, char *err, size_t errlen)
@@ -434,7 +438,8 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
         derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
-        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0) {
+        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0 ||
+        dataset_derive_arrivals(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         pthread_mutex_destroy(&ds->extension_lock);

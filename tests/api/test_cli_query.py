@@ -25,6 +25,7 @@ PATHS = {
     "nearby": "/v1/stops/nearby",
     "departures": "/v1/departures",
     "stop-departures": "/v1/stops/{id}/departures",
+    "stop-arrivals": "/v1/stops/{id}/arrivals",
     "search": "/v1/stops",
     "trip": "/v1/trips/{id}",
     "stop": "/v1/stops/{id}",

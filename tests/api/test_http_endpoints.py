@@ -33,6 +33,7 @@ ENDPOINTS = [
     ("/v1/stops?q=grab&limit=3", "/v1/stops"),
     (f"/v1/stops/{STOP}", "/v1/stops/{id}"),
     (f"/v1/stops/{STOP}/departures?time={WHEN}&limit=5", "/v1/stops/{id}/departures"),
+    (f"/v1/stops/{STOP}/arrivals?time={WHEN}&limit=5", "/v1/stops/{id}/arrivals"),
     (f"/v1/departures?lat={LAT}&lon={LON}&time={WHEN}&limit=5", "/v1/departures"),
     ("/v1/routes", "/v1/routes"),
     (f"/v1/routes/{ROUTE}", "/v1/routes/{id}"),

@@ -25,6 +25,7 @@ const td_route_spec td_route_table[] = {
     {"/v1/routes", "TDRoutesResource"},
     {"/v1/routes/{id}", "TDRouteResource"},
     {"/v1/trips/{id}", "TDTripResource"},
+    {"/v1/shapes/{id}", "TDShapeResource"},
     {"/v1/agencies", "TDAgenciesResource"},
     {"/v1/feed", "TDFeedResource"},
     {"/v1/alerts", "TDAlertsResource"},

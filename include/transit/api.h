@@ -75,6 +75,8 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
               api_problem *prob, int *cache_seconds);                  /* GET /v1/routes/{id} */
 int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds);                   /* GET /v1/trips/{id} */
+int api_shape(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds);                  /* GET /v1/shapes/{id} */
 int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                  api_problem *prob, int *cache_seconds);               /* GET /v1/agencies */
 int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,

@@ -87,6 +87,10 @@ const char *dataset_pin_problem(const dataset *ds);
 typedef struct schedule_db schedule_db;
 schedule_db *dataset_take_schedule(dataset *ds, char *err, size_t errlen);
 void dataset_give_schedule(dataset *ds, schedule_db *db);
+/* The same for the version's shapes.sqlite (stores.h). */
+typedef struct shapes_db shapes_db;
+shapes_db *dataset_take_shapes(dataset *ds, char *err, size_t errlen);
+void dataset_give_shapes(dataset *ds, shapes_db *db);
 const char *dataset_timezone(const dataset *ds);
 
 typedef struct dataset_counts {

@@ -22,7 +22,6 @@
 #define CACHE_STOP_WITH_ALERTS 60   /* a stop's detail shows the alerts active now */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
-#define COORD_DECIMALS 6
 
 static bool grow_indices(api_thread *t, uint32_t need);
 
@@ -52,6 +51,7 @@ void api_thread_free(api_thread *t)
         query_scratch_free(t->scratch);
     free(t->stop_times);
     free(t->indices);
+    free(t->text);
     alert_marks_free(t->marks);
     board_scratch_free(t->board);
     free(t);
@@ -133,8 +133,8 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
 {
     api_kv_text(w, "id", st->id);
     api_kv_text(w, "name", st->name);
-    json_kv_double(w, "lat", st->lat, COORD_DECIMALS);
-    json_kv_double(w, "lon", st->lon, COORD_DECIMALS);
+    json_kv_double(w, "lat", st->lat, API_COORD_DECIMALS);
+    json_kv_double(w, "lon", st->lon, API_COORD_DECIMALS);
     if (distance_m)
         kv_distance(w, *distance_m);
     json_kv_int(w, "location_type", st->location_type);

@@ -18,6 +18,7 @@
 #include "transit/board.h"
 
 #define CACHE_STATIC 86400   /* what changes only with the dataset */
+#define API_COORD_DECIMALS 6 /* latitudes and longitudes: about 0.1 m */
 
 struct api_thread {
     query_scratch *scratch;
@@ -28,6 +29,8 @@ struct api_thread {
     uint32_t stop_times_cap;
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
+    char *text;                     /* a polyline being encoded; grows */
+    size_t text_cap;
     alert_marks *marks;             /* the alerts a response shows */
 };
 
@@ -91,6 +94,13 @@ int api_take_schedule(dataset *ds, schedule_db **db, api_problem *prob);
 
 /* Grows t->stop_times to hold `need`; false when out of memory. */
 bool api_grow_stop_times(api_thread *t, uint32_t need);
+
+/* ------------------------------------------------------------ shapes (api_shapes.c) */
+
+/* "shape": the trip's shape from shapes.sqlite, else the line through its
+ * n stop times' stops. 0, or the status of the problem (503). */
+int api_write_trip_shape(api_thread *t, dataset *ds, const trip_info *tr, const trip_stop_time *st, uint32_t n,
+                         json_writer *out, api_problem *prob);
 
 /* ------------------------------------------------------------ writers (api.c) */
 

@@ -335,7 +335,7 @@ int api_get_include(const api_request *req, const char *const *names, unsigned *
             char known[160] = "";
             for (int i = 0; names[i] && i < 16; i++)
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", names[i]);
-            return api_fail(prob, 400, "include", "include must name each of %s at most once, separated by commas",
+            return api_fail(prob, 400, "include", "include must be a comma-separated list of: %s (each at most once)",
                             known);
         }
         *out |= 1u << found;

@@ -103,8 +103,11 @@ static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, 
 int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"date", NULL};
-    if (api_check_params(req, allowed, prob) || api_need_id(req, "trip_id", prob))
+    static const char *const allowed[] = {"date", "include", NULL};
+    static const char *const includes[] = {"shape", NULL};
+    unsigned include = 0;
+    if (api_check_params(req, allowed, prob) || api_need_id(req, "trip_id", prob) ||
+        api_get_include(req, includes, &include, prob))
         return prob->status;
     const char *date_text = api_param_value(req, "date");
     int32_t date = 0;
@@ -153,6 +156,10 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         dataset_stop(ds, s->stop, &st);
         json_object_begin(out);
         api_kv_text(out, "stop_id", st.id);
+        api_kv_text(out, "stop_name", st.name);
+        json_kv_double(out, "lat", st.lat, API_COORD_DECIMALS);
+        json_kv_double(out, "lon", st.lon, API_COORD_DECIMALS);
+        api_kv_optional(out, "platform_code", st.platform_code);
         json_kv_int(out, "stop_sequence", s->stop_sequence);
         kv_secs(out, "arrival_secs", s->arrival_secs);
         kv_secs(out, "departure_secs", s->departure_secs);
@@ -163,6 +170,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         json_object_end(out);
     }
     json_array_end(out);
+    if ((include & 1) && api_write_trip_shape(t, ds, &tr, t->stop_times, count, out, prob))
+        return prob->status;
     json_object_end(out);
     json_object_end(out);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);

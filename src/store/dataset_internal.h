@@ -84,8 +84,8 @@ typedef struct id_hash {
     uint32_t mask;
 } id_hash;
 
-/* Idle schedule.sqlite connections a dataset keeps for reuse (one per
- * server thread, as a rule); more are closed when given back. */
+/* Idle schedule.sqlite (and shapes.sqlite) connections a dataset keeps for
+ * reuse (one per server thread, as a rule); more are closed when given back. */
 #define DATASET_SCHEDULE_IDLE 64
 
 struct dataset {
@@ -139,9 +139,10 @@ struct dataset {
     uint64_t file_dev, file_ino;   /* of the mapped timetable.bin */
     int pin_fd;                    /* shared lock on the version's .readers.lock, or -1 */
     char pin_problem[160];         /* why pin_fd is -1, or "" */
-    atomic_flag schedule_lock;     /* guards the idle connections below */
-    int nschedule_idle;
+    atomic_flag pool_lock;         /* guards the idle connections below (dataset_pools.c) */
+    int nschedule_idle, nshapes_idle;
     struct schedule_db *schedule_idle[DATASET_SCHEDULE_IDLE];
+    struct shapes_db *shapes_idle[DATASET_SCHEDULE_IDLE];
     /* dataset_extension_get: which extension each slot holds (set once,
      * under extension_lock) and its data (published with release order
      * after it is derived, so a reader that sees it sees it whole) */
@@ -160,6 +161,9 @@ int dataset_check_orders(const dataset *ds, char *err, size_t errlen, const char
  * timetable (dataset_arrivals.c); -1 with err when out of memory. The
  * caller frees them with the other derived arrays. */
 int dataset_derive_arrivals(dataset *ds, char *err, size_t errlen);
+/* Closes the idle connections of the pools (dataset_pools.c), as the
+ * dataset is freed. */
+void dataset_close_pools(dataset *ds);
 /* The instant of "noon minus 12h" of a service day. */
 int64_t dataset_day_base(const dataset *ds, int32_t day);
 

@@ -28,6 +28,7 @@ PATHS = {
     "stop-arrivals": "/v1/stops/{id}/arrivals",
     "search": "/v1/stops",
     "trip": "/v1/trips/{id}",
+    "shape": "/v1/shapes/{id}",
     "stop": "/v1/stops/{id}",
     "routes": "/v1/routes",
     "route": "/v1/routes/{id}",
@@ -385,11 +386,14 @@ def test_tiny_trip(tiny):
     t1 = answer(tiny, "trip", "T1")["trip"]
     assert t1 == {"id": "T1", "route_id": "R1", "service_id": "WK", "headsign": "Downtown",
                   "direction_id": 0, "shape_id": "SH1", "stop_times": [
-                      {"stop_id": "P1", "stop_sequence": 1, "arrival_secs": 28800,
+                      {"stop_id": "P1", "stop_name": "Central Platform 1", "lat": 40.0, "lon": -74.0,
+                       "platform_code": "1", "stop_sequence": 1, "arrival_secs": 28800,
                        "departure_secs": 28800},
-                      {"stop_id": "S2", "stop_sequence": 2, "arrival_secs": 29400,
-                       "departure_secs": 29460},
-                      {"stop_id": "S3", "stop_sequence": 3, "arrival_secs": 30000,
+                      {"stop_id": "S2", "stop_name": 'Café "Quote" Stop', "lat": 40.001,
+                       "lon": -74.0, "platform_code": None, "stop_sequence": 2,
+                       "arrival_secs": 29400, "departure_secs": 29460},
+                      {"stop_id": "S3", "stop_name": "Far Stop", "lat": 40.01, "lon": -74.0,
+                       "platform_code": None, "stop_sequence": 3, "arrival_secs": 30000,
                        "departure_secs": 30000}]}
     t2 = answer(tiny, "trip", "T2")["trip"]
     assert (t2["headsign"], t2["direction_id"], t2["shape_id"]) == (None, None, None)

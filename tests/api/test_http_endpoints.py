@@ -38,6 +38,7 @@ ENDPOINTS = [
     ("/v1/routes", "/v1/routes"),
     (f"/v1/routes/{ROUTE}", "/v1/routes/{id}"),
     (f"/v1/trips/{TRIP}", "/v1/trips/{id}"),
+    ("/v1/shapes/shp_10000_1_0", "/v1/shapes/{id}"),
     ("/v1/agencies", "/v1/agencies"),
     ("/v1/feed", "/v1/feed"),
     ("/v1/alerts", "/v1/alerts"),

@@ -1,13 +1,20 @@
 """The API a transit app needs (issue #27, first part), over real HTTP on the
 generated demo feed: boards of arrivals and of both kinds (`kind`,
-/v1/stops/{id}/arrivals), every answer held to docs/openapi.json, bad
-parameters answered with a 400 naming them and unknown ids with a 404.
+/v1/stops/{id}/arrivals), trips whose stop times name and place their stops,
+shapes as encoded polylines (/v1/shapes/{id}, include=shape, a line through
+the stops where the feed has no shape), every answer held to
+docs/openapi.json, bad parameters answered with a 400 naming them and unknown
+ids with a 404.
 
 The server runs once for the module against the demo feed (bench/gtfs_gen.py
 --scale demo, seed 1), so nothing here needs ../shared; the shared feeds'
 checks are in test_transit_app_feeds.py.
 """
+import csv
+import io
+import math
 import shutil
+import zipfile
 
 import pytest
 import requests
@@ -130,3 +137,117 @@ def test_bad_kind_is_400_and_unknown_stop_404(server):
     assert "'kind'" in problem(server, f"/v1/stops/{STOP}/arrivals?kind=arrivals", 400)["detail"]
     assert "no-such-stop" in problem(server, "/v1/stops/no-such-stop/arrivals", 404)["detail"]
     assert "window" in problem(server, f"/v1/stops/{STOP}/arrivals?window=0", 400)["detail"]
+
+
+# ------------------------------------------------------------ polylines
+
+def decode_polyline(text):
+    """Google's encoded polyline, precision 5, as a list of (lat, lon)."""
+    points, i, lat, lon = [], 0, 0, 0
+    while i < len(text):
+        deltas = []
+        for _ in range(2):
+            shift = value = 0
+            while True:
+                b = ord(text[i]) - 63
+                i += 1
+                value |= (b & 0x1f) << shift
+                shift += 5
+                if b < 0x20:
+                    break
+            deltas.append(~(value >> 1) if value & 1 else value >> 1)
+        lat += deltas[0]
+        lon += deltas[1]
+        points.append((lat / 1e5, lon / 1e5))
+    return points
+
+
+def haversine_m(a, b):
+    r = math.pi / 180
+    s1 = math.sin((b[0] - a[0]) * r / 2)
+    s2 = math.sin((b[1] - a[1]) * r / 2)
+    h = s1 * s1 + math.cos(a[0] * r) * math.cos(b[0] * r) * s2 * s2
+    return 2 * 6371008.8 * math.asin(math.sqrt(min(1.0, h)))
+
+
+def test_decoder_on_googles_example():
+    assert decode_polyline("_p~iF~ps|U_ulLnnqC_mqNvxq`@") == [(38.5, -120.2), (40.7, -120.95),
+                                                             (43.252, -126.453)]
+
+
+def feed_shapes(path):
+    """shape_id -> [(lat, lon)] by shape_pt_sequence, from a feed zip."""
+    with zipfile.ZipFile(path) as z:
+        rows = list(csv.DictReader(io.TextIOWrapper(z.open("shapes.txt"), "utf-8-sig")))
+    shapes = {}
+    for r in rows:
+        shapes.setdefault(r["shape_id"].strip(), []).append(
+            (int(r["shape_pt_sequence"]), float(r["shape_pt_lat"]), float(r["shape_pt_lon"])))
+    return {k: [(la, lo) for _, la, lo in sorted(v)] for k, v in shapes.items()}
+
+
+def check_line(shape, points):
+    """The Shape object against the points it stands for."""
+    got = decode_polyline(shape["polyline"])
+    assert shape["points"] == len(points) == len(got)
+    for (a, b), (c, e) in zip(got, points):
+        assert abs(a - c) <= 0.5e-5 + 1e-9 and abs(b - e) <= 0.5e-5 + 1e-9
+    length = sum(haversine_m(points[i - 1], points[i]) for i in range(1, len(points)))
+    assert abs(shape["length_m"] - length) <= 0.5 + 1e-6
+
+
+# ------------------------------------------------------------ trips and shapes
+
+def test_trip_stop_times_name_and_place_their_stops(server):
+    trip = ok(server, f"/v1/trips/{TRIP}", "/v1/trips/{id}")["trip"]
+    assert "shape" not in trip
+    for st in trip["stop_times"]:
+        stop = ok(server, f"/v1/stops/{st['stop_id']}", "/v1/stops/{id}")["stop"]
+        assert (st["stop_name"], st["lat"], st["lon"], st["platform_code"]) == (
+            stop["name"], stop["lat"], stop["lon"], stop["platform_code"])
+
+
+def test_shapes_match_the_feed(server):
+    shapes = feed_shapes(demo_feed(1))
+    assert len(shapes) > 10
+    for shape_id in sorted(shapes)[:40]:
+        shape = ok(server, f"/v1/shapes/{shape_id}", "/v1/shapes/{id}")["shape"]
+        assert shape["id"] == shape_id and shape["source"] == "feed"
+        check_line(shape, shapes[shape_id])
+
+
+def test_trip_shape_from_the_feed(server):
+    trip = ok(server, f"/v1/trips/{TRIP}?include=shape", "/v1/trips/{id}")["trip"]
+    assert trip["shape"]["id"] == trip["shape_id"] and trip["shape"]["source"] == "feed"
+    check_line(trip["shape"], feed_shapes(demo_feed(1))[trip["shape_id"]])
+    # the same answer as the shape itself
+    alone = ok(server, f"/v1/shapes/{trip['shape_id']}", "/v1/shapes/{id}")["shape"]
+    assert alone == trip["shape"]
+
+
+def test_trip_shape_from_its_stops(server, tmp_path):
+    """A feed without shapes.txt: the line through the stops, marked so."""
+    src = zipfile.ZipFile(demo_feed(1))
+    feed = tmp_path / "noshapes.zip"
+    with zipfile.ZipFile(feed, "w") as z:
+        for name in src.namelist():
+            if name != "shapes.txt":
+                z.writestr(name, src.read(name))
+    data = tmp_path / "data"
+    import_feed(feed, data)
+    with Server(data) as s:
+        trip = ok(s, f"/v1/trips/{TRIP}?include=shape", "/v1/trips/{id}")["trip"]
+        shape = trip["shape"]
+        assert shape["id"] is None and shape["source"] == "stops"
+        check_line(shape, [(st["lat"], st["lon"]) for st in trip["stop_times"]])
+        assert trip["shape_id"]   # the feed names a shape it does not have
+        assert "shp_10000_1_0" in problem(s, "/v1/shapes/shp_10000_1_0", 404)["detail"]
+
+
+def test_bad_include_and_unknown_ids(server):
+    for bad in ("shapes", "shape,shape", "", "shape,", ",shape"):
+        body = problem(server, f"/v1/trips/{TRIP}?include={bad}", 400)
+        assert "include" in body["detail"]
+    assert "no-such-shape" in problem(server, "/v1/shapes/no-such-shape", 404)["detail"]
+    assert "'date'" in problem(server, "/v1/shapes/shp_10000_1_0?date=2026-11-23", 400)["detail"]
+    assert "no-such-trip" in problem(server, "/v1/trips/no-such-trip?include=shape", 404)["detail"]

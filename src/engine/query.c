@@ -418,7 +418,8 @@ static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_
  * guessed run is only requested here; narrow_pending reads it once the
  * requests of every stop are in flight, so the misses overlap instead of
  * each search waiting for its own. */
-static int pick_visits(const dataset *ds, const tt_run *runs, query_scratch *s, uint32_t stop, const visit_hot *hot,
+static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, const tt_run *runs, query_scratch *s,
+                                                             uint32_t stop, const visit_hot *hot,
                        uint32_t nvisits, uint32_t stop_rank, uint32_t near, bool arrival, const day_span *days,
                        uint32_t ndays)
 {
@@ -596,7 +597,7 @@ static const tt_run *runs_of(const dataset *ds, query_kind kind)
 /* Picks the visits of `kind` at one stop: its departure visits (dv), its
  * arrival visits (ar), or both (the departures, and the arrival visits of
  * calls without a departure, which come first in ar). */
-static inline int pick_stop(const dataset *ds, const tt_run *runs, query_scratch *s, query_kind kind, uint32_t stop,
+static inline __attribute__((always_inline)) int pick_stop(const dataset *ds, const tt_run *runs, query_scratch *s, query_kind kind, uint32_t stop,
                             grid_visits dv, const arrival_range *arrivals, uint32_t near, const day_span *days,
                             uint32_t ndays)
 {
@@ -612,7 +613,7 @@ static inline int pick_stop(const dataset *ds, const tt_run *runs, query_scratch
                        dv.id_rank, near, true, days, ndays);
 }
 
-static bool kind_ok(query_kind kind, query_error *err)
+static inline bool kind_ok(query_kind kind, query_error *err)
 {
     if (kind == QUERY_DEPARTURES || kind == QUERY_ARRIVALS || kind == QUERY_BOTH)
         return true;
@@ -620,9 +621,12 @@ static bool kind_ok(query_kind kind, query_error *err)
     return false;
 }
 
-int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
-                uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
-                query_error *err)
+/* stop_events, inlined into the departures question with `kind` a
+ * constant, so that a board of departures tests no kind. */
+static inline __attribute__((always_inline)) int stop_board(const dataset *ds, query_scratch *s, query_kind kind,
+                                                            uint32_t stop, int64_t from, uint32_t window_s,
+                                                            uint32_t limit, departure *out, uint32_t *count,
+                                                            bool *truncated, query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -653,10 +657,17 @@ oom:
     return departures_oom(s, err);
 }
 
+int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
+                query_error *err)
+{
+    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, err);
+}
+
 int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
                     uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
 {
-    return stop_events(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, err);
+    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, err);
 }
 
 /* Asks for the visit records of every stop found near a point: they lie
@@ -670,9 +681,12 @@ static void prefetch_visits(const visit_hot *hot, uint32_t first, uint32_t count
         __builtin_prefetch((const void *)line);
 }
 
-int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon, double radius_m,
-                  int64_t from, uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
-                  bool *truncated, query_error *err)
+/* nearby_events, inlined as stop_board is. */
+static inline __attribute__((always_inline)) int nearby_board(const dataset *ds, query_scratch *s,
+                                                              query_kind kind, double lat, double lon,
+                                                              double radius_m, int64_t from, uint32_t window_s,
+                                                              uint32_t limit, departure *out, uint32_t *count,
+                                                              bool *truncated, query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -706,12 +720,19 @@ oom:
     return departures_oom(s, err);
 }
 
+int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon, double radius_m,
+                  int64_t from, uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
+                  bool *truncated, query_error *err)
+{
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, err);
+}
+
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
                       uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
                       query_error *err)
 {
-    return nearby_events(ds, s, QUERY_DEPARTURES, lat, lon, radius_m, from, window_s, limit, out, count, truncated,
-                         err);
+    return nearby_board(ds, s, QUERY_DEPARTURES, lat, lon, radius_m, from, window_s, limit, out, count, truncated,
+                        err);
 }
 
 size_t query_near_count(const query_scratch *s) { return s->near_n; }

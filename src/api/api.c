@@ -35,7 +35,8 @@ api_thread *api_thread_new(void)
      * handed a NULL array, and most threads never grow them. */
     t->marks = alert_marks_new();
     t->board = board_scratch_new();
-    if (!t->scratch || !t->marks || !t->board || !grow_indices(t, 64) ||
+    t->network = network_scratch_new();
+    if (!t->scratch || !t->marks || !t->board || !t->network || !grow_indices(t, 64) ||
         !api_grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
@@ -54,6 +55,7 @@ void api_thread_free(api_thread *t)
     free(t->text);
     alert_marks_free(t->marks);
     board_scratch_free(t->board);
+    network_scratch_free(t->network);
     free(t);
 }
 
@@ -151,6 +153,14 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
 void api_write_route(json_writer *w, const route_info *r)
 {
     json_object_begin(w);
+    api_write_route_fields(w, r);
+    json_object_end(w);
+}
+
+/* The members of a Route object, which the stop's and the route's detail
+ * extend. */
+void api_write_route_fields(json_writer *w, const route_info *r)
+{
     api_kv_text(w, "id", r->id);
     api_kv_optional(w, "agency_id", r->agency_id);
     api_kv_text(w, "short_name", r->short_name);
@@ -158,7 +168,6 @@ void api_write_route(json_writer *w, const route_info *r)
     json_kv_int(w, "type", r->type);
     api_kv_optional(w, "color", r->color);
     api_kv_optional(w, "text_color", r->text_color);
-    json_object_end(w);
 }
 
 /* {"key":[ — the opening of a response that is one named list. */
@@ -374,12 +383,29 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 
     if (list_of_stop(t, ds, stop, dataset_stop_routes, "routes", req->id, &n, prob))
         return prob->status;
+    const stop_headsign *heads;
+    uint32_t nheads;
+    query_error err = {0};
+    int rc = stop_headsigns(ds, t->network, stop, &heads, &nheads, &err);
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
     json_key(out, "routes");
     json_array_begin(out);
+    /* both lists go by route index: each route's headsigns are the next run */
+    uint32_t h = 0;
     for (uint32_t i = 0; i < n; i++) {
         route_info r;
         dataset_route(ds, t->indices[i], &r);
-        api_write_route(out, &r);
+        json_object_begin(out);
+        api_write_route_fields(out, &r);
+        json_key(out, "headsigns");
+        json_array_begin(out);
+        while (h < nheads && heads[h].route < t->indices[i])
+            h++;
+        for (; h < nheads && heads[h].route == t->indices[i]; h++)
+            json_str(out, heads[h].headsign);
+        json_array_end(out);
+        json_object_end(out);
     }
     json_array_end(out);
     json_object_end(out);

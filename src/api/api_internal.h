@@ -16,6 +16,7 @@
 
 #include "transit/api.h"
 #include "transit/board.h"
+#include "transit/network.h"
 
 #define CACHE_STATIC 86400   /* what changes only with the dataset */
 #define API_COORD_DECIMALS 6 /* latitudes and longitudes: about 0.1 m */
@@ -32,6 +33,7 @@ struct api_thread {
     char *text;                     /* a polyline being encoded; grows */
     size_t text_cap;
     alert_marks *marks;             /* the alerts a response shows */
+    network_scratch *network;       /* route patterns, a stop's headsigns */
 };
 
 /* ------------------------------------------------------------ problems (api_params.c) */
@@ -107,6 +109,7 @@ int api_write_trip_shape(api_thread *t, dataset *ds, const trip_info *tr, const 
 void api_kv_optional(json_writer *w, const char *key, const char *s);
 void api_kv_text(json_writer *w, const char *key, const char *s);
 void api_write_route(json_writer *w, const route_info *r);
+void api_write_route_fields(json_writer *w, const route_info *r);
 void api_begin_list(json_writer *w, const char *key);
 void api_end_list(json_writer *w);
 

@@ -251,3 +251,37 @@ def test_bad_include_and_unknown_ids(server):
     assert "no-such-shape" in problem(server, "/v1/shapes/no-such-shape", 404)["detail"]
     assert "'date'" in problem(server, "/v1/shapes/shp_10000_1_0?date=2026-11-23", 400)["detail"]
     assert "no-such-trip" in problem(server, "/v1/trips/no-such-trip?include=shape", 404)["detail"]
+
+
+# ------------------------------------------------------------ routes and stops
+
+def test_route_patterns(server):
+    route = ok(server, "/v1/routes/10000_1", "/v1/routes/{id}")["route"]
+    assert route["short_name"] == "U1"
+    patterns = route["patterns"]
+    assert [p["direction_id"] for p in patterns] == sorted(p["direction_id"] for p in patterns)
+    # the trip's stop order is one of the route's patterns
+    trip = ok(server, f"/v1/trips/{TRIP}", "/v1/trips/{id}")["trip"]
+    ids = [st["stop_id"] for st in trip["stop_times"]]
+    mine = [p for p in patterns if [s["stop_id"] for s in p["stops"]] == ids]
+    assert len(mine) == 1 and mine[0]["direction_id"] == trip["direction_id"]
+    assert trip["headsign"] in mine[0]["headsigns"]
+    for p in patterns:
+        for s in p["stops"]:
+            stop = ok(server, f"/v1/stops/{s['stop_id']}", "/v1/stops/{id}")["stop"]
+            assert (s["stop_name"], s["lat"], s["lon"]) == (stop["name"], stop["lat"], stop["lon"])
+    assert "nope" in problem(server, "/v1/routes/nope", 404)["detail"]
+
+
+def test_stop_routes_and_headsigns(server):
+    stop = ok(server, f"/v1/stops/{STOP}", "/v1/stops/{id}")["stop"]
+    assert stop["routes"]
+    departing = set()
+    board = ok(server, f"/v1/stops/{STOP}/departures?time={DATE}T00:00&window=1440&limit=500",
+               "/v1/stops/{id}/departures")["departures"]
+    for d in board:
+        departing.add((d["route_id"], d["headsign"]))
+    listed = {(r["id"], h) for r in stop["routes"] for h in r["headsigns"]}
+    # what leaves on a Monday is listed (the headsigns cover the whole timetable)
+    assert {x for x in departing if x[1]} <= listed
+    assert "nope" in problem(server, "/v1/stops/nope", 404)["detail"]

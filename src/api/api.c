@@ -208,14 +208,15 @@ static alert_marks *begin_alerts(api_thread *t, const api_request *req, const da
  * with the alerts its rows (or its stop) showed. The warning comes only with
  * an empty list whose window lies outside the feed's service, so a normal
  * answer pays one comparison and no bytes. */
-static void end_departures(api_thread *t, json_writer *w, const dataset *ds, uint32_t count,
+static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, uint32_t count,
                            bool truncated, int64_t from, long window_minutes)
 {
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
     char warning[256];
-    if (count == 0 && feed_validity_departures_warning(ds, from, (uint32_t)window_minutes * 60,
-                                                       warning, sizeof warning))
+    static const char *const what[] = {"departures", "arrivals", "departures or arrivals"};
+    if (count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
+                                                   sizeof warning))
         json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
@@ -460,7 +461,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
-    end_departures(t, out, ds, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -503,6 +504,6 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))
         return prob->status;
-    end_departures(t, out, ds, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

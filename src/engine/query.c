@@ -10,7 +10,10 @@
  * in the contract's order (instant, stop_id, route_short_name, trip_id —
  * compared as precomputed ranks). Nothing is allocated once the caller's
  * scratch has grown to its working size, and nothing is written to the
- * dataset, so any number of threads may query it.
+ * dataset, so any number of threads may query it. Arrivals are searched the
+ * same way over the arrival visits and runs indexed at open
+ * (store/dataset_arrivals.c); a board of departures, the hot path, is the
+ * same code inlined with its kind a constant.
  */
 #include "store/dataset_internal.h"
 
@@ -419,9 +422,9 @@ static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_
  * requests of every stop are in flight, so the misses overlap instead of
  * each search waiting for its own. */
 static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, const tt_run *runs, query_scratch *s,
-                                                             uint32_t stop, const visit_hot *hot,
-                       uint32_t nvisits, uint32_t stop_rank, uint32_t near, bool arrival, const day_span *days,
-                       uint32_t ndays)
+                                                             uint32_t stop, const visit_hot *hot, uint32_t nvisits,
+                                                             uint32_t stop_rank, uint32_t near, bool arrival,
+                                                             const day_span *days, uint32_t ndays)
 {
     /* once per stop: the loop below runs per visit and day, the hot path,
      * and has no assert of its own (first_start_from checks the guess) */

@@ -285,3 +285,13 @@ def test_stop_routes_and_headsigns(server):
     # what leaves on a Monday is listed (the headsigns cover the whole timetable)
     assert {x for x in departing if x[1]} <= listed
     assert "nope" in problem(server, "/v1/stops/nope", 404)["detail"]
+
+
+def test_empty_board_outside_the_service_names_its_kind(server):
+    for path, key, word in ((f"/v1/stops/{STOP}/arrivals?time=2030-01-01T08:00", "arrivals", "no arrivals:"),
+                            (f"/v1/stops/{STOP}/departures?time=2030-01-01T08:00&kind=both", "departures",
+                             "no departures or arrivals:"),
+                            (f"/v1/stops/{STOP}/departures?time=2030-01-01T08:00", "departures",
+                             "no departures:")):
+        body = ok(server, path, "/v1/stops/{id}/arrivals" if key == "arrivals" else "/v1/stops/{id}/departures")
+        assert body[key] == [] and body["warning"].startswith(word), body

@@ -100,7 +100,11 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    int rc = stop_events(ds, s, kind, stop, from, window_s, limit, b->deps, &count, &truncated, err);
+    /* the departures (the default board) through their own entry point,
+     * where the search is inlined with its kind a constant (query.c) */
+    int rc = kind == QUERY_DEPARTURES
+                 ? stop_departures(ds, s, stop, from, window_s, limit, b->deps, &count, &truncated, err)
+                 : stop_events(ds, s, kind, stop, from, window_s, limit, b->deps, &count, &truncated, err);
     if (rc == QUERY_OK && src && src->realtime)
         rc = rt_merge_stop_departures(src->realtime, ds, b->merge, kind, stop, from, window_s, limit, b->deps,
                                       &count, &truncated);
@@ -114,8 +118,11 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    int rc = nearby_events(ds, s, kind, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
-                           err);
+    int rc = kind == QUERY_DEPARTURES
+                 ? nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
+                                     err)
+                 : nearby_events(ds, s, kind, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
+                                 err);
     if (rc == QUERY_OK && src && src->realtime)
         rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, kind, s, from, window_s, limit, b->deps,
                                         &count, &truncated);

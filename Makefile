@@ -28,7 +28,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate
+PKGS := libmicrohttpd gnutls sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.

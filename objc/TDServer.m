@@ -215,6 +215,7 @@ static void count_reload(void *ctx, bool ok)
     site_free(pages);
     serving_free(state);
     auth_tokens_free(tokens);
+    tls_server_free(tls);
     pthread_mutex_destroy(&tokensLock);
     [super dealloc];
 }

@@ -147,6 +147,14 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
             conn->body_len = conn->body_cap = 0;
             conn->target_len = 0;
             conn->target[0] = '\0';
+            conn->tls.server = NULL;
+            if (d->server->tls) {
+                const union MHD_ConnectionInfo *tls_info =
+                    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+                if (tls_info && tls_info->tls_session)
+                    tls_connection_start(&conn->tls, d->server->tls,
+                                         (gnutls_session_t)tls_info->tls_session);
+            }
             td_deadlines_add(d->deadlines, conn, fd_info->connect_fd);
         }
         *socket_context = conn;
@@ -154,6 +162,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         td_conn *conn = *socket_context;
         if (conn) {
             td_deadlines_remove(d->deadlines, conn);   /* before MHD closes the socket */
+            tls_connection_closed(&conn->tls);
             free(conn->body);
             free(conn);
         }
@@ -388,12 +397,13 @@ static enum MHD_Result accept_until_stopping(void *cls, const struct sockaddr *a
     return __atomic_load_n(&d->stopping, __ATOMIC_RELAXED) ? MHD_NO : MHD_YES;
 }
 
-static unsigned daemon_flags(void)
+static unsigned daemon_flags(bool tls)
 {
+    unsigned tls_flag = tls ? MHD_USE_TLS : 0;
 #if defined(__linux__)
-    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG | tls_flag;
 #else
-    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | tls_flag;
 #endif
 }
 
@@ -421,7 +431,16 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
         free(d);
         return NULL;
     }
-    struct MHD_OptionItem options[] = {
+    bool tls = server->tls != NULL;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
+        snprintf(err, errlen, "this libmicrohttpd was built without TLS certificate callbacks "
+                              "(GnuTLS 3); --tls-cert cannot be served");
+        close(d->listen_fd);
+        td_deadlines_free(d->deadlines);
+        free(d);
+        return NULL;
+    }
+    struct MHD_OptionItem options[16] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_mhd_message, d},   /* first, as MHD asks */
         {MHD_OPTION_LISTEN_SOCKET, d->listen_fd, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
@@ -432,11 +451,20 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, d},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, d},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_request_done, d},
-        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
-         cfg->threads, NULL},
-        {MHD_OPTION_END, 0, NULL},
     };
-    d->mhd = MHD_start_daemon(daemon_flags(), 0, accept_until_stopping, d, on_request, d,
+    int nopt = 9;
+    if (tls) {
+        /* the certificate of the moment, asked for at every handshake, and
+         * what may be negotiated (tls_server.h) */
+        options[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0,
+                                                  (void *)tls_server_retrieve_certificate};
+        options[nopt++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                                  (void *)TLS_SERVER_PRIORITIES};
+    }
+    if (cfg->threads > 1)
+        options[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
+    options[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    d->mhd = MHD_start_daemon(daemon_flags(tls), 0, accept_until_stopping, d, on_request, d,
                               MHD_OPTION_ARRAY,
                               options, MHD_OPTION_END);
     if (!d->mhd) {

@@ -167,6 +167,9 @@ static int make_pair(const char *host, const unsigned char *ip, size_t iplen, lo
     size_t keyid_len = sizeof keyid;
     if ((rc = gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA1, keyid, &keyid_len)) < 0 ||
         (rc = gnutls_x509_crt_set_subject_key_id(crt, keyid, keyid_len)) < 0 ||
+        /* its own issuer, named by key: a client that trusts several of these
+         * for one name (before and after a renewal) picks the right one */
+        (rc = gnutls_x509_crt_set_authority_key_id(crt, keyid, keyid_len)) < 0 ||
         (rc = gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0)) < 0)
         goto done;
     if ((rc = gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, crt_pem)) < 0 ||

@@ -215,7 +215,8 @@ clean:
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, what it serves beside the API
 # (the OpenAPI document and the pages, found from the binary as ../share/transitd), and the
 # service files with PREFIX's paths: the systemd unit in PREFIX/lib/systemd/system (on
-# systemd's search path for /usr and /usr/local), the launchd plist in PREFIX/share/transitd.
+# systemd's search path for /usr and /usr/local), the launchd plists, the HTTPS drop-in for the
+# unit and the certificate-renewal hook in PREFIX/share/transitd.
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_BIN := $(DESTDIR)$(PREFIX)/bin
@@ -231,7 +232,11 @@ install: $(TRANSITD)
 	install -m 644 www/* $(INSTALL_SHARE)/www/
 	sed 's|/usr/local|$(PREFIX)|g' etc/transitd.service > $(INSTALL_UNIT)/transitd.service
 	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.plist > $(INSTALL_SHARE)/org.transitd.plist
-	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist
+	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.https.plist > $(INSTALL_SHARE)/org.transitd.https.plist
+	sed 's|/usr/local/bin|$(PREFIX)/bin|g' etc/transitd-https.conf > $(INSTALL_SHARE)/transitd-https.conf
+	install -m 755 etc/tls-renewed.sh $(INSTALL_SHARE)/tls-renewed.sh
+	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist \
+	  $(INSTALL_SHARE)/org.transitd.https.plist $(INSTALL_SHARE)/transitd-https.conf
 ifeq ($(UNAME_S),Darwin)
 	install -d $(DESTDIR)$(PREFIX)/var/transitd $(DESTDIR)$(PREFIX)/var/log
 endif

@@ -195,7 +195,15 @@ def load_yaml(path):
 def test_compose_topology():
     doc = load_yaml(DOCKER / "compose.yaml")
     services = doc["services"]
-    assert set(services) == {"importer", "transitd", "lb"}
+    assert set(services) == {"importer", "transitd", "lb", "transitd-https"}
+    # HTTPS straight from transitd, only with --profile https: the flags, the health check
+    https = services["transitd-https"]
+    assert https["profiles"] == ["https"]
+    cmd = https["command"]
+    assert cmd[cmd.index("--tls-cert") + 1].startswith("/tls/") and cmd[cmd.index("--tls-cert") + 1].endswith(".crt")
+    assert cmd[cmd.index("--tls-key") + 1].endswith(".key")
+    assert https["environment"]["TRANSITD_TLS_CERT"] == cmd[cmd.index("--tls-cert") + 1]
+    assert https["healthcheck"]["test"][:3] == ["CMD", "/usr/local/bin/transitd", "health"]
     importer, replica, lb = services["importer"], services["transitd"], services["lb"]
     # one image, built once from the repository by the importer's build section
     assert (DOCKER / importer["build"]["context"] / importer["build"]["dockerfile"]).resolve() == \

@@ -87,7 +87,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression bench-tls clean demo-feed
 
 all: $(TRANSITD)
 
@@ -178,6 +178,7 @@ bench: deps release-build
 	@$(PYTHON) bench/alerts_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -203,6 +204,11 @@ bench-realtime: release-build
 # URLSession's Accept-Encoding (gzip, deflate, br) against none, with and without the cache
 bench-compression: release-build
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
+
+# the iPhone profile (HTTPS keep-alive, URLSession's Accept-Encoding, the mix) against plain
+# HTTP, and new TLS connections per second against nginx
+bench-tls: release-build
+	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
 
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip

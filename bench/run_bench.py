@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import sqlite3
 import statistics
 import subprocess
@@ -335,9 +336,10 @@ class RssSampler:
 class Server:
     """A server process on a loopback port: started, probed until it answers, stopped."""
 
-    def __init__(self, name, cmd, port, probe_path, log_path):
+    def __init__(self, name, cmd, port, probe_path, log_path, scheme="http"):
         self.name, self.cmd, self.port, self.probe_path = name, cmd, port, probe_path
         self.log_path = log_path
+        self.scheme = scheme
         self.proc = None
         self.max_rss_kb = 0
 
@@ -351,7 +353,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise BenchError(f"{self.name} exited with {self.proc.returncode} at start: "
                                  f"{read_text(self.log_path)[-2000:]}")
-            status = http_status(self.port, self.probe_path)
+            status = http_status(self.port, self.probe_path, self.scheme == "https")
             if status is not None:
                 if not 200 <= status < 300:
                     self.stop()
@@ -366,7 +368,7 @@ class Server:
         return self.proc.pid
 
     def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -380,8 +382,14 @@ class Server:
             self._log.close()
 
 
-def http_get(port, path, headers=None, timeout=5.0):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def http_get(port, path, headers=None, timeout=5.0, tls=False):
+    if tls:   # our own loopback servers with self-signed certificates: no verification
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=ctx)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers=headers or {})
         r = conn.getresponse()
@@ -390,9 +398,9 @@ def http_get(port, path, headers=None, timeout=5.0):
         conn.close()
 
 
-def http_status(port, path):
+def http_status(port, path, tls=False):
     try:
-        return http_get(port, path, timeout=1.0)[0]
+        return http_get(port, path, timeout=1.0, tls=tls)[0]
     except OSError:
         return None
     except http.client.HTTPException:
@@ -1316,6 +1324,10 @@ def run_smoke(args, build):
                                   str(build), "--smoke", "--seed", str(args.seed)], cwd=ROOT)
     if compression.returncode != 0:
         failures.append(f"compression_bench.py --smoke exited {compression.returncode}")
+    tls = subprocess.run([sys.executable, str(BENCH_DIR / "tls_bench.py"), "--build", str(build),
+                          "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+    if tls.returncode != 0:
+        failures.append(f"tls_bench.py --smoke exited {tls.returncode}")
     elapsed = time.monotonic() - started
     if failures:
         for f in failures:

@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,6 +155,13 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
                 if (tls_info && tls_info->tls_session)
                     tls_connection_start(&conn->tls, d->server->tls,
                                          (gnutls_session_t)tls_info->tls_session);
+                /* GnuTLS sends the handshake's flights as several small
+                 * writes straight to the socket, past libmicrohttpd's
+                 * corking: with Nagle's algorithm each write after the first
+                 * waited for the client's delayed ACK (measured: 112 new
+                 * connections/s on one connection, 9 ms each; nginx 517) */
+                int one = 1;
+                setsockopt(fd_info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             }
             td_deadlines_add(d->deadlines, conn, fd_info->connect_fd);
         }

@@ -24,11 +24,14 @@
  * only, forward-secret key exchange only (ECDHE; TLS 1.3 is forward secret
  * by design), AEAD ciphers only. This is App Transport Security's
  * requirement (TLS 1.2+, forward secrecy, AES-GCM or ChaCha20) without its
- * CBC suites. */
+ * CBC suites. X25519 comes first: it is the key share browsers, URLSession
+ * and OpenSSL send first, so preferring another group would cost every
+ * handshake a HelloRetryRequest round trip (measured: P-256 chosen first
+ * made a HelloRetryRequest on every OpenSSL client handshake). */
 #define TLS_SERVER_PRIORITIES                                                           \
     "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"      \
     "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:"          \
-    "%SERVER_PRECEDENCE"
+    "-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:%SERVER_PRECEDENCE"
 
 typedef struct tls_server tls_server;
 

@@ -80,6 +80,10 @@ ALL_SCRIPTS = ENDPOINT_SCRIPTS + ["departures_large", "routes", "mix"]
 # with it, right after the same script without it, and are reported against it.
 URLSESSION_ACCEPT_ENCODING = "gzip, deflate, br"
 URLSESSION_VARIANT = " URLSession"
+# The iPhone profile (issue #23): the mix as an app sends it, over HTTPS with keep-alive and
+# URLSession's Accept-Encoding, to `serve --tls-cert`; judged against the plain-HTTP mix.
+IPHONE_VARIANT = " iPhone (HTTPS, URLSession)"
+TARGET_IPHONE_RATIO = 0.5
 URLSESSION_SCRIPTS = ["departures", "stop_departures"]
 TARGET_CODED_RATIO = 0.60           # req/s with URLSession's Accept-Encoding vs without
 TARGET_CODED_BODY = 0.15            # coded body bytes vs uncompressed, for /v1/departures: the
@@ -915,6 +919,18 @@ class HttpBench:
             self.inputs = extract_inputs(self.data_dir, self.work / "inputs", seed=self.seed)
             log(f"inputs: {self.inputs['stops']} stops, {self.inputs['trips']} trips, "
                 f"service date {self.inputs['service_date']}")
+            tls_dir = self.work / "tls"
+            p = subprocess.run([str(transitd), "cert", "new", "--host", "localhost", "--out", str(tls_dir),
+                                "--force"], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise BenchError(f"transitd cert new failed: {p.stderr.strip()}")
+            tls_port = free_port()
+            self.servers["transitd-tls"] = Server(
+                "transitd (HTTPS)", [transitd, "serve", "--data", str(self.data_dir), "--port",
+                                     str(tls_port), "--bind", "127.0.0.1", "--threads", str(self.cores),
+                                     "--quiet", "--tls-cert", str(tls_dir / "localhost.crt"),
+                                     "--tls-key", str(tls_dir / "localhost.key")],
+                tls_port, "/healthz", self.work / "transitd-tls.log", scheme="https").start()
             for s in URLSESSION_SCRIPTS:
                 self.body_bytes[s] = body_bytes(port, self.work / "inputs", s)
                 log(f"{s} bodies (median): {self.body_bytes[s]['plain']} bytes, "
@@ -948,7 +964,7 @@ class HttpBench:
         duration = duration or self.duration
         with RssSampler(server.pid) as rss:
             r = run_wrk(script, server.url(), conns, duration,
-                        inputs_dir=self.work / "inputs" if target == "transitd" else None,
+                        inputs_dir=self.work / "inputs" if target.startswith("transitd") else None,
                         headers=headers, env_extra=env, seed=self.seed + rep)
         r.update({"target": target, "variant": variant, "rep": rep,
                   "server_max_rss_mb": rss.max_kb / 1024.0})
@@ -972,6 +988,9 @@ class HttpBench:
         if have_t:
             for c in SWEEP_CONNECTIONS:
                 repeated.append(("transitd", "mix", c, "", ()))
+                if c == MAIN_CONNECTIONS and "transitd-tls" in self.servers:   # right after it
+                    repeated.append(("transitd-tls", "mix", c, IPHONE_VARIANT,
+                                     (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",)))
             for s in ENDPOINT_SCRIPTS:
                 repeated.append(("transitd", s, MAIN_CONNECTIONS, "", ()))
                 if s in URLSESSION_SCRIPTS:   # back to back with the run without it
@@ -1003,6 +1022,8 @@ class HttpBench:
     def run_smoke(self, duration):
         conns = 4
         self.measure("hello", "baseline", conns, 0, duration=duration)
+        self.measure("transitd-tls", "mix", conns, 0, IPHONE_VARIANT,
+                     (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",), duration=duration)
         for s in ALL_SCRIPTS:
             headers = ("Accept-Encoding: gzip",) if s == "departures_large" else ()
             self.measure("transitd", s, conns, 0, " gzip" if headers else "", headers,
@@ -1107,10 +1128,16 @@ def http_rows(summary, body_bytes=None):
                       + (f"{coded:.2f}" if coded is not None else "–") + "; " + bodies)
             ok = coded is not None and coded >= TARGET_CODED_RATIO and \
                 (share is None or e["script"] not in BODY_TARGET_SCRIPTS or share <= TARGET_CODED_BODY)
+        if e["target"] == "transitd-tls" and e["variant"] == IPHONE_VARIANT:
+            base_rps = plain.get((e["script"], e["conns"]))
+            share = rps / base_rps if rps and base_rps else None
+            target = f"≥{TARGET_IPHONE_RATIO:.2f} of the plain-HTTP mix: " + (
+                f"{share:.2f}" if share is not None else "–")
+            ok = share is not None and share >= TARGET_IPHONE_RATIO
         if e.get("flagged"):
             target = (target + " " if target else "") + f"{e['flagged']}/{e['runs']} runs flagged"
             ok = False if rps is None or ok is not None else ok
-        rss = e.get("server_max_rss_mb") if e["target"] == "transitd" else None
+        rss = e.get("server_max_rss_mb") if e["target"].startswith("transitd") else None
         rows.append({"name": name, "conns": str(e["conns"]), "req_s": fmt_num(rps),
                      "mb_s": fmt_num(e.get("mb_per_s"), 1), "p50": fmt_us(e.get("p50_us")),
                      "p99": fmt_us(e.get("p99_us")),

@@ -40,7 +40,7 @@ static void print_usage(FILE *out)
           "\n"
           "options:\n"
           "  --host NAME   DNS name or IPv4/IPv6 address the server is reached at\n"
-          "  --out DIR     directory to write into (created if missing)\n"
+          "  --out DIR     directory to write into (created, with its parents, if missing)\n"
           "  --days N      validity in days, 1..825 (default 825, the most iOS accepts)\n"
           "  --force       replace existing files\n"
           "\n"
@@ -85,6 +85,35 @@ static bool valid_host(const char *host, unsigned char ip[16], size_t *iplen)
             return false;
     }
     return label > 0 && host[n - 1] != '-';
+}
+
+/* mkdir -p: out and any missing parent. */
+static bool make_directories(const char *out)
+{
+    char path[4096];
+    size_t n = strlen(out);
+    if (n == 0 || n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    memcpy(path, out, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char saved = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return false;
+        path[i] = saved;
+    }
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return false;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return false;
+    }
+    return true;
 }
 
 /* Writes data to path through a temporary file renamed into place, so a
@@ -235,7 +264,7 @@ int cli_cert_main(int argc, char **argv)
     size_t iplen;
     if (!valid_host(host, ip, &iplen))
         return usage_error("--host must be a DNS name or an IP address, got '%s'", host);
-    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+    if (!make_directories(out)) {
         fprintf(stderr, "transitd cert: cannot create %s: %s\n", out, strerror(errno));
         return CLI_RUNTIME_ERROR;
     }

@@ -360,3 +360,25 @@ def test_sighup_swaps_a_renewed_certificate_with_no_failed_request(data):
         ctx = client_context(trust)
         assert metric(s.port, ctx, 'transitd_tls_certificate_reloads_total{result="ok"}') == 3
         assert metric(s.port, ctx, 'transitd_tls_certificate_reloads_total{result="failed"}') == 1
+
+
+def process_cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads CPU time from /proc (Linux)")
+def test_a_silent_client_does_not_make_the_server_spin(tls_server):
+    """libmicrohttpd 0.9.75 with epoll spins while a handshake waits for the client;
+    the HTTPS server uses poll. Four clients that connect and say nothing for
+    2 s must cost the server next to no CPU (a spinning server burns about 2 s)."""
+    pid = tls_server.proc.pid
+    socks = [socket.create_connection(("127.0.0.1", tls_server.port), timeout=10) for _ in range(4)]
+    try:
+        before = process_cpu_seconds(pid)
+        time.sleep(2.0)
+        used = process_cpu_seconds(pid) - before
+    finally:
+        for s in socks:
+            s.close()
+    assert used < 0.5, f"the server used {used:.2f} s of CPU in 2 s for 4 silent TLS clients"

@@ -100,6 +100,18 @@
         }
         need += more;
     }
+    /* a replica: polls, versions taken, transfer failures, bytes */
+    if (server->replica) {
+        more = replica_render_metrics(server->replica, req->text + need, req->textCap - need);
+        if (need + more >= req->textCap) {
+            if (!td_request_reserve_text(req, need + more + 1)) {
+                td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+                return;
+            }
+            more = replica_render_metrics(server->replica, req->text + need, req->textCap - need);
+        }
+        need += more;
+    }
     req->responseBody = req->text;
     req->responseLength = need;
     req->contentType = "text/plain; version=0.0.4; charset=utf-8";

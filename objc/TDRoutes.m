@@ -26,6 +26,8 @@ const td_route_spec td_route_table[] = {
     {"/v1/trips/{id}", "TDTripResource"},
     {"/v1/agencies", "TDAgenciesResource"},
     {"/v1/feed", "TDFeedResource"},
+    {"/v1/dataset", "TDDatasetResource"},
+    {"/v1/dataset/{id}/{id}", "TDDatasetFileResource"},
     {"/v1/alerts", "TDAlertsResource"},
     {"/v1/alerts/{id}", "TDAlertResource"},
     {"/gtfs-rt/trip-updates.pb", "TDGtfsRtResource"},

@@ -23,8 +23,11 @@ import urllib.parse
 import pytest
 import requests
 
-from conftest import transitd_bin
+import schema_check
+from conftest import ROOT, transitd_bin
 from http_server import Server, TMP, demo_feed, free_port, import_feed
+
+DOC = json.loads((ROOT / "docs" / "openapi.json").read_text())
 
 STOP = "de:11000:900100001"
 WHEN = "2026-11-23T08:00"
@@ -79,6 +82,8 @@ def test_manifest_names_every_file_with_its_digest(primary_data):
         assert r.status_code == 200
         m = r.json()
         assert r.headers["ETag"] == f'"{m["version"]}"'
+        errors = schema_check.validate(m, schema_check.response_schema(DOC, "/v1/dataset"), DOC)
+        assert not errors, errors
         assert re.fullmatch(r"[0-9a-f]{12}", m["version"])
         assert m["created"].endswith("Z") and "days_until_expiry" in m["feed_validity"]
         vdir = primary_data / "versions" / m["version"]
@@ -164,12 +169,16 @@ def test_replica_from_an_empty_directory_follows_its_primary(primary_data):
             assert v1 == ready_version(base)
             ready = requests.get(rurl + "/readyz", timeout=5).json()
             assert ready["replica"]["primary"] == base and ready["replica"]["behind"] is False
+            errors = schema_check.validate(ready, schema_check.schema("ReadyResponse"), DOC)
+            assert not errors, errors
             # the replica answers as the primary does
             path = f"/v1/stops/{STOP}/departures?time={WHEN}&limit=20"
             assert requests.get(rurl + path, timeout=5).content == requests.get(base + path, timeout=5).content
             # writes go to the primary, method and body kept (307)
             r = requests.post(rurl + "/v1/alerts", json={"x": 1}, allow_redirects=False, timeout=5)
             assert r.status_code == 307 and r.headers["Location"] == base + "/v1/alerts"
+            assert r.json() == {"detail": "this server is a replica; writes go to its primary",
+                                "location": base + "/v1/alerts"}
             r = requests.delete(rurl + "/v1/alerts/a1?x=y", allow_redirects=False, timeout=5)
             assert r.status_code == 307 and r.headers["Location"] == base + "/v1/alerts/a1?x=y"
             # a new import at the primary reaches the replica

@@ -101,6 +101,7 @@ static void version_members(json_writer *out, dataset *ds, const serving_version
     version_members(req->out, ds, &vs);
     if (vs.stale)
         json_kv_bool(req->out, "switching", true);
+    json_kv_bool(req->out, "realtime", serving_realtime(server->state) != NULL);
     replica_members(req->out, server->replica, ds);
     feed_validity validity;
     feed_validity_at(ds, req->now, &validity);

@@ -206,6 +206,7 @@ static void count_reload(void *ctx, bool ok)
 
 - (void)dealloc
 {
+    replica_stop(replica);   /* its threads show into `state`: stopped first */
     for (int i = 0; i < nroutes; i++)
         [routes[i].resource release];
     metrics_free(counters);
@@ -216,7 +217,6 @@ static void count_reload(void *ctx, bool ok)
     serving_free(state);
     auth_tokens_free(tokens);
     tls_server_free(tls);
-    replica_stop(replica);
     pthread_mutex_destroy(&tokensLock);
     [super dealloc];
 }

@@ -471,7 +471,7 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
     if (cfg->replica_of) {   /* a replica writes nothing; its live state is the primary's */
         *live_ok = true;
         char rep_err[512];
-        server->replica = replica_start(cfg->data_dir, cfg->replica_of, cfg->replica_interval_s,
+        server->replica = replica_start(server->state, cfg->data_dir, cfg->replica_of, cfg->replica_interval_s,
                                         rep_err, sizeof rep_err);
         if (!server->replica) {
             fprintf(stderr, "transitd serve: %s\n", rep_err);

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transit/serving.h"
+
 typedef struct replica replica;
 
 /* What /readyz and /metrics show of a replica. */
@@ -38,10 +40,14 @@ typedef struct replica_status {
 } replica_status;
 
 /* Starts the polling thread for data directory data_dir (created when
- * missing) and primary URL (http:// or https://, no trailing path needed).
- * interval_s between polls. NULL with err. */
-replica *replica_start(const char *data_dir, const char *url, unsigned interval_s, char *err,
-                       size_t cap);
+ * missing) and primary URL (http:// or https://, no trailing path needed),
+ * interval_s between polls; and, with a serving state, a second thread that
+ * mirrors the primary's live state into it every 0.5 s: its alerts
+ * (GET /v1/alerts, conditional) and, when its /readyz says it has realtime,
+ * its trip updates (GET /gtfs-rt/trip-updates.pb, conditional), which
+ * become this server's realtime source. NULL with err. */
+replica *replica_start(serving *state, const char *data_dir, const char *url, unsigned interval_s,
+                       char *err, size_t cap);
 /* Stops the thread (an ongoing transfer is cut; it resumes on the next
  * start) and frees r. */
 void replica_stop(replica *r);

@@ -27,13 +27,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "transit/alert.h"
 #include "transit/datadir.h"
+#include "transit/rfc3339.h"
+#include "transit/rt_alerts.h"
 #include "transit/rt_fetch.h"
+#include "transit/serving.h"
 #include "transit/snapshot.h"
 
 #define MANIFEST_MAX (1 << 20)
 
 struct replica {
+    serving *state;               /* where the primary's live state is shown */
     char *data_dir;
     char *url;                    /* without a trailing '/' */
     const char *given_url;
@@ -47,7 +52,19 @@ struct replica {
     char etag[128];               /* of the last manifest, for If-None-Match */
     snapshot_manifest manifest;   /* the last one read */
     bool have_manifest;
+    /* the live state (a thread of its own, every LIVE_POLL_MS) */
+    pthread_t live_thread;
+    bool live_running;
+    char alerts_etag[128], rt_etag[128];
+    int64_t alerts_generation;    /* this replica's: one more for every change seen */
+    bool primary_has_realtime, realtime_known;
+    int64_t next_ready_check;
+    char rt_path[4200];           /* DATA/.replica-trip-updates.pb: the primary's, as fetched */
 };
+
+/* How often the primary's alerts and trip updates are asked for (each poll
+ * is conditional: an idle primary answers 304 with no body). */
+#define LIVE_POLL_MS 500
 
 /* ------------------------------------------------------------ HTTP */
 
@@ -465,8 +482,224 @@ static void *replica_main(void *arg)
     }
 }
 
-replica *replica_start(const char *data_dir, const char *url, unsigned interval_s, char *err,
-                       size_t cap)
+/* ------------------------------------------------------------ live state */
+
+/* A conditional GET of url into *body (NUL-terminated): 200 with the body
+ * and the new ETag in etag, 304, another status, or -1 when it failed. */
+static long get_conditional(const char *url, char *etag, size_t etag_cap, body_buf *body, size_t max)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURL *c = new_handle(url, errbuf);
+    if (!c)
+        return -1;
+    body->max = max;
+    header_capture h = {""};
+    struct curl_slist *headers = NULL;
+    if (etag && etag[0]) {
+        char line[200];
+        snprintf(line, sizeof line, "If-None-Match: %s", etag);
+        headers = curl_slist_append(headers, line);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    }
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_manifest_bytes);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    CURLcode rc = curl_easy_perform(c);
+    long status = -1;
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
+    if (status == 200 && etag)
+        snprintf(etag, etag_cap, "%s", h.etag);
+    return status;
+}
+
+static int64_t utc_seconds(const char *text)
+{
+    int64_t secs = 0;
+    bool has_offset = false;
+    int32_t offset = 0;
+    if (!text || rfc3339_parse(text, &secs, &has_offset, &offset) != 0)
+        return 0;
+    return has_offset ? secs - offset : secs;
+}
+
+/* One alert of the primary's list as this server's alert. */
+static alert *alert_of(json_t *obj)
+{
+    const char *id = json_string_value(json_object_get(obj, "id"));
+    if (!id)
+        return NULL;
+    char *text = json_dumps(obj, JSON_COMPACT);
+    if (!text)
+        return NULL;
+    alert_error aerr;
+    alert *a = alert_parse(text, strlen(text), id, true, &aerr);
+    free(text);
+    if (a && alert_stamp(a, json_integer_value(json_object_get(obj, "revision")),
+                         utc_seconds(json_string_value(json_object_get(obj, "created_at"))),
+                         utc_seconds(json_string_value(json_object_get(obj, "updated_at")))) != 0) {
+        alert_release(a);
+        a = NULL;
+    }
+    return a;
+}
+
+/* The primary's alerts, every page, shown here when they changed. */
+static void sync_alerts(replica *r)
+{
+    char url[2400], etag[128];
+    snprintf(etag, sizeof etag, "%s", r->alerts_etag);
+    snprintf(url, sizeof url, "%s/v1/alerts?limit=1000", r->url);
+    body_buf b = {NULL, 0, 0, 0};
+    long status = get_conditional(url, etag, sizeof etag, &b, 64u << 20);
+    if (status != 200) {   /* 304: unchanged; 404: a static mirror has none */
+        free(b.data);
+        return;
+    }
+    alert **stored = NULL, **rt = NULL;
+    uint32_t nstored = 0, nrt = 0, cap = 0;
+    bool ok = true;
+    for (int page = 0; ok && page < 64; page++) {
+        json_t *root = json_loads(b.data ? b.data : "", 0, NULL);
+        json_t *list = json_object_get(root, "alerts");
+        ok = json_is_array(list);
+        for (size_t i = 0; ok && i < json_array_size(list); i++) {
+            alert *a = alert_of(json_array_get(list, i));
+            if (!a) {
+                ok = false;
+                break;
+            }
+            if (nstored + nrt + 1 > cap) {
+                cap = cap ? cap * 2 : 64;
+                alert **s2 = realloc(stored, cap * sizeof *s2), **r2 = s2 ? realloc(rt, cap * sizeof *r2) : NULL;
+                if (s2)
+                    stored = s2;
+                if (r2)
+                    rt = r2;
+                if (!s2 || !r2) {
+                    alert_release(a);
+                    ok = false;
+                    break;
+                }
+            }
+            if (strncmp(a->id, "rt:", 3) == 0)
+                rt[nrt++] = a;
+            else
+                stored[nstored++] = a;
+        }
+        const char *after = json_string_value(json_object_get(root, "next_after"));
+        char next[2600];
+        if (after)
+            snprintf(next, sizeof next, "%s/v1/alerts?limit=1000&after=%s", r->url, after);
+        json_decref(root);
+        free(b.data);
+        b = (body_buf){NULL, 0, 0, 0};
+        if (!ok || !after)
+            break;
+        if (get_conditional(next, NULL, 0, &b, 64u << 20) != 200)
+            ok = false;
+    }
+    free(b.data);
+    if (ok) {
+        if (!rt)
+            rt = malloc(sizeof *rt);   /* an empty list the serving state can own */
+        ok = rt && serving_mirror_alerts(r->state, stored, nstored, rt, nrt, ++r->alerts_generation);
+        if (ok) {
+            snprintf(r->alerts_etag, sizeof r->alerts_etag, "%s", etag);
+            rt = NULL;   /* taken over */
+            nrt = 0;
+        }
+    }
+    if (!ok)
+        set_error(r, "cannot mirror the alerts of %s%s", r->url, "");
+    for (uint32_t i = 0; i < nstored; i++)
+        alert_release(stored[i]);
+    free(stored);
+    if (rt)
+        rt_alerts_free(rt, nrt);
+}
+
+/* Whether the primary has a realtime source (its /readyz says), checked
+ * every few seconds: with one, this replica shows its trip updates. */
+static void check_primary_realtime(replica *r, int64_t now)
+{
+    if (now < r->next_ready_check)
+        return;
+    r->next_ready_check = now + 5;
+    char url[2400];
+    snprintf(url, sizeof url, "%s/readyz", r->url);
+    body_buf b = {NULL, 0, 0, 0};
+    long status = get_conditional(url, NULL, 0, &b, 1u << 20);
+    json_t *root = status == 200 ? json_loads(b.data ? b.data : "", 0, NULL) : NULL;
+    json_t *rt = json_object_get(root, "realtime");
+    if (json_is_boolean(rt)) {
+        r->primary_has_realtime = json_is_true(rt);
+        r->realtime_known = true;
+    }
+    json_decref(root);
+    free(b.data);
+}
+
+/* The primary's trip updates, fed to this server's realtime overlay. */
+static void sync_realtime(replica *r, int64_t now)
+{
+    check_primary_realtime(r, now);
+    if (!r->realtime_known || !r->primary_has_realtime)
+        return;
+    char url[2400], etag[128];
+    snprintf(etag, sizeof etag, "%s", r->rt_etag);
+    snprintf(url, sizeof url, "%s/gtfs-rt/trip-updates.pb", r->url);
+    body_buf b = {NULL, 0, 0, 0};
+    long status = get_conditional(url, etag, sizeof etag, &b, 256u << 20);
+    if (status == 200) {
+        char tmp[4300], err[256];
+        snprintf(tmp, sizeof tmp, "%s.tmp", r->rt_path);
+        FILE *f = fopen(tmp, "wb");
+        bool written = f && fwrite(b.data ? b.data : "", 1, b.len, f) == b.len;
+        if (f && fclose(f) != 0)
+            written = false;
+        if (written && rename(tmp, r->rt_path) == 0) {
+            if (!serving_realtime(r->state) &&
+                !serving_set_realtime_source(r->state, r->rt_path, 30, err, sizeof err))
+                set_error(r, "%s%s", err, "");
+            else if (serving_poll_realtime(r->state, now, err, sizeof err) != RT_POLL_FAILED)
+                snprintf(r->rt_etag, sizeof r->rt_etag, "%s", etag);
+        } else {
+            unlink(tmp);
+        }
+    }
+    free(b.data);
+}
+
+static void *live_main(void *arg)
+{
+    replica *r = arg;
+    for (;;) {
+        sync_alerts(r);
+        sync_realtime(r, (int64_t)time(NULL));
+        pthread_mutex_lock(&r->lock);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += LIVE_POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!r->stop && pthread_cond_timedwait(&r->wake, &r->lock, &until) == 0)
+            ;
+        bool stop = r->stop;
+        pthread_mutex_unlock(&r->lock);
+        if (stop)
+            return NULL;
+    }
+}
+
+replica *replica_start(serving *state, const char *data_dir, const char *url, unsigned interval_s,
+                       char *err, size_t cap)
 {
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
         snprintf(err, cap, "--replica-of must be an http:// or https:// URL, got '%s'", url);
@@ -484,6 +717,8 @@ replica *replica_start(const char *data_dir, const char *url, unsigned interval_
     while (n > 8 && r->url[n - 1] == '/')
         r->url[--n] = '\0';
     r->given_url = url;
+    r->state = state;
+    snprintf(r->rt_path, sizeof r->rt_path, "%s/.replica-trip-updates.pb", data_dir);
     r->interval_s = interval_s ? interval_s : 1;
     r->status.primary = url;
     pthread_mutex_init(&r->lock, NULL);
@@ -500,6 +735,11 @@ replica *replica_start(const char *data_dir, const char *url, unsigned interval_
         return NULL;
     }
     r->running = true;
+    if (state && pthread_create(&r->live_thread, NULL, live_main, r) == 0)
+        r->live_running = true;
+    else if (state)
+        fprintf(stderr, "transitd replica: cannot start the live-state thread; alerts and "
+                        "realtime are not mirrored\n");
     return r;
 }
 
@@ -510,9 +750,11 @@ void replica_stop(replica *r)
     if (r->running) {
         pthread_mutex_lock(&r->lock);
         r->stop = true;
-        pthread_cond_signal(&r->wake);
+        pthread_cond_broadcast(&r->wake);
         pthread_mutex_unlock(&r->lock);
         pthread_join(r->thread, NULL);
+        if (r->live_running)
+            pthread_join(r->live_thread, NULL);
         rt_fetch_global_cleanup();
     }
     pthread_mutex_destroy(&r->lock);

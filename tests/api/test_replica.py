@@ -326,3 +326,67 @@ def test_replica_of_must_be_a_url(primary_data):
     p = subprocess.run([transitd_bin(), "serve", "--data", str(TMP / "x"), "--replica-of", "ftp://h"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "--replica-of must be an http:// or https:// URL" in p.stderr
+
+
+# ------------------------------------------------------------------ live state
+
+def test_alerts_and_realtime_reach_the_replica(tmp_path):
+    """Alerts written at the primary (and its realtime feed's, rt: ids) and its
+    realtime overlay reach a replica that has no live store, in about a second;
+    the replica's answers are the primary's, byte for byte."""
+    from gtfs_rt_wire import alert_entity, feed, trip_update
+    from test_alerts_api import make_token
+    from test_realtime import TINY_FEED, MONDAY
+    import zipfile
+    base = fresh("replica-live")
+    base.mkdir(parents=True)
+    zip_path = base / "tiny.zip"
+    with zipfile.ZipFile(zip_path, "w") as z:
+        for name, text in TINY_FEED.items():
+            z.writestr(name, text)
+    pdata = base / "primary"
+    import_feed(zip_path, pdata)
+    rt = base / "rt.pb"
+    rt.write_bytes(feed(trip_update("e1", "T1", "20261102", [(2, 90)]),
+                        alert_entity("a1", "S2", "Detour")))
+    tokens = base / "tokens"
+    auth = {"Authorization": f"Bearer {make_token(tokens)}"}
+    with Server(pdata, "--quiet", "--gtfs-rt", str(rt), "--rt-interval", "1",
+                "--tokens", str(tokens)) as primary:
+        purl = f"http://127.0.0.1:{primary.port}"
+        with Server(base / "replica", "--quiet", "--replica-of", purl,
+                    "--replica-interval", "1") as replica:
+            rurl = f"http://127.0.0.1:{replica.port}"
+            wait_until(lambda: ready_version(rurl), what="the replica's dataset")
+            board = f"/v1/stops/S2/departures?time={urllib.parse.quote(MONDAY)}&window=60"
+
+            def same(path):
+                a = requests.get(purl + path, timeout=5)
+                b = requests.get(rurl + path, timeout=5)
+                return a.status_code == b.status_code == 200 and a.content == b.content
+
+            def ids(url):
+                return [a["id"] for a in requests.get(url + "/v1/alerts", timeout=5).json()["alerts"]]
+
+            wait_until(lambda: ids(purl) == ["rt:a1"], what="the primary's feed alert")
+            wait_until(lambda: ids(rurl) == ["rt:a1"] and same(board), what="the feed alert and predictions on the replica")
+            assert requests.get(rurl + "/readyz", timeout=5).json()["realtime"] is True
+            latencies = []
+            for i in range(10):
+                r = requests.put(f"{purl}/v1/alerts/ops-{i}", headers=auth, timeout=10, json={
+                    "informed_entity": [{"stop_id": "S2"}],
+                    "header_text": {"translation": [{"text": f"Works {i}", "language": "en"}]}})
+                assert r.status_code == 201, r.text
+                t0 = time.monotonic()
+                wait_until(lambda: f"ops-{i}" in ids(rurl), timeout=10, what=f"alert ops-{i} on the replica")
+                latencies.append(time.monotonic() - t0)
+                assert requests.get(f"{rurl}/v1/alerts/ops-{i}", timeout=5).content == \
+                    requests.get(f"{purl}/v1/alerts/ops-{i}", timeout=5).content
+            latencies.sort()
+            print(f"alert propagation: p50 {latencies[4]:.2f} s, max {latencies[-1]:.2f} s")
+            assert latencies[-1] < 5
+            wait_until(lambda: same(board) and same("/v1/alerts"), what="identical boards and lists")
+            # a delete travels too; the replica holds no live store of its own
+            assert requests.delete(f"{purl}/v1/alerts/ops-0", headers=auth, timeout=10).status_code == 204
+            wait_until(lambda: "ops-0" not in ids(rurl), what="the delete on the replica")
+            assert not (base / "replica" / "live.sqlite").exists()

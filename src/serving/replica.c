@@ -60,6 +60,9 @@ struct replica {
     bool primary_has_realtime, realtime_known;
     int64_t next_ready_check;
     char rt_path[4200];           /* DATA/.replica-trip-updates.pb: the primary's, as fetched */
+    char live_version[16];        /* the dataset the live state was last shown on */
+    bool live_failing;            /* the last alert mirror failed (said once on stderr) */
+    char live_error[200];
 };
 
 /* How often the primary's alerts and trip updates are asked for (each poll
@@ -527,6 +530,8 @@ static int64_t utc_seconds(const char *text)
     return has_offset ? secs - offset : secs;
 }
 
+static __thread char last_alert_error[200];
+
 /* One alert of the primary's list as this server's alert. */
 static alert *alert_of(json_t *obj)
 {
@@ -539,6 +544,8 @@ static alert *alert_of(json_t *obj)
     alert_error aerr;
     alert *a = alert_parse(text, strlen(text), id, true, &aerr);
     free(text);
+    if (!a)
+        snprintf(last_alert_error, sizeof last_alert_error, "%s: %s", id, aerr.detail);
     if (a && alert_stamp(a, json_integer_value(json_object_get(obj, "revision")),
                          utc_seconds(json_string_value(json_object_get(obj, "created_at"))),
                          utc_seconds(json_string_value(json_object_get(obj, "updated_at")))) != 0) {
@@ -570,6 +577,7 @@ static void sync_alerts(replica *r)
         for (size_t i = 0; ok && i < json_array_size(list); i++) {
             alert *a = alert_of(json_array_get(list, i));
             if (!a) {
+                snprintf(r->live_error, sizeof r->live_error, "%s", last_alert_error);
                 ok = false;
                 break;
             }
@@ -614,8 +622,10 @@ static void sync_alerts(replica *r)
             nrt = 0;
         }
     }
-    if (!ok)
-        set_error(r, "cannot mirror the alerts of %s%s", r->url, "");
+    if (!ok && !r->live_failing)
+        fprintf(stderr, "transitd replica: cannot show the alerts of %s (out of memory, or one "
+                        "that does not check: %s); retrying\n", r->url, r->live_error);
+    r->live_failing = !ok;
     for (uint32_t i = 0; i < nstored; i++)
         alert_release(stored[i]);
     free(stored);
@@ -679,8 +689,18 @@ static void *live_main(void *arg)
 {
     replica *r = arg;
     for (;;) {
-        sync_alerts(r);
-        sync_realtime(r, (int64_t)time(NULL));
+        /* alerts resolve against the dataset: none before the first one, and
+         * everything asked for again (no If-None-Match) after a switch */
+        dataset *ds = serving_acquire_dataset(r->state);
+        if (ds) {
+            if (strcmp(r->live_version, dataset_version(ds)) != 0) {
+                snprintf(r->live_version, sizeof r->live_version, "%s", dataset_version(ds));
+                r->alerts_etag[0] = r->rt_etag[0] = '\0';
+            }
+            dataset_release(ds);
+            sync_alerts(r);
+            sync_realtime(r, (int64_t)time(NULL));
+        }
         pthread_mutex_lock(&r->lock);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);

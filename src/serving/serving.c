@@ -191,7 +191,7 @@ static void publish_alerts(serving *s, alert_view *v)
  * of memory. */
 static alert_view *merged_view(serving *s, alert *const *stored, uint32_t n, dataset *ds, int64_t generation)
 {
-    if (!s->source)
+    if (!s->source && !__atomic_load_n(&s->alerts_mirrored, __ATOMIC_ACQUIRE))
         return alert_view_new(stored, n, ds, generation);
     /* (the merge also drops the "rt:" alerts of the view `stored` came from) */
     uint32_t count = 0;

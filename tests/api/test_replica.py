@@ -369,7 +369,15 @@ def test_alerts_and_realtime_reach_the_replica(tmp_path):
                 return [a["id"] for a in requests.get(url + "/v1/alerts", timeout=5).json()["alerts"]]
 
             wait_until(lambda: ids(purl) == ["rt:a1"], what="the primary's feed alert")
-            wait_until(lambda: ids(rurl) == ["rt:a1"] and same(board), what="the feed alert and predictions on the replica")
+            try:
+                wait_until(lambda: ids(rurl) == ["rt:a1"] and same(board), what="the feed alert and predictions on the replica")
+            except AssertionError:
+                print("primary", requests.get(purl + board, timeout=5).text[:1500])
+                print("replica", requests.get(rurl + board, timeout=5).text[:1500])
+                print("ids", ids(purl), ids(rurl))
+                print("replica log", replica.log()[-2000:].replace(chr(10), " / "))
+                print("readyz", requests.get(rurl + "/readyz", timeout=5).text)
+                raise
             assert requests.get(rurl + "/readyz", timeout=5).json()["realtime"] is True
             latencies = []
             for i in range(10):

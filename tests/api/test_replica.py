@@ -398,3 +398,33 @@ def test_alerts_and_realtime_reach_the_replica(tmp_path):
             assert requests.delete(f"{purl}/v1/alerts/ops-0", headers=auth, timeout=10).status_code == 204
             wait_until(lambda: "ops-0" not in ids(rurl), what="the delete on the replica")
             assert not (base / "replica" / "live.sqlite").exists()
+
+
+@pytest.mark.skipif(not (shutil.which("unshare") and os.geteuid() == 0 and os.uname().sysname == "Linux"),
+                    reason="needs root and unshare(1) to mount the data directory read-only")
+def test_replica_on_a_read_only_data_directory(primary_data):
+    """A read-only bind mount of a data directory that already holds the version (what
+    users tried): reads work, alerts come from the primary, writes redirect."""
+    ro = fresh("replica-read-only")
+    shutil.copytree(primary_data, ro, symlinks=True)
+    for f in ro.glob("live.sqlite*"):
+        f.unlink()
+    with Server(primary_data, "--quiet") as primary:
+        base = f"http://127.0.0.1:{primary.port}"
+        port = free_port()
+        script = (f"mount --bind {ro} {ro} && mount -o remount,ro,bind {ro} && exec {transitd_bin()} "
+                  f"serve --data {ro} --port {port} --quiet --replica-of {base} --replica-interval 1")
+        proc = subprocess.Popen(["unshare", "-m", "sh", "-c", script], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            rurl = f"http://127.0.0.1:{port}"
+            assert wait_until(lambda: ready_version(rurl), what="readiness") == ready_version(base)
+            path = f"/v1/stops/{STOP}/departures?time={WHEN}&limit=5"
+            assert requests.get(rurl + path, timeout=5).content == requests.get(base + path, timeout=5).content
+            assert requests.get(rurl + "/v1/alerts", timeout=5).status_code == 200
+            r = requests.put(rurl + "/v1/alerts/a", json={}, allow_redirects=False, timeout=5)
+            assert r.status_code == 307 and r.headers["Location"] == base + "/v1/alerts/a"
+            assert not (ro / "live.sqlite").exists()
+        finally:
+            proc.terminate()
+            proc.wait(10)

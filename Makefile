@@ -87,7 +87,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression bench-tls clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas clean demo-feed
 
 all: $(TRANSITD)
 
@@ -179,6 +179,7 @@ bench: deps release-build
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -204,6 +205,10 @@ bench-realtime: release-build
 # URLSession's Accept-Encoding (gzip, deflate, br) against none, with and without the cache
 bench-compression: release-build
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
+
+# primary and replicas: snapshot transfer against nginx, alert propagation, serving through nginx
+bench-replicas: release-build
+	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
 
 # the iPhone profile (HTTPS keep-alive, URLSession's Accept-Encoding, the mix) against plain
 # HTTP, and new TLS connections per second against nginx

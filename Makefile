@@ -245,9 +245,12 @@ install: $(TRANSITD)
 	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.plist > $(INSTALL_SHARE)/org.transitd.plist
 	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.https.plist > $(INSTALL_SHARE)/org.transitd.https.plist
 	sed 's|/usr/local/bin|$(PREFIX)/bin|g' etc/transitd-https.conf > $(INSTALL_SHARE)/transitd-https.conf
+	sed 's|/usr/local/bin|$(PREFIX)/bin|g' etc/transitd-replica.conf > $(INSTALL_SHARE)/transitd-replica.conf
+	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.replica.plist > $(INSTALL_SHARE)/org.transitd.replica.plist
 	install -m 755 etc/tls-renewed.sh $(INSTALL_SHARE)/tls-renewed.sh
 	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist \
-	  $(INSTALL_SHARE)/org.transitd.https.plist $(INSTALL_SHARE)/transitd-https.conf
+	  $(INSTALL_SHARE)/org.transitd.https.plist $(INSTALL_SHARE)/transitd-https.conf \
+	  $(INSTALL_SHARE)/transitd-replica.conf $(INSTALL_SHARE)/org.transitd.replica.plist
 ifeq ($(UNAME_S),Darwin)
 	install -d $(DESTDIR)$(PREFIX)/var/transitd $(DESTDIR)$(PREFIX)/var/log
 endif

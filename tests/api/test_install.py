@@ -219,3 +219,40 @@ def test_https_drop_in_serves_https(prefix):
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def test_replica_service_files(prefix, data):
+    """The replica's launchd job and systemd drop-in: --replica-of from their settings;
+    the drop-in's command, pointed at a live primary, makes a replica that serves."""
+    with open(prefix / "share" / "transitd" / "org.transitd.replica.plist", "rb") as f:
+        job = plistlib.load(f)
+    args = job["ProgramArguments"]
+    assert args[0] == f"{prefix}/bin/transitd" and job["Label"] == "org.transitd"
+    assert args[args.index("--replica-of") + 1].startswith("http://")
+    s = unit_settings((prefix / "share" / "transitd" / "transitd-replica.conf").read_text())
+    assert s["ExecStart"][0] == ""
+    env = dict(e.split("=", 1) for e in s["Environment"])
+    assert env["TRANSITD_REPLICA_OF"].startswith("http://")
+    from http_server import Server
+    with Server(data, "--quiet") as primary:
+        argv = shlex.split(s["ExecStart"][1])
+        assert argv[0] == f"{prefix}/bin/transitd"
+        argv = [primary.url("") if a == "${TRANSITD_REPLICA_OF}" else a for a in argv]
+        port = free_port()
+        state = TMP / "install-replica"
+        shutil.rmtree(state, ignore_errors=True)
+        proc = subprocess.Popen(argv, env=dict(os.environ, TRANSITD_DATA=str(state), TRANSITD_PORT=str(port)),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code == 200:
+                        break
+                except requests.RequestException:
+                    pass
+                assert time.monotonic() < deadline, "the replica never became ready"
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            assert proc.wait(10) == 0

@@ -184,3 +184,110 @@ def test_primary_and_three_replicas_on_separate_hosts():
                 proc.wait()
         if ns:
             ns.remove()
+
+
+def ns_get(prefix, url):
+    p = subprocess.run(prefix + ["curl", "-s", "-m", "5", "-w", "\n%{http_code}", url],
+                       capture_output=True, text=True, timeout=30)
+    body, _, code = p.stdout.rpartition("\n")
+    return int(code or 0), body
+
+
+def metric_of(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return int(line.split()[1])
+    return None
+
+
+def test_primary_killed_in_the_middle_of_a_transfer():
+    """kill -9 of the primary while a replica copies a new version over a slow link
+    (4 Mbit/s, tc on the primary's interface): the replica keeps serving the old
+    version; once the primary is back, the transfer resumes from the bytes it has,
+    and the bytes sent again are reported."""
+    if not shutil.which("tc") or not shutil.which("curl") or not namespaces_possible():
+        if os.environ.get("CI") == "true" and sys.platform == "linux":
+            pytest.fail("CI=true on Linux: network namespaces, tc and curl are needed")
+        pytest.skip("needs network namespaces (root), tc and curl to slow the primary's link")
+    base = TMP / "topology-kill"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    pdata = base / "primary"
+    import_feed(demo_feed(1), pdata)
+    ns = Namespaces(["primary", "replica"]).create()
+    tb = transitd_bin()
+    procs = []
+    try:
+        pv = f"{ns.prefix}v0"
+        run(*ns.exec_prefix("primary"), "tc", "qdisc", "add", "dev", pv, "root", "tbf", "rate", "4mbit",
+            "burst", "32kbit", "latency", "400ms")
+        purl = f"http://{ns.addr['primary']}:{PORT}"
+        rurl = f"http://{ns.addr['replica']}:{PORT}"
+        serve_primary = [tb, "serve", "--data", str(pdata), "--bind", ns.addr["primary"], "--port", str(PORT),
+                         "--threads", "2", "--quiet"]
+        primary = start(ns.exec_prefix("primary"), serve_primary, base / "primary.log")
+        procs.append(primary)
+        procs.append(start(ns.exec_prefix("replica"), [tb, "serve", "--data", str(base / "replica"), "--bind",
+                                                       ns.addr["replica"], "--port", str(PORT), "--threads", "2",
+                                                       "--quiet", "--replica-of", purl, "--replica-interval", "1"],
+                           base / "replica.log"))
+        hub = ns.exec_prefix("hub")
+
+        def version(url):
+            code, body = ns_get(hub, url + "/readyz")
+            return json.loads(body).get("dataset_version") if code == 200 else None
+
+        def fetched():
+            code, body = ns_get(hub, rurl + "/metrics")
+            return metric_of(body, "transitd_replica_bytes_fetched_total") or 0 if code == 200 else 0
+
+        deadline = time.monotonic() + 60
+        while not version(rurl):
+            assert time.monotonic() < deadline, "the replica's first version did not arrive"
+            time.sleep(0.2)
+        v1 = version(rurl)
+        first = fetched()
+        import_feed(demo_feed(2), pdata)
+        deadline = time.monotonic() + 30
+        while version(purl) == v1:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        v2 = version(purl)
+        v2_size = sum(f["size"] for f in json.loads(ns_get(hub, purl + "/v1/dataset")[1])["files"])
+        # wait until the replica holds part of v2, then kill the primary outright
+        deadline = time.monotonic() + 30
+        while fetched() - first < 200_000:
+            assert time.monotonic() < deadline, "the transfer of the new version did not start"
+            time.sleep(0.05)
+        primary.kill()
+        primary.wait()
+        procs.remove(primary)
+        cut_at = fetched() - first
+        assert cut_at < v2_size, "the transfer finished before the kill: the link is too fast"
+        time.sleep(2)
+        assert version(rurl) == v1                     # still serving the old version
+        code, body = ns_get(hub, rurl + "/v1/feed")
+        assert code == 200
+        primary = start(ns.exec_prefix("primary"), serve_primary, base / "primary2.log")
+        procs.append(primary)
+        deadline = time.monotonic() + 60
+        while version(rurl) != v2:
+            assert time.monotonic() < deadline, "the transfer did not resume and finish"
+            time.sleep(0.2)
+        code, body = ns_get(hub, rurl + "/metrics")
+        resumed = metric_of(body, "transitd_replica_bytes_resumed_total")
+        total = fetched() - first
+        print(f"kill -9 at {cut_at:,} of {v2_size:,} bytes; resumed from {resumed:,}; "
+              f"bytes sent again: {total - v2_size:,}")
+        assert resumed and resumed > 0
+        assert total - v2_size < 200_000       # only what was in flight at the kill is sent again
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        ns.remove()

@@ -190,6 +190,11 @@ def test_replica_from_an_empty_directory_follows_its_primary(primary_data):
             assert metric(rurl, "transitd_replica_versions_installed_total") == 2
             assert metric(rurl, "transitd_replica_transfer_failures_total") == 0
             assert not (rdata / "live.sqlite").exists()      # a replica writes no live state
+            # `transitd health` works on both roles
+            for url in (base, rurl):
+                p = subprocess.run([transitd_bin(), "health", "--url", url + "/readyz"],
+                                   capture_output=True, text=True, timeout=30)
+                assert p.returncode == 0, p.stderr
 
 
 def test_replica_waits_for_a_primary_that_is_down(primary_data):

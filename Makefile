@@ -28,7 +28,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate
+PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate nettle
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
@@ -144,9 +144,9 @@ $(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
 
 # libcsv is only a benchmark peer: linked into the CSV benchmark, never into transitd.
 BENCH_LIBS_bench_csv := -lcsv
-# nettle and OpenSSL's libcrypto are the SHA-256 benchmark's candidates.
-BENCH_CFLAGS_bench_hash := $(shell pkg-config --cflags nettle libcrypto 2>/dev/null)
-BENCH_LIBS_bench_hash := $(shell pkg-config --libs nettle libcrypto 2>/dev/null)
+# OpenSSL's libcrypto is only the SHA-256 benchmark's peer (transitd hashes with nettle).
+BENCH_CFLAGS_bench_hash := $(shell pkg-config --cflags libcrypto 2>/dev/null)
+BENCH_LIBS_bench_hash := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
 build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
 

@@ -58,11 +58,8 @@ static void hash_transit(const uint8_t *p, size_t len, uint8_t out[32])
     sha256_final(&c, out);
 }
 
-/* nettle names its context `struct sha256_ctx` and maps sha256_init and
- * sha256_update to its own functions by macro, the names transit/sha256.h
- * uses: so transit's functions are called above this point, and nettle's
- * struct takes another tag here (a tag is no part of the ABI). */
-#define sha256_ctx nettle_sha256_ctx
+/* nettle maps sha256_init and sha256_update to its own functions by macro,
+ * the names transit/sha256.h uses: transit's are called above this point. */
 #include <nettle/sha2.h>
 #include <nettle/version.h>
 

@@ -108,6 +108,9 @@ static void hex_of(const void *data, size_t len, char out[65])
     sha256_hex(d, out);
 }
 
+/* Known answers: FIPS 180-2 appendix B ("abc", the 448-bit message, a
+ * million 'a') and the 896-bit message of its SHA-512 examples, whose SHA-256
+ * NIST's example values give. */
 static void test_sha256_vectors(void **state)
 {
     (void)state;
@@ -119,6 +122,11 @@ static void test_sha256_vectors(void **state)
     const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     hex_of(m448, strlen(m448), hex);
     assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* the 896-bit message: two blocks of input, then a block of padding */
+    const char *m896 = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
+                       "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+    hex_of(m896, strlen(m896), hex);
+    assert_string_equal(hex, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
     /* a million 'a', fed in uneven pieces across block boundaries */
     char a[1000];
     memset(a, 'a', sizeof a);

@@ -11,6 +11,7 @@
  */
 #include "test_support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -454,6 +455,20 @@ static void log_phase(void *ctx, import_phase p, const import_result *r)
         log->order[log->n++] = (int)p;
 }
 
+/* Entries of DATA/versions (a version, or a leftover such as .tmp-import-<pid>). */
+static int version_entries(const char *data)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/versions", data);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
 static int run_import(const char *feed, const char *data, bool force, import_result *r,
                       phase_log *log, char *err, size_t errlen)
 {
@@ -487,9 +502,18 @@ static void test_import_run_activates_then_noop(void **state)
     assert_int_equal(r.counts.trips, 2);
     assert_true(r.timetable_bytes > 0 && r.schedule_bytes > 0 && r.shapes_bytes > 0);
     assert_true(r.live_bytes > 0);
-    /* every phase reported once; hash first, activation and pruning last */
+    assert_int_equal(version_entries(data), 1);   /* .tmp-import-<pid> became the version */
+    /* every phase reported once; the hash (on its own thread, beside the
+     * build) before verification; activation and pruning last */
     assert_int_equal(log.n, IMPORT_PHASE_COUNT);
-    assert_int_equal(log.order[0], IMPORT_PHASE_HASH);
+    int at[IMPORT_PHASE_COUNT];
+    for (int p = 0; p < IMPORT_PHASE_COUNT; p++)
+        at[p] = -1;
+    for (int i = 0; i < log.n; i++) {
+        assert_int_equal(at[log.order[i]], -1);
+        at[log.order[i]] = i;
+    }
+    assert_true(at[IMPORT_PHASE_HASH] >= 0 && at[IMPORT_PHASE_HASH] < at[IMPORT_PHASE_VERIFY]);
     assert_int_equal(log.order[IMPORT_PHASE_COUNT - 2], IMPORT_PHASE_ACTIVATE);
     assert_int_equal(log.order[IMPORT_PHASE_COUNT - 1], IMPORT_PHASE_PRUNE);
     char saved[DATADIR_VERSION_LEN + 1];
@@ -500,7 +524,14 @@ static void test_import_run_activates_then_noop(void **state)
     assert_true(r.noop);
     assert_false(r.activated);
     assert_string_equal(r.version, saved);
+    /* the build that ran beside the hash is dropped: nothing of it is reported or left */
     assert_false(r.phase_done[IMPORT_PHASE_TIMETABLE]);
+    assert_false(r.phase_done[IMPORT_PHASE_SCHEDULE]);
+    assert_false(r.phase_done[IMPORT_PHASE_SHAPES]);
+    assert_int_equal(import_file_rows(&r, IMPORT_FILE_STOP_TIMES), 0);
+    assert_true(r.have_counts);
+    assert_int_equal(r.counts.stops, 3);
+    assert_int_equal(version_entries(data), 1);
     import_result_destroy(&r);
 
     assert_int_equal(run_import(feed, data, true, &r, NULL, err, sizeof err), 0);

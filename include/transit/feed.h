@@ -42,6 +42,10 @@ const char *const *feed_members(const feed_t *f, int *n);
  * .txt members in name order, each as its name, a NUL byte, then its bytes.
  * Hex, 64 chars + NUL. */
 int feed_sha256(const feed_t *f, char out[65], char *err, size_t errlen);
+/* How many bytes feed_sha256 hashes, as feed_open found the feed: the zip's
+ * size, or for a directory the sum over members of name + 1 + size. Two feeds
+ * with different counts have different hashes; equal counts prove nothing. */
+uint64_t feed_hashed_bytes(const feed_t *f);
 
 /* Called as bytes of a member are produced. Return non-zero to stop. */
 typedef int (*feed_chunk_fn)(void *ctx, const char *buf, size_t len);

@@ -38,6 +38,7 @@ struct feed {
     const char *path;
     bool is_zip;
     atomic_bool stopped;  /* feed_stop: reads fail from their next chunk on */
+    uint64_t hashed_bytes; /* what feed_sha256 hashes (feed_hashed_bytes) */
     int n;
     member *m;            /* sorted by name */
     const char **names;   /* m[i].name, for feed_members */
@@ -316,6 +317,11 @@ feed_t *feed_open(const char *path, char *err, size_t errlen)
         if (!f)
             set_err(err, errlen, "%s: out of memory", path);
     }
+    if (f) {
+        f->hashed_bytes = is_zip ? (uint64_t)st.st_size : 0;
+        for (int i = 0; !is_zip && i < f->n; i++)
+            f->hashed_bytes += strlen(f->m[i].name) + 1 + (uint64_t)f->m[i].size;
+    }
     listing_free(&l);
     return f;
 }
@@ -323,6 +329,8 @@ feed_t *feed_open(const char *path, char *err, size_t errlen)
 void feed_close(feed_t *f) { free(f); }
 
 void feed_stop(feed_t *f) { atomic_store(&f->stopped, true); }
+
+uint64_t feed_hashed_bytes(const feed_t *f) { return f->hashed_bytes; }
 
 /* Whether feed_stop was called; the readers ask before each chunk. The flag
  * is the one mutable field of a shared feed, hence the cast. */

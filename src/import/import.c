@@ -12,10 +12,20 @@
  * third thread while the writers read: hashing every byte first was a phase of
  * its own that parsing waited for (12 of 20 s for 16 copies of Brooklyn,
  * issue #28). The build therefore starts before the version is known, in
- * versions/.tmp-import-<pid>. When the hash names a version already built
- * (re-importing the same feed), the hash thread stops the feed's readers
- * (feed_stop), the build is thrown away and the import is a no-op or a
- * re-activation, as when the hash came first.
+ * versions/.tmp-import-<pid>. When the hash names a version already built,
+ * it stops the feed's readers (feed_stop), the build is thrown away and the
+ * import is a no-op or a re-activation, as when the hash came first.
+ *
+ * Hashing first is kept for one case: a re-import of a feed that may be
+ * unchanged (a periodic job). Each version's marker records how many bytes
+ * its hash ran over; when a version of this data directory has the feed's
+ * count (or records none), the hash runs before anything else, so an
+ * unchanged feed costs its hash alone, not a build that the hash ends. A new
+ * feed almost always differs in size from every kept version and is hashed
+ * beside the build. Measured in bench/README.md, "Import hashing": beside the
+ * build, the hash costs the timetable CPU on two cores, yet ends sooner than
+ * before it; at the head of the store thread (the other place tried) it
+ * measured no better.
  */
 #include "transit/import.h"
 #include "transit/live_store.h"
@@ -116,6 +126,7 @@ static uint64_t file_bytes(const char *dir, const char *name)
 typedef struct run {
     const import_options *o;
     import_result *r;
+    uint64_t feed_bytes;   /* feed_hashed_bytes, recorded in the marker */
     pthread_mutex_t report_lock;
 } run;
 
@@ -451,6 +462,7 @@ static int install_version(run *ru, const char *tmp, char *err, size_t errlen)
     m.sequence = datadir_next_sequence(o->data_dir);
     m.imported_at = (int64_t)time(NULL);
     snprintf(m.builder, sizeof m.builder, "%s", TRANSITD_VERSION);
+    m.feed_bytes = ru->feed_bytes;
     if (datadir_write_marker(tmp, &m, err, errlen) != 0 ||
         datadir_install(o->data_dir, tmp, r->version, err, errlen) != 0) {
         datadir_remove_tree(tmp);
@@ -539,6 +551,7 @@ static int reactivate_version(run *ru, char *err, size_t errlen)
         return -1;
     phase_done(ru, IMPORT_PHASE_LIVE, now_seconds() - t);
     m.sequence = datadir_next_sequence(o->data_dir);
+    m.feed_bytes = ru->feed_bytes;   /* a marker older than the count gets it */
     if (datadir_write_marker(dir, &m, err, errlen) != 0)
         return -1;
     return activate_and_prune(ru, err, errlen);
@@ -595,7 +608,15 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
     if (datadir_current(o->data_dir, r->previous) != 0)
         r->previous[0] = '\0';
     hash.feed = feed;
-    hash_start(&hash);
+    ru.feed_bytes = feed_hashed_bytes(feed);
+    /* A version here may be this feed's (the same byte count, or none
+     * recorded): hash first, so an unchanged feed is not built. Otherwise no
+     * version can be, and the hash runs beside the build. */
+    bool hash_first = !o->force && datadir_may_hold_feed(o->data_dir, TRANSITD_VERSION, ru.feed_bytes);
+    if (hash_first)
+        hash_thread(&hash);
+    else
+        hash_start(&hash);
 
     /* the build starts before its version is known: a name of its own */
     char tmp[4096], build_err[1024] = "";
@@ -604,7 +625,8 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
         tmp[0] = '\0';
     }
     int built = -1;
-    if (tmp[0] && check_required_files(feed, build_err, sizeof build_err) == 0)
+    bool build = !(hash_first && (hash.rc != 0 || hash.usable));
+    if (build && tmp[0] && check_required_files(feed, build_err, sizeof build_err) == 0)
         built = build_stores(&ru, feed, tmp, build_err, sizeof build_err);
 
     /* The hash decides what the build was for. Its error comes first, as
@@ -615,7 +637,7 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
         goto done;
     }
     if (hash.usable) {
-        if (tmp[0])
+        if (tmp[0] && build)
             datadir_remove_tree(tmp);
         forget_build(r);
         r->counts = hash.counts;

@@ -47,7 +47,7 @@ static void make_version(const char *data, const char *v, uint64_t sequence)
     assert_int_equal(datadir_version_path(data, v, dir, sizeof dir), 0);
     assert_int_equal(mkdir(dir, 0755), 0);
     test_write_file(dir, "timetable.bin", v);
-    datadir_marker m = {.sequence = sequence, .imported_at = 1700000000};
+    datadir_marker m = {.sequence = sequence, .imported_at = 1700000000, .feed_bytes = sequence * 1000};
     memcpy(m.version, v, DATADIR_VERSION_LEN + 1);
     snprintf(m.builder, sizeof m.builder, "test");
     assert_int_equal(datadir_write_marker(dir, &m, err, sizeof err), 0);
@@ -99,8 +99,25 @@ static void test_marker_roundtrip_and_sequence(void **state)
     assert_int_equal(m.sequence, 7);
     assert_int_equal(m.imported_at, 1700000000);
     assert_string_equal(m.builder, "test");
+    assert_int_equal(m.feed_bytes, 7000);
     assert_false(exists_in(dir, "COMPLETE.tmp"));
     assert_int_equal(datadir_next_sequence(data), 8);
+
+    /* which feeds a version may hold: the same byte count and builder */
+    assert_true(datadir_may_hold_feed(data, "test", 7000));
+    assert_true(datadir_may_hold_feed(data, "test", 3000));
+    assert_false(datadir_may_hold_feed(data, "test", 7001));
+    assert_false(datadir_may_hold_feed(data, "other", 7000));
+    /* a marker written before the count was recorded may hold any feed */
+    char old_dir[1100];
+    datadir_version_path(data, V2, old_dir, sizeof old_dir);
+    char old_marker[256];
+    snprintf(old_marker, sizeof old_marker,
+             "transitd-version-dir 1\nversion %s\nsequence 3\nimported_at 1700000000\nbuilder test\n", V2);
+    test_write_file(old_dir, "COMPLETE", old_marker);
+    assert_int_equal(datadir_read_marker(old_dir, &m), 0);
+    assert_int_equal(m.feed_bytes, 0);
+    assert_true(datadir_may_hold_feed(data, "test", 7001));
 
     /* a directory without a marker, or with a garbled one, is incomplete */
     datadir_version_path(data, V3, dir, sizeof dir);
@@ -469,6 +486,76 @@ static int version_entries(const char *data)
     return n;
 }
 
+static void count_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t rows,
+                           double seconds, bool finished)
+{
+    (void)file, (void)done, (void)total, (void)rows, (void)seconds, (void)finished;
+    atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+/* Whether the timetable read anything: its progress callback counts. */
+static int import_counting_reads(const char *feed, const char *data, import_result *r, char *err,
+                                 size_t errlen, int *rc)
+{
+    atomic_int reads = 0;
+    import_options o = {.feed_path = feed, .data_dir = data, .on_progress = count_progress,
+                        .ctx = &reads};
+    import_result_init(r);
+    *rc = import_run(&o, r, err, errlen);
+    return atomic_load(&reads);
+}
+
+/* The hash runs beside the build when no version here can be the feed's, and
+ * before it when one may be: an unchanged feed is then never read to build. */
+static void test_hash_first_only_when_a_version_may_match(void **state)
+{
+    (void)state;
+    char base[1024], feed[1100], same_size[1100], data[1100], err[1024];
+    test_tmpdir(base, sizeof base, "import-hash-first");
+    snprintf(feed, sizeof feed, "%s/feed", base);
+    snprintf(same_size, sizeof same_size, "%s/feed-same-size", base);
+    snprintf(data, sizeof data, "%s/data", base);
+    write_tiny_feed(feed, NULL, NULL);
+    /* the same bytes but one: "One" becomes "Uno", a count that proves nothing */
+    write_tiny_feed(same_size, NULL, NULL);
+    test_write_file(same_size, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
+                                            "S1,Uno,52.50,13.40\nS2,Two,52.51,13.41\nS3,Three,52.52,13.42\n");
+    import_result r;
+    int rc;
+    assert_true(import_counting_reads(feed, data, &r, err, sizeof err, &rc) > 0);
+    assert_int_equal(rc, 0);
+    char first[DATADIR_VERSION_LEN + 1], dir[1200];
+    memcpy(first, r.version, sizeof first);
+    datadir_marker m;
+    assert_int_equal(datadir_version_path(data, first, dir, sizeof dir), 0);
+    assert_int_equal(datadir_read_marker(dir, &m), 0);
+    assert_true(m.feed_bytes > 0);   /* name + NUL + bytes of its six members */
+    import_result_destroy(&r);
+
+    /* unchanged: hashed first, a no-op without one row read */
+    assert_int_equal(import_counting_reads(feed, data, &r, err, sizeof err, &rc), 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.noop);
+    assert_string_equal(r.version, first);
+    import_result_destroy(&r);
+
+    /* the same count, other bytes: hashed first, then built, a new version */
+    assert_true(import_counting_reads(same_size, data, &r, err, sizeof err, &rc) > 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.activated && !r.noop && !r.reused);
+    assert_string_not_equal(r.version, first);
+    assert_int_equal(r.counts.stops, 3);
+    import_result_destroy(&r);
+
+    /* back to the first: re-activated without a build */
+    assert_int_equal(import_counting_reads(feed, data, &r, err, sizeof err, &rc), 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.reused && r.activated);
+    assert_string_equal(r.version, first);
+    import_result_destroy(&r);
+    assert_int_equal(version_entries(data), 2);
+}
+
 static int run_import(const char *feed, const char *data, bool force, import_result *r,
                       phase_log *log, char *err, size_t errlen)
 {
@@ -628,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_current_parsing),
         cmocka_unit_test(test_import_names),
         cmocka_unit_test(test_import_run_activates_then_noop),
+        cmocka_unit_test(test_hash_first_only_when_a_version_may_match),
         cmocka_unit_test(test_import_run_failure_keeps_current),
         cmocka_unit_test(test_import_run_counts_a_shared_file_problem_once),
         cmocka_unit_test(test_import_run_refuses_while_locked),

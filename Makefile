@@ -88,7 +88,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-http bench-alerts bench-realtime bench-compression clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression clean demo-feed
 
 all: $(TRANSITD)
 
@@ -201,6 +201,17 @@ bench-hash: release-build
 	@mkdir -p bench/results
 	@$(RELEASE_BUILD)/bench/bench_hash 256 7 | \
 	    tee bench/results/$$(date +%F)-$$(hostname -s)-hash$(if $(BENCH_TAG),-$(BENCH_TAG)).txt
+
+# Issue #28: `transitd import` of Brooklyn and of SCALE_COPIES copies of it (bench/scale_feed.py,
+# a directory; 2.9 GB for 16), medians of 3 alternating rounds with the no-op re-import;
+# BASE=DIR (a build folder of another commit) runs it beside this build
+SCALE_COPIES ?= 16
+SCALE_FEED := build/feeds/brooklyn-x$(SCALE_COPIES)
+BASE ?=
+bench-import-scale: release-build
+	@[ -d $(SCALE_FEED) ] || $(PYTHON) bench/scale_feed.py --copies $(SCALE_COPIES) --out $(SCALE_FEED)
+	@$(PYTHON) bench/import_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) \
+	    --feed ../shared/gtfs/nyct_bus_brooklyn_2026.zip --feed $(SCALE_FEED) --runs 3
 
 bench-http: release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --http

@@ -22,8 +22,9 @@
 #include "transit/timetable.h"
 
 typedef enum import_phase {
-    IMPORT_PHASE_HASH,       /* feed_open + sha256, on a thread of its own while the
-                                timetable and the stores are built */
+    IMPORT_PHASE_HASH,       /* feed_open + sha256: beside the timetable (first on the
+                                store thread), or before anything when a version here
+                                may be the feed's (import.c) */
     IMPORT_PHASE_TIMETABLE,  /* timetable.bin (parse + build + write) */
     IMPORT_PHASE_SCHEDULE,   /* schedule.sqlite */
     IMPORT_PHASE_SHAPES,     /* shapes.sqlite */

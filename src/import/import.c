@@ -3,18 +3,22 @@
  * Why it exists: it is the only code that decides when a new dataset becomes
  * visible. The writers (timetable.h, stores.h) produce files; this module
  * puts them in a temporary directory, runs them on two threads (the timetable
- * on the calling thread, schedule.sqlite then shapes.sqlite on a second one,
- * each with its own diag, merged at the end), checks the result by opening it as the server
+ * on the calling thread; the hash, schedule.sqlite then shapes.sqlite on a second one,
+ * each writer with its own diag, merged at the end), checks the result by opening it as the server
  * would, and hands it to datadir.h for the atomic switch. Nothing outside the
  * temporary directory is modified before the new version is complete.
  *
- * The version's name, the SHA-256 of the feed (feed_sha256), is computed on a
- * third thread while the writers read: hashing every byte first was a phase of
- * its own that parsing waited for (12 of 20 s for 16 copies of Brooklyn,
- * issue #28). The build therefore starts before the version is known, in
- * versions/.tmp-import-<pid>. When the hash names a version already built,
- * it stops the feed's readers (feed_stop), the build is thrown away and the
- * import is a no-op or a re-activation, as when the hash came first.
+ * The version's name, the SHA-256 of the feed (feed_sha256), is computed
+ * while the timetable parses: hashing every byte first was a phase of its own
+ * that parsing waited for (12 of 20 s for 16 copies of Brooklyn, issue #28).
+ * The build therefore starts before the version is known, in
+ * versions/.tmp-import-<pid>. The hash runs at the head of the store thread,
+ * before schedule.sqlite: the SQLite stores take less time than the
+ * timetable, and the hash fills that slack. A third thread for it took CPU
+ * from the timetable on two cores and measured slower (bench/README.md,
+ * "Import hashing"). When the hash names a version already built, it stops
+ * the feed's readers (feed_stop), the build is thrown away and the import is
+ * a no-op or a re-activation, as when the hash came first.
  *
  * Hashing first is kept for one case: a re-import of a feed that may be
  * unchanged (a periodic job). Each version's marker records how many bytes
@@ -22,10 +26,7 @@
  * count (or records none), the hash runs before anything else, so an
  * unchanged feed costs its hash alone, not a build that the hash ends. A new
  * feed almost always differs in size from every kept version and is hashed
- * beside the build. Measured in bench/README.md, "Import hashing": beside the
- * build, the hash costs the timetable CPU on two cores, yet ends sooner than
- * before it; at the head of the store thread (the other place tried) it
- * measured no better.
+ * beside the build.
  */
 #include "transit/import.h"
 #include "transit/live_store.h"
@@ -142,9 +143,25 @@ static void phase_done(run *ru, import_phase p, double seconds)
 
 /* ---------------------------------------------------------------- the store thread */
 
+/* The version's hash (feed_sha256), run by hash_run (below): first, or at the
+ * head of the store thread. */
+typedef struct hash_job {
+    run *ru;
+    feed_t *feed;
+    double started;          /* when the import opened the feed */
+    bool done;
+    int rc;
+    char err[512];
+    bool usable;             /* the version is already built and complete (not with --force) */
+    dataset_counts counts;   /* its counts, when usable */
+} hash_job;
+
+static void hash_run(hash_job *h);
+
 typedef struct store_job {
     run *ru;
     const feed_t *feed;
+    hash_job *hash;          /* run first on this thread, unless done */
     diag *schedule_diag, *shapes_diag;
     char dir[4096];
     int rc;
@@ -154,6 +171,14 @@ typedef struct store_job {
 static void *store_thread(void *arg)
 {
     store_job *j = arg;
+    if (!j->hash->done)
+        hash_run(j->hash);
+    if (j->hash->rc != 0 || j->hash->usable) {   /* the stores are not needed */
+        j->rc = -1;
+        snprintf(j->err, sizeof j->err, "not built: %s",
+                 j->hash->rc != 0 ? "the feed could not be hashed" : "the version exists");
+        return NULL;
+    }
     char path[4200];
     double t = now_seconds();
     snprintf(path, sizeof path, "%s/schedule.sqlite", j->dir);
@@ -341,9 +366,10 @@ static void merge_diags(diag *out, const diag *timetable, const diag *schedule, 
 }
 
 /* Builds the three stores into `tmp` (created here; the caller removes it):
- * the timetable on this thread, the SQLite stores on a second one. Returns 0,
- * or -1 with err. */
-static int build_stores(run *ru, const feed_t *feed, const char *tmp, char *err, size_t errlen)
+ * the timetable on this thread; on a second one the hash, unless done, then
+ * the SQLite stores. Returns 0, or -1 with err. */
+static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char *tmp, char *err,
+                        size_t errlen)
 {
     import_result *r = ru->r;
     datadir_remove_tree(tmp);
@@ -360,13 +386,14 @@ static int build_stores(run *ru, const feed_t *feed, const char *tmp, char *err,
     memset(&job, 0, sizeof job);
     job.ru = ru;
     job.feed = feed;
+    job.hash = hash;
     job.schedule_diag = &schedule_diag;
     job.shapes_diag = &shapes_diag;
     snprintf(job.dir, sizeof job.dir, "%s", tmp);
     pthread_t thread;
     bool threaded = pthread_create(&thread, NULL, store_thread, &job) == 0;
     if (!threaded)
-        store_thread(&job); /* no second thread available: run them in turn */
+        store_thread(&job); /* no second thread available: hash and stores, then the timetable */
 
     char tt_err[512] = "", path[4200];
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
@@ -475,31 +502,20 @@ static int install_version(run *ru, const char *tmp, char *err, size_t errlen)
     return 0;
 }
 
-/* ---------------------------------------------------------------- the hash thread */
+/* ---------------------------------------------------------------- the hash */
 
-typedef struct hash_job {
-    run *ru;
-    feed_t *feed;
-    double started;          /* when the import opened the feed */
-    pthread_t thread;
-    bool threaded;
-    int rc;
-    char err[512];
-    bool usable;             /* the version is already built and complete (not with --force) */
-    dataset_counts counts;   /* its counts, when usable */
-} hash_job;
-
-/* Names the version, reports the hash phase, and when that version is
- * already built, stops the writers' reads: their work is not needed. */
-static void *hash_thread(void *arg)
+/* Names the version and reports the hash phase. When that version is
+ * already built, or the feed cannot be hashed (the import fails with that
+ * error), stops the writers' reads: their work is not needed. */
+static void hash_run(hash_job *h)
 {
-    hash_job *h = arg;
     import_result *r = h->ru->r;
     char sha[65];
+    h->done = true;
     h->rc = feed_sha256(h->feed, sha, h->err, sizeof h->err);
     if (h->rc != 0) {
-        feed_stop(h->feed);   /* the import fails with this error: the build is not needed */
-        return NULL;
+        feed_stop(h->feed);
+        return;
     }
     memcpy(r->version, sha, DATADIR_VERSION_LEN);
     r->version[DATADIR_VERSION_LEN] = '\0';
@@ -508,28 +524,6 @@ static void *hash_thread(void *arg)
         h->usable = true;
         feed_stop(h->feed);
     }
-    return NULL;
-}
-
-static void hash_start(hash_job *h)
-{
-    h->threaded = pthread_create(&h->thread, NULL, hash_thread, h) == 0;
-    if (!h->threaded)
-        hash_thread(h); /* no thread to be had: hash first, as before */
-}
-
-/* Waits for the hash. Returns 0 (r->version set), or -1 with err. */
-static int hash_finish(hash_job *h, char *err, size_t errlen)
-{
-    if (h->threaded) {
-        pthread_join(h->thread, NULL);
-        h->threaded = false;
-    }
-    if (h->rc != 0) {
-        snprintf(err, errlen, "%s", h->err);
-        return -1;
-    }
-    return 0;
 }
 
 /* An already built version: bump its import counter and activate it. */
@@ -614,9 +608,7 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
      * version can be, and the hash runs beside the build. */
     bool hash_first = !o->force && datadir_may_hold_feed(o->data_dir, TRANSITD_VERSION, ru.feed_bytes);
     if (hash_first)
-        hash_thread(&hash);
-    else
-        hash_start(&hash);
+        hash_run(&hash);
 
     /* the build starts before its version is known: a name of its own */
     char tmp[4096], build_err[1024] = "";
@@ -627,12 +619,15 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
     int built = -1;
     bool build = !(hash_first && (hash.rc != 0 || hash.usable));
     if (build && tmp[0] && check_required_files(feed, build_err, sizeof build_err) == 0)
-        built = build_stores(&ru, feed, tmp, build_err, sizeof build_err);
+        built = build_stores(&ru, feed, &hash, tmp, build_err, sizeof build_err);
+    if (!hash.done)   /* no build was started */
+        hash_run(&hash);
 
     /* The hash decides what the build was for. Its error comes first, as
      * when it ran first; then an already built version is used as it is. */
-    if (hash_finish(&hash, err, errlen) != 0) {
-        if (tmp[0])
+    if (hash.rc != 0) {
+        snprintf(err, errlen, "%s", hash.err);
+        if (tmp[0] && build)
             datadir_remove_tree(tmp);
         goto done;
     }

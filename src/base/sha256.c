@@ -3,8 +3,8 @@
  * Why nettle: an import hashes every byte of the feed (2.9 GB for 16 copies
  * of Brooklyn), and the hand-written FIPS 180-4 code this replaces did
  * 252 MB/s. Debian's nettle 3.8 is a fat build that picks the SHA-NI
- * instructions at run time where the CPU has them (1,629 MB/s here, 380 without
- * them); OpenSSL 3.0's EVP SHA-256 measured 1,804 MB/s (547 without SHA-NI),
+ * instructions at run time where the CPU has them (1,629 MB/s here, 349 without
+ * them); OpenSSL 3.0's EVP SHA-256 measured 1,804 MB/s (489 without SHA-NI),
  * 11 % more, but needs a heap-allocated context that can fail, where nettle's
  * is a plain struct, and it would be a new library to link where nettle is
  * not: libmicrohttpd links gnutls, which is built on nettle, on Debian and in

@@ -61,6 +61,7 @@ typedef enum td_verb {
     size_t responseLength;
     bool responsePersistent;          /* ... which outlive the response (no copy) */
     struct MHD_Response *sharedResponse; /* or a prebuilt response (owned by the resource) */
+    struct MHD_Response *ownedResponse;  /* or one made for this request, destroyed once queued */
     const char *contentType;          /* NULL: application/json; charset=utf-8 */
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */

@@ -51,6 +51,7 @@ void td_request_reset_response(TDRequest *req)
     req->responseLength = 0;
     req->responsePersistent = false;
     req->sharedResponse = NULL;
+    req->ownedResponse = NULL;
     req->contentType = NULL;
     req->cacheSeconds = -1;
     req->problem.status = 0;

@@ -355,6 +355,18 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
         return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
     }
+    if (req->ownedResponse && status < 300) {
+        struct MHD_Response *own = req->ownedResponse;
+        req->ownedResponse = NULL;
+        if (closing)
+            MHD_add_response_header(own, MHD_HTTP_HEADER_CONNECTION, "close");
+        if (config.ncors_origins)
+            add_cors_headers(&config, req, route, own);
+        enum MHD_Result queued = MHD_queue_response(req->connection, (unsigned)status, own);
+        MHD_destroy_response(own);
+        *sent = 0;   /* streamed: its length is not known here */
+        return queued;
+    }
     const char *body = NULL;
     size_t len = 0;
     enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_COPY;

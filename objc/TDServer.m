@@ -475,6 +475,10 @@ static void release_served(TDRequest *req)
         close(req->responseFd);
         req->responseFd = -1;
     }
+    if (req->ownedResponse) {
+        MHD_destroy_response(req->ownedResponse);
+        req->ownedResponse = NULL;
+    }
     release_served(req);
     uint64_t micros = monotonic_us() - conn->started_us;
     metrics_observe(counters, route_index, req->status, micros);

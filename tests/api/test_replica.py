@@ -104,7 +104,7 @@ def test_files_are_immutable_and_resumable(primary_data):
         m = requests.get(s.url("/v1/dataset"), timeout=10).json()
         f = next(x for x in m["files"] if x["name"] == "timetable.bin")
         url = s.url(f"/v1/dataset/{m['version']}/timetable.bin")
-        whole = requests.get(url, timeout=10)
+        whole = requests.get(url, headers={"Accept-Encoding": "identity"}, timeout=10)
         assert whole.status_code == 200
         assert hashlib.sha256(whole.content).hexdigest() == f["sha256"]
         assert whole.headers["ETag"] == f'"{f["sha256"]}"'
@@ -130,7 +130,19 @@ def test_files_are_immutable_and_resumable(primary_data):
         assert same.status_code == 206 and same.content == whole.content[:10]
         assert requests.get(url, headers={"If-None-Match": whole.headers["ETag"]},
                             timeout=10).status_code == 304
-        head = requests.head(url, timeout=10)
+        # gzip for a whole file, as it is sent (its own validator); Range stays uncompressed
+        gz = requests.get(url, headers={"Accept-Encoding": "gzip"}, timeout=10, stream=True)
+        raw = gz.raw.read(decode_content=False)
+        assert gz.status_code == 200 and gz.headers["Content-Encoding"] == "gzip"
+        assert gz.headers["ETag"] == f'"{f["sha256"]}-gzip"' and "Accept-Encoding" in gz.headers["Vary"]
+        assert len(raw) < size // 2
+        import gzip as gzip_module
+        assert hashlib.sha256(gzip_module.decompress(raw)).hexdigest() == f["sha256"]
+        part_gz = requests.get(url, headers={"Accept-Encoding": "gzip", "Range": "bytes=0-9"}, timeout=10,
+                               stream=True)
+        assert part_gz.status_code == 206 and "Content-Encoding" not in part_gz.headers
+        assert part_gz.raw.read(decode_content=False) == whole.content[:10]
+        head = requests.head(url, headers={"Accept-Encoding": "identity"}, timeout=10)
         assert head.status_code == 200 and int(head.headers["Content-Length"]) == size
         for bad in (f"/v1/dataset/{'0' * 12}/timetable.bin", f"/v1/dataset/{m['version']}/nope.bin",
                     f"/v1/dataset/{m['version']}/.readers.lock"):

@@ -53,6 +53,11 @@ static void replica_members(json_writer *out, replica *r, dataset *ds)
     } else {
         json_kv_null(out, "last_contact");
     }
+    /* the live state's lag: when the primary's alerts were last confirmed */
+    if (st.live_checked) {
+        json_kv_int(out, "seconds_since_live_check", (int64_t)time(NULL) - st.live_checked);
+        json_kv_int(out, "live_generation", st.live_generation);
+    }
     if (st.last_error[0])
         json_kv_string(out, "last_error", st.last_error);
     json_object_end(out);

@@ -31,6 +31,8 @@ typedef struct replica_status {
     char installed[16];           /* the newest version this replica activated, or "" */
     int64_t last_contact;         /* Unix seconds of the last answer from the primary, or 0 */
     int64_t last_poll;            /* Unix seconds of the last poll */
+    int64_t live_checked;         /* Unix seconds the primary's alerts were last confirmed (200 or 304) */
+    int64_t live_generation;      /* this replica's alert generation: one more per change taken */
     uint64_t polls, polls_failed; /* manifest polls, and those that got no usable answer */
     uint64_t versions_installed;
     uint64_t transfers_failed;    /* files refused (size or SHA-256) or cut off */

@@ -570,6 +570,11 @@ static void sync_alerts(replica *r)
     snprintf(url, sizeof url, "%s/v1/alerts?limit=1000", r->url);
     body_buf b = {NULL, 0, 0, 0};
     long status = get_conditional(url, etag, sizeof etag, &b, 64u << 20);
+    if (status == 304) {
+        pthread_mutex_lock(&r->lock);
+        r->status.live_checked = (int64_t)time(NULL);
+        pthread_mutex_unlock(&r->lock);
+    }
     if (status != 200) {   /* 304: unchanged; 404: a static mirror has none */
         free(b.data);
         return;
@@ -624,6 +629,10 @@ static void sync_alerts(replica *r)
             rt = malloc(sizeof *rt);   /* an empty list the serving state can own */
         ok = rt && serving_mirror_alerts(r->state, stored, nstored, rt, nrt, ++r->alerts_generation);
         if (ok) {
+            pthread_mutex_lock(&r->lock);
+            r->status.live_checked = (int64_t)time(NULL);
+            r->status.live_generation = r->alerts_generation;
+            pthread_mutex_unlock(&r->lock);
             snprintf(r->alerts_etag, sizeof r->alerts_etag, "%s", etag);
             rt = NULL;   /* taken over */
             nrt = 0;

@@ -395,7 +395,9 @@ def test_alerts_and_realtime_reach_the_replica(tmp_path):
                 print("replica log", replica.log()[-2000:].replace(chr(10), " / "))
                 print("readyz", requests.get(rurl + "/readyz", timeout=5).text)
                 raise
-            assert requests.get(rurl + "/readyz", timeout=5).json()["realtime"] is True
+            ready = requests.get(rurl + "/readyz", timeout=5).json()
+            assert ready["realtime"] is True
+            assert ready["replica"]["seconds_since_live_check"] <= 2 and ready["replica"]["live_generation"] >= 1
             latencies = []
             for i in range(10):
                 r = requests.put(f"{purl}/v1/alerts/ops-{i}", headers=auth, timeout=10, json={

@@ -28,12 +28,13 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate
+PKGS := libmicrohttpd gnutls sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate nettle
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
 BREW_PREFIX := $(shell brew --prefix 2>/dev/null)
-export PKG_CONFIG_PATH := $(BREW_PREFIX)/opt/sqlite/lib/pkgconfig:$(BREW_PREFIX)/opt/zlib/lib/pkgconfig:$(PKG_CONFIG_PATH)
+# openssl@3 (keg-only too) is only bench_hash's peer.
+export PKG_CONFIG_PATH := $(BREW_PREFIX)/opt/sqlite/lib/pkgconfig:$(BREW_PREFIX)/opt/zlib/lib/pkgconfig:$(BREW_PREFIX)/opt/openssl@3/lib/pkgconfig:$(PKG_CONFIG_PATH)
 OBJC_FLAGS := -fobjc-exceptions
 OBJC_LIBS := -framework Foundation
 PLATFORM_LIBS :=
@@ -87,7 +88,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-http bench-alerts bench-realtime bench-compression clean demo-feed
+.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas clean demo-feed
 
 all: $(TRANSITD)
 
@@ -139,10 +140,13 @@ endif
 
 $(BUILD)/bench/%: bench/%.c $(LIBTRANSIT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(LIBS) $(BENCH_LIBS_$*)
+	$(CC) $(CFLAGS_ALL) $(BENCH_CFLAGS_$*) $< -o $@ $(LDFLAGS_ALL) $(LIBTRANSIT) $(LIBS) $(BENCH_LIBS_$*)
 
 # libcsv is only a benchmark peer: linked into the CSV benchmark, never into transitd.
 BENCH_LIBS_bench_csv := -lcsv
+# OpenSSL's libcrypto is only the SHA-256 benchmark's peer (transitd hashes with nettle).
+BENCH_CFLAGS_bench_hash := $(shell pkg-config --cflags libcrypto 2>/dev/null)
+BENCH_LIBS_bench_hash := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
 build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
 
@@ -178,6 +182,8 @@ bench: deps release-build
 	@$(PYTHON) bench/alerts_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -190,6 +196,24 @@ bench-query: release-build
 
 bench-csv: release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --csv
+
+# SHA-256 (the dataset version's hash): transit/sha256.h, nettle and OpenSSL on one buffer;
+# the record goes to bench/results/<date>-<host>-hash[-BENCH_TAG].txt
+bench-hash: release-build
+	@mkdir -p bench/results
+	@$(RELEASE_BUILD)/bench/bench_hash 256 7 | \
+	    tee bench/results/$$(date +%F)-$$(hostname -s)-hash$(if $(BENCH_TAG),-$(BENCH_TAG)).txt
+
+# Issue #28: `transitd import` of Brooklyn and of SCALE_COPIES copies of it (bench/scale_feed.py,
+# a directory; 2.9 GB for 16), medians of 3 alternating rounds with the no-op re-import;
+# BASE=DIR (a build folder of another commit) runs it beside this build
+SCALE_COPIES ?= 16
+SCALE_FEED := build/feeds/brooklyn-x$(SCALE_COPIES)
+BASE ?=
+bench-import-scale: release-build
+	@[ -d $(SCALE_FEED) ] || $(PYTHON) bench/scale_feed.py --copies $(SCALE_COPIES) --out $(SCALE_FEED)
+	@$(PYTHON) bench/import_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) \
+	    --feed ../shared/gtfs/nyct_bus_brooklyn_2026.zip --feed $(SCALE_FEED) --runs 3
 
 bench-http: release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --http
@@ -204,6 +228,15 @@ bench-realtime: release-build
 bench-compression: release-build
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 
+# primary and replicas: snapshot transfer against nginx, alert propagation, serving through nginx
+bench-replicas: release-build
+	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
+
+# the iPhone profile (HTTPS keep-alive, URLSession's Accept-Encoding, the mix) against plain
+# HTTP, and new TLS connections per second against nginx
+bench-tls: release-build
+	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
+
 demo-feed:
 	@$(PYTHON) bench/gtfs_gen.py --scale demo --out $(BUILD)/feeds/demo.zip
 
@@ -215,7 +248,8 @@ clean:
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, what it serves beside the API
 # (the OpenAPI document and the pages, found from the binary as ../share/transitd), and the
 # service files with PREFIX's paths: the systemd unit in PREFIX/lib/systemd/system (on
-# systemd's search path for /usr and /usr/local), the launchd plist in PREFIX/share/transitd.
+# systemd's search path for /usr and /usr/local), the launchd plists, the HTTPS drop-in for the
+# unit and the certificate-renewal hook in PREFIX/share/transitd.
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_BIN := $(DESTDIR)$(PREFIX)/bin
@@ -231,7 +265,14 @@ install: $(TRANSITD)
 	install -m 644 www/* $(INSTALL_SHARE)/www/
 	sed 's|/usr/local|$(PREFIX)|g' etc/transitd.service > $(INSTALL_UNIT)/transitd.service
 	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.plist > $(INSTALL_SHARE)/org.transitd.plist
-	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist
+	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.https.plist > $(INSTALL_SHARE)/org.transitd.https.plist
+	sed 's|/usr/local/bin|$(PREFIX)/bin|g' etc/transitd-https.conf > $(INSTALL_SHARE)/transitd-https.conf
+	sed 's|/usr/local/bin|$(PREFIX)/bin|g' etc/transitd-replica.conf > $(INSTALL_SHARE)/transitd-replica.conf
+	sed 's|/usr/local|$(PREFIX)|g' etc/org.transitd.replica.plist > $(INSTALL_SHARE)/org.transitd.replica.plist
+	install -m 755 etc/tls-renewed.sh $(INSTALL_SHARE)/tls-renewed.sh
+	chmod 644 $(INSTALL_UNIT)/transitd.service $(INSTALL_SHARE)/org.transitd.plist \
+	  $(INSTALL_SHARE)/org.transitd.https.plist $(INSTALL_SHARE)/transitd-https.conf \
+	  $(INSTALL_SHARE)/transitd-replica.conf $(INSTALL_SHARE)/org.transitd.replica.plist
 ifeq ($(UNAME_S),Darwin)
 	install -d $(DESTDIR)$(PREFIX)/var/transitd $(DESTDIR)$(PREFIX)/var/log
 endif

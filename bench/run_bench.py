@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import sqlite3
 import statistics
 import subprocess
@@ -79,6 +80,10 @@ ALL_SCRIPTS = ENDPOINT_SCRIPTS + ["departures_large", "routes", "mix"]
 # with it, right after the same script without it, and are reported against it.
 URLSESSION_ACCEPT_ENCODING = "gzip, deflate, br"
 URLSESSION_VARIANT = " URLSession"
+# The iPhone profile (issue #23): the mix as an app sends it, over HTTPS with keep-alive and
+# URLSession's Accept-Encoding, to `serve --tls-cert`; judged against the plain-HTTP mix.
+IPHONE_VARIANT = " iPhone (HTTPS, URLSession)"
+TARGET_IPHONE_RATIO = 0.5
 URLSESSION_SCRIPTS = ["departures", "stop_departures"]
 TARGET_CODED_RATIO = 0.60           # req/s with URLSession's Accept-Encoding vs without
 TARGET_CODED_BODY = 0.15            # coded body bytes vs uncompressed, for /v1/departures: the
@@ -335,9 +340,10 @@ class RssSampler:
 class Server:
     """A server process on a loopback port: started, probed until it answers, stopped."""
 
-    def __init__(self, name, cmd, port, probe_path, log_path):
+    def __init__(self, name, cmd, port, probe_path, log_path, scheme="http"):
         self.name, self.cmd, self.port, self.probe_path = name, cmd, port, probe_path
         self.log_path = log_path
+        self.scheme = scheme
         self.proc = None
         self.max_rss_kb = 0
 
@@ -351,7 +357,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise BenchError(f"{self.name} exited with {self.proc.returncode} at start: "
                                  f"{read_text(self.log_path)[-2000:]}")
-            status = http_status(self.port, self.probe_path)
+            status = http_status(self.port, self.probe_path, self.scheme == "https")
             if status is not None:
                 if not 200 <= status < 300:
                     self.stop()
@@ -366,7 +372,7 @@ class Server:
         return self.proc.pid
 
     def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -380,8 +386,14 @@ class Server:
             self._log.close()
 
 
-def http_get(port, path, headers=None, timeout=5.0):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def http_get(port, path, headers=None, timeout=5.0, tls=False):
+    if tls:   # our own loopback servers with self-signed certificates: no verification
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=ctx)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers=headers or {})
         r = conn.getresponse()
@@ -390,9 +402,9 @@ def http_get(port, path, headers=None, timeout=5.0):
         conn.close()
 
 
-def http_status(port, path):
+def http_status(port, path, tls=False):
     try:
-        return http_get(port, path, timeout=1.0)[0]
+        return http_get(port, path, timeout=1.0, tls=tls)[0]
     except OSError:
         return None
     except http.client.HTTPException:
@@ -907,6 +919,18 @@ class HttpBench:
             self.inputs = extract_inputs(self.data_dir, self.work / "inputs", seed=self.seed)
             log(f"inputs: {self.inputs['stops']} stops, {self.inputs['trips']} trips, "
                 f"service date {self.inputs['service_date']}")
+            tls_dir = self.work / "tls"
+            p = subprocess.run([str(transitd), "cert", "new", "--host", "localhost", "--out", str(tls_dir),
+                                "--force"], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise BenchError(f"transitd cert new failed: {p.stderr.strip()}")
+            tls_port = free_port()
+            self.servers["transitd-tls"] = Server(
+                "transitd (HTTPS)", [transitd, "serve", "--data", str(self.data_dir), "--port",
+                                     str(tls_port), "--bind", "127.0.0.1", "--threads", str(self.cores),
+                                     "--quiet", "--tls-cert", str(tls_dir / "localhost.crt"),
+                                     "--tls-key", str(tls_dir / "localhost.key")],
+                tls_port, "/healthz", self.work / "transitd-tls.log", scheme="https").start()
             for s in URLSESSION_SCRIPTS:
                 self.body_bytes[s] = body_bytes(port, self.work / "inputs", s)
                 log(f"{s} bodies (median): {self.body_bytes[s]['plain']} bytes, "
@@ -940,7 +964,7 @@ class HttpBench:
         duration = duration or self.duration
         with RssSampler(server.pid) as rss:
             r = run_wrk(script, server.url(), conns, duration,
-                        inputs_dir=self.work / "inputs" if target == "transitd" else None,
+                        inputs_dir=self.work / "inputs" if target.startswith("transitd") else None,
                         headers=headers, env_extra=env, seed=self.seed + rep)
         r.update({"target": target, "variant": variant, "rep": rep,
                   "server_max_rss_mb": rss.max_kb / 1024.0})
@@ -964,6 +988,9 @@ class HttpBench:
         if have_t:
             for c in SWEEP_CONNECTIONS:
                 repeated.append(("transitd", "mix", c, "", ()))
+                if c == MAIN_CONNECTIONS and "transitd-tls" in self.servers:   # right after it
+                    repeated.append(("transitd-tls", "mix", c, IPHONE_VARIANT,
+                                     (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",)))
             for s in ENDPOINT_SCRIPTS:
                 repeated.append(("transitd", s, MAIN_CONNECTIONS, "", ()))
                 if s in URLSESSION_SCRIPTS:   # back to back with the run without it
@@ -995,6 +1022,8 @@ class HttpBench:
     def run_smoke(self, duration):
         conns = 4
         self.measure("hello", "baseline", conns, 0, duration=duration)
+        self.measure("transitd-tls", "mix", conns, 0, IPHONE_VARIANT,
+                     (f"Accept-Encoding: {URLSESSION_ACCEPT_ENCODING}",), duration=duration)
         for s in ALL_SCRIPTS:
             headers = ("Accept-Encoding: gzip",) if s == "departures_large" else ()
             self.measure("transitd", s, conns, 0, " gzip" if headers else "", headers,
@@ -1099,10 +1128,16 @@ def http_rows(summary, body_bytes=None):
                       + (f"{coded:.2f}" if coded is not None else "–") + "; " + bodies)
             ok = coded is not None and coded >= TARGET_CODED_RATIO and \
                 (share is None or e["script"] not in BODY_TARGET_SCRIPTS or share <= TARGET_CODED_BODY)
+        if e["target"] == "transitd-tls" and e["variant"] == IPHONE_VARIANT:
+            base_rps = plain.get((e["script"], e["conns"]))
+            share = rps / base_rps if rps and base_rps else None
+            target = f"≥{TARGET_IPHONE_RATIO:.2f} of the plain-HTTP mix: " + (
+                f"{share:.2f}" if share is not None else "–")
+            ok = share is not None and share >= TARGET_IPHONE_RATIO
         if e.get("flagged"):
             target = (target + " " if target else "") + f"{e['flagged']}/{e['runs']} runs flagged"
             ok = False if rps is None or ok is not None else ok
-        rss = e.get("server_max_rss_mb") if e["target"] == "transitd" else None
+        rss = e.get("server_max_rss_mb") if e["target"].startswith("transitd") else None
         rows.append({"name": name, "conns": str(e["conns"]), "req_s": fmt_num(rps),
                      "mb_s": fmt_num(e.get("mb_per_s"), 1), "p50": fmt_us(e.get("p50_us")),
                      "p99": fmt_us(e.get("p99_us")),
@@ -1316,6 +1351,10 @@ def run_smoke(args, build):
                                   str(build), "--smoke", "--seed", str(args.seed)], cwd=ROOT)
     if compression.returncode != 0:
         failures.append(f"compression_bench.py --smoke exited {compression.returncode}")
+    tls = subprocess.run([sys.executable, str(BENCH_DIR / "tls_bench.py"), "--build", str(build),
+                          "--smoke", "--seed", str(args.seed)], cwd=ROOT)
+    if tls.returncode != 0:
+        failures.append(f"tls_bench.py --smoke exited {tls.returncode}")
     elapsed = time.monotonic() - started
     if failures:
         for f in failures:

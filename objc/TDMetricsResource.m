@@ -88,6 +88,30 @@
         more = encoded_cache_render_metrics(server->compressedBodies, req->text + need, req->textCap - need);
     }
     need += more;
+    /* HTTPS: handshakes by version, failures, certificate reloads and expiry */
+    if (server->tls) {
+        more = tls_server_render_metrics(server->tls, now, req->text + need, req->textCap - need);
+        if (need + more >= req->textCap) {
+            if (!td_request_reserve_text(req, need + more + 1)) {
+                td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+                return;
+            }
+            more = tls_server_render_metrics(server->tls, now, req->text + need, req->textCap - need);
+        }
+        need += more;
+    }
+    /* a replica: polls, versions taken, transfer failures, bytes */
+    if (server->replica) {
+        more = replica_render_metrics(server->replica, req->text + need, req->textCap - need);
+        if (need + more >= req->textCap) {
+            if (!td_request_reserve_text(req, need + more + 1)) {
+                td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+                return;
+            }
+            more = replica_render_metrics(server->replica, req->text + need, req->textCap - need);
+        }
+        need += more;
+    }
     req->responseBody = req->text;
     req->responseLength = need;
     req->contentType = "text/plain; version=0.0.4; charset=utf-8";

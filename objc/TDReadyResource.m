@@ -19,12 +19,49 @@
 #import "TDServer.h"
 #include "transit/serving.h"
 
+#include <string.h>
+#include <time.h>
+
 #include "transit/feed_validity.h"
+#include "transit/rfc3339.h"
 
 @interface TDReadyResource : TDResource
 @end
 
 @implementation TDReadyResource
+
+/* A replica's side: which primary, what it offers, how far behind this is. */
+static void replica_members(json_writer *out, replica *r, dataset *ds)
+{
+    if (!r)
+        return;
+    replica_status st;
+    replica_get_status(r, &st);
+    json_key(out, "replica");
+    json_object_begin(out);
+    json_kv_string(out, "primary", st.primary);
+    if (st.offered[0])
+        json_kv_string(out, "primary_version", st.offered);
+    else
+        json_kv_null(out, "primary_version");
+    json_kv_bool(out, "behind", !ds || !st.offered[0] || strcmp(st.offered, dataset_version(ds)) != 0);
+    if (st.last_contact) {
+        char when[21];
+        rfc3339_format_utc(st.last_contact, when);
+        json_kv_string(out, "last_contact", when);
+        json_kv_int(out, "seconds_since_contact", (int64_t)time(NULL) - st.last_contact);
+    } else {
+        json_kv_null(out, "last_contact");
+    }
+    /* the live state's lag: when the primary's alerts were last confirmed */
+    if (st.live_checked) {
+        json_kv_int(out, "seconds_since_live_check", (int64_t)time(NULL) - st.live_checked);
+        json_kv_int(out, "live_generation", st.live_generation);
+    }
+    if (st.last_error[0])
+        json_kv_string(out, "last_error", st.last_error);
+    json_object_end(out);
+}
 
 static void version_members(json_writer *out, dataset *ds, const serving_version_state *vs)
 {
@@ -40,7 +77,14 @@ static void version_members(json_writer *out, dataset *ds, const serving_version
 {
     dataset *ds = serving_acquire_dataset(server->state);
     if (!ds) {
-        td_request_problem(req, 503, NULL, "no dataset is loaded yet");
+        td_request_problem(req, 503, NULL, server->replica ? "no dataset is loaded yet; waiting "
+                           "for the first one from the primary" : "no dataset is loaded yet");
+        if (server->replica) {
+            api_problem_begin(&req->problem, "/readyz", req->out);
+            replica_members(req->out, server->replica, NULL);
+            json_object_end(req->out);
+            req->problemWritten = true;
+        }
         return;
     }
     serving_version_state vs;
@@ -62,6 +106,8 @@ static void version_members(json_writer *out, dataset *ds, const serving_version
     version_members(req->out, ds, &vs);
     if (vs.stale)
         json_kv_bool(req->out, "switching", true);
+    json_kv_bool(req->out, "realtime", serving_realtime(server->state) != NULL);
+    replica_members(req->out, server->replica, ds);
     feed_validity validity;
     feed_validity_at(ds, req->now, &validity);
     feed_validity_write(req->out, &validity);

@@ -41,6 +41,7 @@ typedef enum td_verb {
     const char *target;               /* raw request-target, e.g. "/v1/stops?q=x" */
     const char *path;                 /* percent-decoded path, no query */
     const char *resourceId;           /* percent-decoded {id} segment, or NULL */
+    const char *resourceSubId;        /* a second {id} segment (/v1/dataset/{id}/{id}), or NULL */
     api_param params[TD_MAX_PARAMS];  /* query parameters, decoded by MHD */
     int nparams;
     const char *body;                 /* request body (POST/PUT/PATCH), may be NULL */
@@ -60,14 +61,21 @@ typedef enum td_verb {
     size_t responseLength;
     bool responsePersistent;          /* ... which outlive the response (no copy) */
     struct MHD_Response *sharedResponse; /* or a prebuilt response (owned by the resource) */
+    struct MHD_Response *ownedResponse;  /* or one made for this request, destroyed once queued */
     const char *contentType;          /* NULL: application/json; charset=utf-8 */
     int cacheSeconds;                 /* max-age; < 0: Cache-Control no-store */
     api_problem problem;              /* when status >= 400 */
-    char responseEtag[64];            /* set by a resource that makes its own ETag, or "" */
+    char responseEtag[80];            /* set by a resource that makes its own ETag, or "" */
     unsigned char answerKey[TD_MAX_ANSWER_KEY]; /* everything the answer depends on, as the */
     size_t answerKeyLength;           /* server's ETag hashes it (td_make_etag); 0: none */
     char location[320];               /* Location of a 201, or "" */
     const char *wwwAuthenticate;      /* the WWW-Authenticate of a 401, or NULL */
+    int responseFd;                   /* or a file's bytes [responseFdOffset, +responseLength),
+                                       * sent by MHD (which closes it); -1: none */
+    uint64_t responseFdOffset;
+    char contentRange[96];            /* Content-Range of a 206 or 416, or "" */
+    bool acceptRanges;                /* send Accept-Ranges: bytes */
+    bool cacheImmutable;              /* Cache-Control: public, max-age=31536000, immutable */
     bool problemWritten;              /* status >= 400 and out already holds the problem+json
                                          (with extension members): sent as it is */
 
@@ -77,6 +85,7 @@ typedef enum td_verb {
     brotli_body *brotli;
     char pathBuffer[TD_MAX_PATH + 1];
     char idBuffer[TD_MAX_PATH + 1];
+    char subIdBuffer[TD_MAX_PATH + 1];
     char *text;                       /* a growable text buffer (e.g. /metrics) */
     size_t textCap;
     char logLine[1024];

@@ -51,6 +51,7 @@ void td_request_reset_response(TDRequest *req)
     req->responseLength = 0;
     req->responsePersistent = false;
     req->sharedResponse = NULL;
+    req->ownedResponse = NULL;
     req->contentType = NULL;
     req->cacheSeconds = -1;
     req->problem.status = 0;
@@ -63,6 +64,11 @@ void td_request_reset_response(TDRequest *req)
     req->location[0] = '\0';
     req->wwwAuthenticate = NULL;
     req->problemWritten = false;
+    req->responseFd = -1;
+    req->responseFdOffset = 0;
+    req->contentRange[0] = '\0';
+    req->acceptRanges = false;
+    req->cacheImmutable = false;
 }
 
 const char *td_status_title(int status)
@@ -72,6 +78,7 @@ const char *td_status_title(int status)
     case 201: return "Created";
     case 204: return "No Content";
     case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";

@@ -28,6 +28,8 @@ const td_route_spec td_route_table[] = {
     {"/v1/shapes/{id}", "TDShapeResource"},
     {"/v1/agencies", "TDAgenciesResource"},
     {"/v1/feed", "TDFeedResource"},
+    {"/v1/dataset", "TDDatasetResource"},
+    {"/v1/dataset/{id}/{id}", "TDDatasetFileResource"},
     {"/v1/alerts", "TDAlertsResource"},
     {"/v1/alerts/{id}", "TDAlertResource"},
     {"/gtfs-rt/trip-updates.pb", "TDGtfsRtResource"},

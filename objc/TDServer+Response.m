@@ -151,7 +151,8 @@ void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
 /* If-None-Match (RFC 9110 §13.1.2): weak comparison against a list or "*". */
 bool td_etag_matches(const char *header, const char *etag)
 {
-    const char *opaque = etag + 2;   /* skip W/ */
+    /* weak comparison (RFC 9110 §13.1.2): W/ on either side does not matter */
+    const char *opaque = strncmp(etag, "W/", 2) == 0 ? etag + 2 : etag;
     size_t olen = strlen(opaque);
     const char *p = header;
     while (*p) {
@@ -354,6 +355,18 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
         return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
     }
+    if (req->ownedResponse && status < 300) {
+        struct MHD_Response *own = req->ownedResponse;
+        req->ownedResponse = NULL;
+        if (closing)
+            MHD_add_response_header(own, MHD_HTTP_HEADER_CONNECTION, "close");
+        if (config.ncors_origins)
+            add_cors_headers(&config, req, route, own);
+        enum MHD_Result queued = MHD_queue_response(req->connection, (unsigned)status, own);
+        MHD_destroy_response(own);
+        *sent = 0;   /* streamed: its length is not known here */
+        return queued;
+    }
     const char *body = NULL;
     size_t len = 0;
     enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_COPY;
@@ -383,7 +396,7 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         len = req->out->len;
         from_writer = true;
     }
-    bool compressible = status != 204 && (strncmp(type, "application/", 12) == 0 ||
+    bool compressible = status != 204 && req->responseFd < 0 && (strncmp(type, "application/", 12) == 0 ||
                                           strncmp(type, "text/", 5) == 0);
     /* a strong validator names these exact bytes (RFC 9110 §8.8.3): sent as they are */
     bool strong_tag = req->responseEtag[0] && strncmp(req->responseEtag, "W/", 2) != 0;
@@ -404,11 +417,23 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         else
             coding = CODING_IDENTITY;
     }
+    if (!r && req->responseFd >= 0 && status < 300) {
+        /* a file's bytes, read by MHD (sendfile on plain HTTP); MHD closes the fd */
+        r = MHD_create_response_from_fd_at_offset64(req->responseLength, req->responseFd,
+                                                    req->responseFdOffset);
+        if (r)
+            req->responseFd = -1;
+        len = req->responseLength;
+    }
     if (!r)
         r = from_writer && len > 0 ? response_from_writer(bodies, req->out, len)
                                    : MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, mode);
     if (!r)
         return MHD_NO;
+    if (req->contentRange[0])
+        MHD_add_response_header(r, "Content-Range", req->contentRange);
+    if (req->acceptRanges)
+        MHD_add_response_header(r, "Accept-Ranges", "bytes");
     if (has_body)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
@@ -419,11 +444,13 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     if (status != 204) {
         char text[32];
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                                cache_control(req->cacheSeconds < 0 ? -1 : req->cacheSeconds,
-                                              text, sizeof text));
+                                req->cacheImmutable && status < 300
+                                    ? "public, max-age=31536000, immutable"
+                                    : cache_control(req->cacheSeconds < 0 ? -1 : req->cacheSeconds,
+                                                    text, sizeof text));
     }
     const char *tag = etag[0] ? etag : req->responseEtag;
-    if (tag[0] && (status == 200 || status == 201 || status == 304))
+    if (tag[0] && (status == 200 || status == 201 || status == 206 || status == 304))
         MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, tag);
     if (req->location[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, req->location);

@@ -21,6 +21,8 @@
 #include "transit/metrics.h"
 #include "transit/serving.h"
 #include "transit/site.h"
+#include "transit/replica.h"
+#include "transit/tls_server.h"
 #import "TDRequest.h"
 
 @class TDResource;
@@ -48,6 +50,10 @@ typedef struct td_config {
     const char *gtfs_rt;         /* GTFS-Realtime file or http(s) URL, or NULL */
     unsigned rt_interval_s;      /* how often it is polled */
     unsigned compressed_cache_mb;   /* bound of the compressed-body cache; 0: no cache */
+    const char *tls_cert;        /* PEM chain (leaf first or in any order); NULL: plain HTTP */
+    const char *tls_key;         /* its PEM private key; set with tls_cert or not at all */
+    const char *replica_of;      /* the primary's URL: a replica (replica.h); NULL: a primary */
+    unsigned replica_interval_s; /* how often the primary's manifest is polled */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -63,6 +69,7 @@ typedef struct td_conn {
     size_t target_len;
     char *body;                  /* request body, up to max_body; reused */
     size_t body_len, body_cap;
+    tls_connection tls;          /* HTTPS only: the handshake's state (tls_server.h) */
     char target[TD_MAX_TARGET + 1];
 } td_conn;
 
@@ -114,6 +121,8 @@ extern const int td_route_table_count;
     auth_tokens *tokens;         /* NULL: no --tokens, writes answer 403 */
     int draining;                /* shutting down: answer with Connection: close (__atomic) */
     serving_follower *follower;  /* set by serve, may be NULL */
+    tls_server *tls;             /* --tls-cert: the certificate, its reload, handshake counts */
+    replica *replica;            /* --replica-of: the dataset's transfer from the primary */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */

@@ -206,6 +206,7 @@ static void count_reload(void *ctx, bool ok)
 
 - (void)dealloc
 {
+    replica_stop(replica);   /* its threads show into `state`: stopped first */
     for (int i = 0; i < nroutes; i++)
         [routes[i].resource release];
     metrics_free(counters);
@@ -215,6 +216,7 @@ static void count_reload(void *ctx, bool ok)
     site_free(pages);
     serving_free(state);
     auth_tokens_free(tokens);
+    tls_server_free(tls);
     pthread_mutex_destroy(&tokensLock);
     [super dealloc];
 }
@@ -270,12 +272,16 @@ static td_route *match_route(TDServer *self, TDRequest *req, const char *raw, si
         td_route *route = &self->routes[r];
         if (route->nsegments != nseg)
             continue;
-        int id_seg = -1;
+        int id_seg = -1, sub_seg = -1;
         bool ok = true;
         for (int s = 0; s < nseg && ok; s++) {
-            if (!route->segments[s])
-                id_seg = s, ok = seg_len[s] > 0;
-            else
+            if (!route->segments[s]) {
+                if (id_seg < 0)
+                    id_seg = s;
+                else
+                    sub_seg = s;
+                ok = seg_len[s] > 0;
+            } else
                 ok = route->segment_len[s] == seg_len[s] &&
                      memcmp(route->segments[s], seg_text[s], seg_len[s]) == 0;
         }
@@ -285,6 +291,11 @@ static td_route *match_route(TDServer *self, TDRequest *req, const char *raw, si
             memcpy(req->idBuffer, seg_text[id_seg], seg_len[id_seg]);
             req->idBuffer[seg_len[id_seg]] = '\0';
             req->resourceId = req->idBuffer;
+        }
+        if (sub_seg >= 0) {
+            memcpy(req->subIdBuffer, seg_text[sub_seg], seg_len[sub_seg]);
+            req->subIdBuffer[seg_len[sub_seg]] = '\0';
+            req->resourceSubId = req->subIdBuffer;
         }
         return route;
     }
@@ -365,6 +376,22 @@ static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb v
         td_request_problem(req, 400, NULL, "more than %d query parameters", TD_MAX_PARAMS);
         return;
     }
+    if (write && self->config.replica_of) {
+        /* a replica writes nothing: the same request goes to the primary
+         * (307 keeps the method and the body; credentials are the client's) */
+        const char *base = self->config.replica_of;
+        size_t n = strlen(base);
+        while (n > 8 && base[n - 1] == '/')
+            n--;
+        snprintf(req->location, sizeof req->location, "%.*s%s", (int)n, base, req->target);
+        req->status = 307;
+        req->cacheSeconds = -1;
+        json_object_begin(req->out);
+        json_kv_string(req->out, "detail", "this server is a replica; writes go to its primary");
+        json_kv_string(req->out, "location", req->location);
+        json_object_end(req->out);
+        return;
+    }
     if (write && !td_server_authorize(self, req))
         return;   /* 401 or 403, set by td_server_authorize */
     if (route->needs_dataset && !req->dataset) {
@@ -403,6 +430,7 @@ static void release_served(TDRequest *req)
     req->alerts = NULL;
     req->realtime = NULL;
     req->resourceId = NULL;
+    req->resourceSubId = NULL;
     req->nparams = 0;
     req->pathBuffer[0] = '\0';
     req->path = req->pathBuffer;
@@ -443,6 +471,14 @@ static void release_served(TDRequest *req)
 
     size_t sent = 0;
     enum MHD_Result result = [self respond:req route:route etag:etag allow:allow sent:&sent];
+    if (req->responseFd >= 0) {   /* not handed to MHD (an error answer instead) */
+        close(req->responseFd);
+        req->responseFd = -1;
+    }
+    if (req->ownedResponse) {
+        MHD_destroy_response(req->ownedResponse);
+        req->ownedResponse = NULL;
+    }
     release_served(req);
     uint64_t micros = monotonic_us() - conn->started_us;
     metrics_observe(counters, route_index, req->status, micros);

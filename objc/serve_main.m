@@ -111,13 +111,26 @@ static void print_usage(FILE *out)
           "                        megabytes of gzip and br bodies kept for requests that\n"
           "                        come again, 0 for none (default 32; hits and misses in\n"
           "                        /metrics)\n"
+          "  --tls-cert FILE       serve HTTPS (TLS 1.3 and 1.2, forward-secret AEAD suites\n"
+          "                        only) with this PEM certificate chain; SIGHUP re-reads it\n"
+          "                        (default: $TRANSITD_TLS_CERT; `transitd cert new` makes one)\n"
+          "  --tls-key FILE        the certificate's PEM private key, unencrypted\n"
+          "                        (default: $TRANSITD_TLS_KEY)\n"
+          "  --replica-of URL      be a replica of the server (or `transitd export` mirror)\n"
+          "                        at URL: take its dataset (GET URL/v1/dataset, files\n"
+          "                        verified by SHA-256, transfers resumed), answer writes\n"
+          "                        with 307 to URL, open no live store (default:\n"
+          "                        $TRANSITD_REPLICA_OF; none: this server is a primary)\n"
+          "  --replica-interval S  seconds between polls of the primary's manifest, 1..3600\n"
+          "                        (default 2)\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
           "Access log (stderr, one line per request):\n"
           "  TIME METHOD TARGET STATUS BODY_BYTES MICROSECONDS\n"
           "Alerts live in DATA/live.sqlite; writes by other processes show within a second.\n"
-          "Signals: SIGHUP reloads the data directory's active version and the tokens file;\n"
+          "Signals: SIGHUP reloads the data directory's active version, the tokens file and\n"
+          "the TLS certificate (a file that fails to load keeps the previous one);\n"
           "SIGTERM or SIGINT stop gracefully.\n"
           "/readyz answers 503 while the served version is not the active one and the\n"
           "server will not switch by itself (the active one fails to open, or\n"
@@ -211,7 +224,8 @@ enum {
     OPT_DATA = CLI_OPT_LONG_ONLY, OPT_PORT, OPT_BIND, OPT_THREADS, OPT_MAX_CONNECTIONS,
     OPT_MAX_CONNECTIONS_PER_IP, OPT_HEADER_TIMEOUT, OPT_TIMEOUT, OPT_FOLLOW_INTERVAL,
     OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
-    OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB,
+    OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB, OPT_TLS_CERT,
+    OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL,
 };
 
 static const struct option serve_options[] = {
@@ -234,6 +248,10 @@ static const struct option serve_options[] = {
     {"wait-for-data", no_argument, NULL, OPT_WAIT_FOR_DATA},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"compressed-cache-mb", required_argument, NULL, OPT_COMPRESSED_CACHE_MB},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"replica-of", required_argument, NULL, OPT_REPLICA_OF},
+    {"replica-interval", required_argument, NULL, OPT_REPLICA_INTERVAL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -257,6 +275,7 @@ static const number_option number_options[] = {
     {OPT_MAX_BODY, 0, 1LL << 30, "--max-body must be 0..1073741824 bytes, got '%s'"},
     {OPT_RT_INTERVAL, 1, 3600, "--rt-interval must be 1..3600 seconds, got '%s'"},
     {OPT_COMPRESSED_CACHE_MB, 0, 65536, "--compressed-cache-mb must be 0..65536, got '%s'"},
+    {OPT_REPLICA_INTERVAL, 1, 3600, "--replica-interval must be 1..3600 seconds, got '%s'"},
 };
 
 static const number_option *find_number_option(int opt)
@@ -281,6 +300,7 @@ static void set_number(td_config *cfg, int opt, long long v)
     case OPT_MAX_BODY: cfg->max_body = (size_t)v; break;
     case OPT_RT_INTERVAL: cfg->rt_interval_s = (unsigned)v; break;
     case OPT_COMPRESSED_CACHE_MB: cfg->compressed_cache_mb = (unsigned)v; break;
+    case OPT_REPLICA_INTERVAL: cfg->replica_interval_s = (unsigned)v; break;
     default: break;
     }
 }
@@ -295,6 +315,9 @@ static const char **text_option(td_config *cfg, int opt)
     case OPT_TOKENS: return &cfg->tokens_path;
     case OPT_PAGES: return &cfg->pages_dir;
     case OPT_GTFS_RT: return &cfg->gtfs_rt;
+    case OPT_TLS_CERT: return &cfg->tls_cert;
+    case OPT_TLS_KEY: return &cfg->tls_key;
+    case OPT_REPLICA_OF: return &cfg->replica_of;
     default: return NULL;
     }
 }
@@ -326,6 +349,10 @@ static int config_from_environment(td_config *cfg)
     cfg->follow_interval_s = 1;
     cfg->max_body = 64 * 1024;
     cfg->pages_dir = env_or_null("TRANSITD_PAGES");
+    cfg->tls_cert = env_or_null("TRANSITD_TLS_CERT");
+    cfg->tls_key = env_or_null("TRANSITD_TLS_KEY");
+    cfg->replica_of = env_or_null("TRANSITD_REPLICA_OF");
+    cfg->replica_interval_s = 2;
     const char *bad_origin = NULL;
     const char *why = cors_origins_from_env(cfg, &bad_origin);
     if (why)
@@ -381,6 +408,14 @@ static int config_from_options(td_config *cfg, int argc, char **argv)
             return usage_error("unknown option '%s'", c == CLI_OPT_ARG ? arg : opts.typed);
         }
     }
+    if (cfg->replica_of && strncmp(cfg->replica_of, "http://", 7) != 0 &&
+        strncmp(cfg->replica_of, "https://", 8) != 0)
+        return usage_error("--replica-of must be an http:// or https:// URL, got '%s'", cfg->replica_of);
+    if (cfg->replica_of)
+        cfg->wait_for_data = true;   /* the first version comes from the primary */
+    if (!cfg->tls_cert != !cfg->tls_key)
+        return usage_error("%s: HTTPS needs both --tls-cert and --tls-key (or $TRANSITD_TLS_CERT "
+                           "and $TRANSITD_TLS_KEY)", cfg->tls_cert ? "no --tls-key" : "no --tls-cert");
     return GO_ON;
 }
 
@@ -397,7 +432,10 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
         fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
         return nil;
     }
-    if (!ds)
+    if (!ds && cfg->replica_of)
+        fprintf(stderr, "transitd serve: no dataset yet in %s; waiting for the first one from "
+                        "%s\n", cfg->data_dir, cfg->replica_of);
+    else if (!ds)
         fprintf(stderr, "transitd serve: no dataset yet (%s); waiting for an import into %s "
                         "(checked every second) or SIGHUP\n", err, cfg->data_dir);
 
@@ -411,6 +449,16 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
             dataset_release(ds);
         return nil;
     }
+    if (cfg->tls_cert) {
+        server->tls = tls_server_new(cfg->tls_cert, cfg->tls_key, err, sizeof err);
+        if (!server->tls) {
+            fprintf(stderr, "transitd serve: %s\n", err);
+            [server release];
+            if (ds)
+                dataset_release(ds);
+            return nil;
+        }
+    }
     td_server_load_openapi(server);
     td_server_load_pages(server);
     if (ds)
@@ -420,7 +468,19 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
         [server release];
         return nil;
     }
-    *live_ok = serving_open_live(server->state, live_err, live_cap);
+    if (cfg->replica_of) {   /* a replica writes nothing; its live state is the primary's */
+        *live_ok = true;
+        char rep_err[512];
+        server->replica = replica_start(server->state, cfg->data_dir, cfg->replica_of, cfg->replica_interval_s,
+                                        rep_err, sizeof rep_err);
+        if (!server->replica) {
+            fprintf(stderr, "transitd serve: %s\n", rep_err);
+            [server release];
+            return nil;
+        }
+    } else {
+        *live_ok = serving_open_live(server->state, live_err, live_cap);
+    }
     if (cfg->gtfs_rt) {
         rt_fetch_global_init();
         char rt_err[256];
@@ -487,16 +547,29 @@ static void announce(TDServer *server, td_daemon *daemon, const td_config *cfg, 
     const char *addr = td_daemon_address(daemon);
     bool v6 = strchr(addr, ':') != NULL;
     alert_view *alerts = serving_acquire_alerts(server->state);
-    fprintf(stderr, "transitd serve: listening on http://%s%s%s:%d/ (%d threads), dataset %s, "
+    fprintf(stderr, "transitd serve: listening on %s://%s%s%s:%d/ (%d threads), dataset %s, "
                     "%u alerts (writes %s)\n",
-            v6 ? "[" : "", addr, v6 ? "]" : "", td_daemon_port(daemon), cfg->threads,
+            server->tls ? "https" : "http", v6 ? "[" : "", addr, v6 ? "]" : "",
+            td_daemon_port(daemon), cfg->threads,
             shown ? dataset_version(shown) : "(none)", alerts ? alert_view_count(alerts) : 0,
-            cfg->tokens_path ? "need a bearer token" : "disabled: no --tokens");
+            cfg->replica_of ? "go to the primary" : cfg->tokens_path ? "need a bearer token"
+                                                                       : "disabled: no --tokens");
     if (alerts)
         alert_view_release(alerts);
     if (!live_ok)
         fprintf(stderr, "transitd serve: warning: no live store, alerts are empty and read-only: "
                         "%s\n", live_err);
+    if (cfg->replica_of)
+        fprintf(stderr, "transitd serve: a replica of %s (its manifest polled every %u s; writes "
+                        "answer 307 there)\n", cfg->replica_of, cfg->replica_interval_s);
+    if (server->tls) {
+        char fingerprint[96];
+        tls_server_fingerprint(server->tls, fingerprint);
+        int64_t left = tls_server_not_after(server->tls) - (int64_t)time(NULL);
+        fprintf(stderr, "transitd serve: TLS certificate %s, SHA-256 %s, %s %lld days\n",
+                cfg->tls_cert, fingerprint, left < 0 ? "EXPIRED for" : "expires in",
+                (long long)((left < 0 ? -left : left) / 86400));
+    }
     if (shown) {
         if (dataset_pin_problem(shown))
             fprintf(stderr, "transitd serve: warning: %s; an import may prune version %s while "
@@ -547,6 +620,17 @@ static int signal_loop(TDServer *server, serving_follower *follower)
             serving_follower_check(follower, true);
             if (!td_server_load_tokens(server, err, sizeof err))
                 fprintf(stderr, "transitd: tokens not reloaded, the previous ones stay: %s\n", err);
+            if (server->tls) {
+                char fingerprint[96];
+                if (tls_server_reload(server->tls, err, sizeof err)) {
+                    tls_server_fingerprint(server->tls, fingerprint);
+                    fprintf(stderr, "transitd serve: TLS certificate reloaded, SHA-256 %s\n",
+                            fingerprint);
+                } else {
+                    fprintf(stderr, "transitd serve: TLS certificate not reloaded, the previous "
+                                    "one stays: %s\n", err);
+                }
+            }
             continue;
         }
         fprintf(stderr, "transitd serve: %s received, finishing requests in flight\n",

@@ -89,6 +89,19 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
 int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
               api_problem *prob, int *cache_seconds);                  /* GET /v1/alerts/{id} */
 
+/* The manifest of the served version (GET /v1/dataset): version, created,
+ * feed_validity, files with size and SHA-256 (transit/snapshot.h). */
+int api_dataset(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                api_problem *prob, int *cache_seconds);                /* GET /v1/dataset */
+struct snapshot_manifest;
+struct feed_validity;
+/* The dataset's manifest, derived once and kept with the dataset; NULL with
+ * err when its files cannot be read. */
+const struct snapshot_manifest *api_dataset_manifest(dataset *ds, char *err, size_t errlen);
+/* The manifest's JSON; validity may be NULL (then left out). */
+void api_dataset_manifest_write(json_writer *out, const struct snapshot_manifest *m,
+                                const struct feed_validity *validity);
+
 /* Writes a problem as application/problem+json into out. */
 void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out);
 /* The same, leaving the object open for extension members (RFC 9457 §3.2);

@@ -68,6 +68,8 @@ typedef struct datadir_marker {
     uint64_t sequence;      /* import counter: higher is more recent */
     int64_t imported_at;    /* Unix seconds */
     char builder[32];       /* TRANSITD_VERSION of the writer */
+    uint64_t feed_bytes;    /* the bytes the version's hash ran over (feed_hashed_bytes);
+                               0: not recorded (markers written before it was) */
 } datadir_marker;
 
 /* Reads dir/COMPLETE. Returns 0, or -1 when absent or unreadable (the
@@ -78,6 +80,11 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
                          size_t errlen);
 /* One more than the highest sequence among the complete versions. */
 uint64_t datadir_next_sequence(const char *data_dir);
+/* Whether a complete version written by `builder` may have been built from a
+ * feed whose hash runs over feed_bytes bytes: one records that count, or
+ * records none. False means no version of this data directory can be that
+ * feed's (the import then builds while it hashes). */
+bool datadir_may_hold_feed(const char *data_dir, const char *builder, uint64_t feed_bytes);
 
 /* fsyncs every regular file directly inside dir, then dir itself. */
 int datadir_sync_dir(const char *dir, char *err, size_t errlen);

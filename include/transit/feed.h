@@ -5,8 +5,8 @@
  * the same feed, some on different threads. This module hides zip vs
  * directory, finds the members, and streams each member's bytes into the CSV
  * reader in chunks, so nobody else touches libzip or file descriptors.
- * A feed_t is immutable after feed_open and safe to share between threads:
- * every read opens its own zip handle or file.
+ * A feed_t is immutable after feed_open, but for feed_stop's flag, and safe
+ * to share between threads: every read opens its own zip handle or file.
  */
 #ifndef TRANSIT_FEED_H
 #define TRANSIT_FEED_H
@@ -21,6 +21,11 @@ typedef struct feed feed_t;
  * into err (size errlen). */
 feed_t *feed_open(const char *path, char *err, size_t errlen);
 void feed_close(feed_t *f);
+/* Ends every read of f, from any thread: feed_stream and feed_read_all then
+ * fail (-1, err "NAME: reading stopped (feed_stop)"), a read under way at its
+ * next chunk (1 MiB). For an import that learns, while its writers read, that
+ * their work is not needed. Irreversible. */
+void feed_stop(feed_t *f);
 
 /* The path given to feed_open. */
 const char *feed_path(const feed_t *f);
@@ -37,6 +42,10 @@ const char *const *feed_members(const feed_t *f, int *n);
  * .txt members in name order, each as its name, a NUL byte, then its bytes.
  * Hex, 64 chars + NUL. */
 int feed_sha256(const feed_t *f, char out[65], char *err, size_t errlen);
+/* How many bytes feed_sha256 hashes, as feed_open found the feed: the zip's
+ * size, or for a directory the sum over members of name + 1 + size. Two feeds
+ * with different counts have different hashes; equal counts prove nothing. */
+uint64_t feed_hashed_bytes(const feed_t *f);
 
 /* Called as bytes of a member are produced. Return non-zero to stop. */
 typedef int (*feed_chunk_fn)(void *ctx, const char *buf, size_t len);

@@ -1,11 +1,11 @@
 /* import.h — `transitd import` as a library call: feed in, version activated.
  *
  * Why it exists: the import is more than the store writers. It hashes the
- * feed into a version name, skips a feed that is already active, runs the
- * timetable builder and the two SQLite writers concurrently into a temporary
- * directory, verifies what was written, and only then installs and activates
- * it (datadir.h), so a failure or a kill at any point leaves the previous
- * version active. The CLI (cli_import.c) only parses options and prints what
+ * feed into a version name while the timetable builder and the two SQLite
+ * writers run concurrently into a temporary directory, skips a feed that is
+ * already built (dropping that build), verifies what was written, and only
+ * then installs and activates it (datadir.h), so a failure or a kill at any
+ * point leaves the previous version active. The CLI (cli_import.c) only parses options and prints what
  * this returns; tests and benchmarks can call it directly.
  */
 #ifndef TRANSIT_IMPORT_H
@@ -22,7 +22,9 @@
 #include "transit/timetable.h"
 
 typedef enum import_phase {
-    IMPORT_PHASE_HASH,       /* feed_open + sha256 */
+    IMPORT_PHASE_HASH,       /* feed_open + sha256: beside the timetable (first on the
+                                store thread), or before anything when a version here
+                                may be the feed's (import.c) */
     IMPORT_PHASE_TIMETABLE,  /* timetable.bin (parse + build + write) */
     IMPORT_PHASE_SCHEDULE,   /* schedule.sqlite */
     IMPORT_PHASE_SHAPES,     /* shapes.sqlite */

@@ -90,6 +90,15 @@ live_result serving_put_alert(serving *s, alert *a, const live_condition *c, int
 live_result serving_delete_alert(serving *s, const char *id, const live_condition *c, char *err,
                                  size_t errlen);
 
+/* A replica's alerts, as its primary shows them: the stored ones (`stored`,
+ * not taken over) and the realtime feed's ("rt:" ids; `rt`, taken over, freed
+ * with rt_alerts_free), under the primary's generation. From then on the
+ * realtime source's own alerts are not shown: a replica's realtime source is
+ * its primary's trip updates, and its alerts come from here. False when out
+ * of memory (the previous ones stay). */
+bool serving_mirror_alerts(serving *s, alert *const *stored, uint32_t n, alert **rt, uint32_t nrt,
+                           int64_t generation);
+
 /* ------------------------------------------------------------ realtime */
 
 /* Takes GTFS-Realtime from `source` (a file or an http(s) URL) with fetches

@@ -1,8 +1,10 @@
 /* sha256.h — SHA-256 (FIPS 180-4), incremental.
  *
  * Why it exists: a feed's version is named by the SHA-256 of its bytes, so an
- * import of the same feed lands in the same version directory. Hashing runs
- * over the whole feed (tens of MB) once per import; it streams.
+ * import of the same feed lands in the same version directory; API tokens are
+ * stored as their SHA-256. Hashing runs over the whole feed (up to GBs) once
+ * per import; it streams. src/base/sha256.c puts nettle's SHA-256 behind these
+ * few names, so no other file sees the library.
  */
 #ifndef TRANSIT_SHA256_H
 #define TRANSIT_SHA256_H
@@ -10,11 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct sha256_ctx {
-    uint32_t state[8];
-    uint64_t total;          /* bytes hashed so far */
-    uint8_t block[64];       /* a partial block */
-    size_t nblock;
+/* Room for the library's context (nettle's struct sha256_ctx, 112 bytes on
+ * x86_64 and arm64; sha256.c checks that it fits). The tag is not
+ * `sha256_ctx`, which nettle's struct has. */
+typedef struct transit_sha256_ctx {
+    union {
+        uint64_t align;
+        uint8_t bytes[128];
+    } opaque;
 } sha256_ctx;
 
 void sha256_init(sha256_ctx *c);

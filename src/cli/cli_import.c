@@ -171,12 +171,15 @@ static void on_progress(void *ctx, const char *file, uint64_t done, uint64_t tot
     fflush(stderr);
 }
 
-/* The per-phase progress lines (stderr, on a terminal, without --quiet). */
+/* The per-phase progress lines (stderr, on a terminal, without --quiet).
+ * Phases end on three threads (hash, timetable, stores): a line first erases
+ * a progress bar that may be half drawn; the bar is redrawn below it. */
 static void on_phase(void *ctx, import_phase p, const import_result *r)
 {
     (void)ctx;
     FILE *out = stderr;
     double s = r->phase_seconds[p];
+    fputs("\r\033[K", out);
     switch (p) {
     case IMPORT_PHASE_HASH:
         fprintf(out, "feed hashed in %.2f s: version %s%s\n", s, r->version,
@@ -288,7 +291,7 @@ static void print_summary(FILE *out, const char *feed, const char *data_dir,
             fprintf(out, "%-20s %8.2f\n", "  write", r->timetable.write_seconds);
         }
     }
-    fprintf(out, "%-20s %8.2f  (timetable and the SQLite stores run concurrently)\n",
+    fprintf(out, "%-20s %8.2f  (the hash, the timetable and the SQLite stores run concurrently)\n",
             "total wall", r->seconds);
 
     fprintf(out, "\n%-20s %14s\n", "store", "bytes");

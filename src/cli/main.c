@@ -28,6 +28,8 @@ static void print_usage(FILE *out)
           "  query WHAT    answer a question from the active version on the command line\n"
           "  token new     make a bearer token for the write verbs (alerts)\n"
           "  health        ask a running server whether it is ready (exit 0 or 1)\n"
+          "  cert new      make a self-signed certificate and key for HTTPS on a LAN\n"
+          "  export        write the active version as static files for replicas\n"
           "  version       print the version of transitd and of its libraries\n"
           "  help [CMD]    show this help, or a command's help\n"
           "\n"
@@ -62,6 +64,10 @@ static command_fn find_command(const char *name)
         return cli_token_main;
     if (strcmp(name, "health") == 0)
         return cli_health_main;
+    if (strcmp(name, "cert") == 0)
+        return cli_cert_main;
+    if (strcmp(name, "export") == 0)
+        return cli_export_main;
     return NULL;
 }
 

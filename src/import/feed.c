@@ -4,7 +4,8 @@
  * allocation; after that the feed_t is read-only, and every read opens its own
  * zip handle or file descriptor, so threads can share a feed. Directory
  * members are mapped, so streaming them copies nothing; zip members are
- * inflated by libzip into one 1 MiB buffer per stream.
+ * inflated by libzip into one 1 MiB buffer per stream. The one thing that
+ * changes after feed_open is an atomic flag: feed_stop ends every read.
  */
 #include "transit/feed.h"
 #include "transit/sha256.h"
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,8 @@ typedef struct member {
 struct feed {
     const char *path;
     bool is_zip;
+    atomic_bool stopped;  /* feed_stop: reads fail from their next chunk on */
+    uint64_t hashed_bytes; /* what feed_sha256 hashes (feed_hashed_bytes) */
     int n;
     member *m;            /* sorted by name */
     const char **names;   /* m[i].name, for feed_members */
@@ -128,6 +132,7 @@ static feed_t *feed_pack(const char *path, bool is_zip, listing *l)
         return NULL;
     feed_t *f = (feed_t *)block;
     f->is_zip = is_zip;
+    atomic_init(&f->stopped, false);
     f->n = l->n;
     f->m = (member *)(block + sizeof(feed_t));
     f->names = (const char **)(f->m + l->n);
@@ -312,11 +317,30 @@ feed_t *feed_open(const char *path, char *err, size_t errlen)
         if (!f)
             set_err(err, errlen, "%s: out of memory", path);
     }
+    if (f) {
+        f->hashed_bytes = is_zip ? (uint64_t)st.st_size : 0;
+        for (int i = 0; !is_zip && i < f->n; i++)
+            f->hashed_bytes += strlen(f->m[i].name) + 1 + (uint64_t)f->m[i].size;
+    }
     listing_free(&l);
     return f;
 }
 
 void feed_close(feed_t *f) { free(f); }
+
+void feed_stop(feed_t *f) { atomic_store(&f->stopped, true); }
+
+uint64_t feed_hashed_bytes(const feed_t *f) { return f->hashed_bytes; }
+
+/* Whether feed_stop was called; the readers ask before each chunk. The flag
+ * is the one mutable field of a shared feed, hence the cast. */
+static bool stopped(const feed_t *f, const char *name, char *err, size_t errlen)
+{
+    if (!atomic_load_explicit((atomic_bool *)&f->stopped, memory_order_relaxed))
+        return false;
+    set_err(err, errlen, "%s: reading stopped (feed_stop)", name);
+    return true;
+}
 
 const char *feed_path(const feed_t *f) { return f->path; }
 
@@ -445,7 +469,7 @@ static int read_failed(const feed_t *f, const char *name, zip_file_t *zf, char *
 int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, char *err, size_t errlen)
 {
     const member *m = find_member(f, name, err, errlen);
-    if (!m)
+    if (!m || stopped(f, name, err, errlen))
         return -1;
     if (!f->is_zip) {
         const char *data;
@@ -456,7 +480,8 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
             madvise((void *)data, len, MADV_SEQUENTIAL);
         int rc = 0;
         for (size_t at = 0; at < len && !rc; at += FEED_CHUNK)
-            rc = fn(ctx, data + at, len - at < FEED_CHUNK ? len - at : FEED_CHUNK);
+            rc = stopped(f, name, err, errlen) ? -1
+                                               : fn(ctx, data + at, len - at < FEED_CHUNK ? len - at : FEED_CHUNK);
         if (len)
             munmap((void *)data, len);
         return rc;
@@ -472,6 +497,10 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
         return -1;
     int rc = 0;
     for (;;) {
+        if (stopped(f, name, err, errlen)) {
+            rc = -1;
+            break;
+        }
         zip_int64_t got = zip_fread(zf, buf, chunk);
         if (got < 0) {
             rc = read_failed(f, name, zf, err, errlen);
@@ -492,7 +521,7 @@ int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err
 {
     memset(out, 0, sizeof *out);
     const member *m = find_member(f, name, err, errlen);
-    if (!m)
+    if (!m || stopped(f, name, err, errlen))
         return -1;
     if (!f->is_zip) {
         if (map_file(m->where, name, &out->data, &out->len, err, errlen) != 0)
@@ -524,6 +553,10 @@ int feed_read_all(const feed_t *f, const char *name, feed_buffer *out, char *err
             }
             buf = grown;
             cap = bigger;
+        }
+        if (stopped(f, name, err, errlen)) {
+            rc = -1;
+            break;
         }
         /* read past the known size: the CRC is checked when the end is seen */
         char extra;

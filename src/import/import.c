@@ -1,12 +1,32 @@
-/* import.c — the import pipeline: hash, build concurrently, verify, activate.
+/* import.c — the import pipeline: hash and build concurrently, verify, activate.
  *
  * Why it exists: it is the only code that decides when a new dataset becomes
  * visible. The writers (timetable.h, stores.h) produce files; this module
  * puts them in a temporary directory, runs them on two threads (the timetable
- * on the calling thread, schedule.sqlite then shapes.sqlite on a second one,
- * each with its own diag, merged at the end), checks the result by opening it as the server
+ * on the calling thread; the hash, schedule.sqlite then shapes.sqlite on a second one,
+ * each writer with its own diag, merged at the end), checks the result by opening it as the server
  * would, and hands it to datadir.h for the atomic switch. Nothing outside the
  * temporary directory is modified before the new version is complete.
+ *
+ * The version's name, the SHA-256 of the feed (feed_sha256), is computed
+ * while the timetable parses: hashing every byte first was a phase of its own
+ * that parsing waited for (12 of 20 s for 16 copies of Brooklyn, issue #28).
+ * The build therefore starts before the version is known, in
+ * versions/.tmp-import-<pid>. The hash runs at the head of the store thread,
+ * before schedule.sqlite: the SQLite stores take less time than the
+ * timetable, and the hash fills that slack. A third thread for it took CPU
+ * from the timetable on two cores and measured slower (bench/README.md,
+ * "Import hashing"). When the hash names a version already built, it stops
+ * the feed's readers (feed_stop), the build is thrown away and the import is
+ * a no-op or a re-activation, as when the hash came first.
+ *
+ * Hashing first is kept for one case: a re-import of a feed that may be
+ * unchanged (a periodic job). Each version's marker records how many bytes
+ * its hash ran over; when a version of this data directory has the feed's
+ * count (or records none), the hash runs before anything else, so an
+ * unchanged feed costs its hash alone, not a build that the hash ends. A new
+ * feed almost always differs in size from every kept version and is hashed
+ * beside the build.
  */
 #include "transit/import.h"
 #include "transit/live_store.h"
@@ -107,6 +127,7 @@ static uint64_t file_bytes(const char *dir, const char *name)
 typedef struct run {
     const import_options *o;
     import_result *r;
+    uint64_t feed_bytes;   /* feed_hashed_bytes, recorded in the marker */
     pthread_mutex_t report_lock;
 } run;
 
@@ -122,9 +143,25 @@ static void phase_done(run *ru, import_phase p, double seconds)
 
 /* ---------------------------------------------------------------- the store thread */
 
+/* The version's hash (feed_sha256), run by hash_run (below): first, or at the
+ * head of the store thread. */
+typedef struct hash_job {
+    run *ru;
+    feed_t *feed;
+    double started;          /* when the import opened the feed */
+    bool done;
+    int rc;
+    char err[512];
+    bool usable;             /* the version is already built and complete (not with --force) */
+    dataset_counts counts;   /* its counts, when usable */
+} hash_job;
+
+static void hash_run(hash_job *h);
+
 typedef struct store_job {
     run *ru;
     const feed_t *feed;
+    hash_job *hash;          /* run first on this thread, unless done */
     diag *schedule_diag, *shapes_diag;
     char dir[4096];
     int rc;
@@ -134,6 +171,14 @@ typedef struct store_job {
 static void *store_thread(void *arg)
 {
     store_job *j = arg;
+    if (!j->hash->done)
+        hash_run(j->hash);
+    if (j->hash->rc != 0 || j->hash->usable) {   /* the stores are not needed */
+        j->rc = -1;
+        snprintf(j->err, sizeof j->err, "not built: %s",
+                 j->hash->rc != 0 ? "the feed could not be hashed" : "the version exists");
+        return NULL;
+    }
     char path[4200];
     double t = now_seconds();
     snprintf(path, sizeof path, "%s/schedule.sqlite", j->dir);
@@ -320,15 +365,13 @@ static void merge_diags(diag *out, const diag *timetable, const diag *schedule, 
         }
 }
 
-static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
+/* Builds the three stores into `tmp` (created here; the caller removes it):
+ * the timetable on this thread; on a second one the hash, unless done, then
+ * the SQLite stores. Returns 0, or -1 with err. */
+static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char *tmp, char *err,
+                        size_t errlen)
 {
-    const import_options *o = ru->o;
     import_result *r = ru->r;
-    char tmp[4096];
-    if (datadir_tmp_path(o->data_dir, r->version, getpid(), tmp, sizeof tmp) != 0) {
-        snprintf(err, errlen, "data directory path too long: %s", o->data_dir);
-        return -1;
-    }
     datadir_remove_tree(tmp);
     if (mkdir(tmp, 0755) != 0) {
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
@@ -343,13 +386,14 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
     memset(&job, 0, sizeof job);
     job.ru = ru;
     job.feed = feed;
+    job.hash = hash;
     job.schedule_diag = &schedule_diag;
     job.shapes_diag = &shapes_diag;
     snprintf(job.dir, sizeof job.dir, "%s", tmp);
     pthread_t thread;
     bool threaded = pthread_create(&thread, NULL, store_thread, &job) == 0;
     if (!threaded)
-        store_thread(&job); /* no second thread available: run them in turn */
+        store_thread(&job); /* no second thread available: hash and stores, then the timetable */
 
     char tt_err[512] = "", path[4200];
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
@@ -374,11 +418,35 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
             snprintf(err, errlen, "%s; %s", tt_msg, st_msg);
         else
             snprintf(err, errlen, "%s", tt_rc != 0 ? tt_msg : st_msg);
-        datadir_remove_tree(tmp);
         return -1;
     }
+    return 0;
+}
 
-    t = now_seconds();
+/* What a build that the hash made pointless leaves in the result: nothing, as
+ * when the hash came first and no build started. */
+static void forget_build(import_result *r)
+{
+    static const import_phase build_phases[] = {IMPORT_PHASE_TIMETABLE, IMPORT_PHASE_SCHEDULE,
+                                                IMPORT_PHASE_SHAPES};
+    for (size_t i = 0; i < sizeof build_phases / sizeof *build_phases; i++) {
+        r->phase_done[build_phases[i]] = false;
+        r->phase_seconds[build_phases[i]] = 0;
+    }
+    memset(&r->timetable, 0, sizeof r->timetable);
+    memset(&r->schedule, 0, sizeof r->schedule);
+    memset(&r->shapes, 0, sizeof r->shapes);
+    diag_destroy(&r->diag);
+    diag_init(&r->diag);
+}
+
+/* The built stores in `tmp` become r->version: live store, verification, the
+ * guard, the marker, installation, activation. Removes tmp on failure. */
+static int install_version(run *ru, const char *tmp, char *err, size_t errlen)
+{
+    const import_options *o = ru->o;
+    import_result *r = ru->r;
+    double t = now_seconds();
     if (live_store_ensure(o->data_dir, err, errlen) != 0) {
         datadir_remove_tree(tmp);
         return -1;
@@ -421,6 +489,7 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
     m.sequence = datadir_next_sequence(o->data_dir);
     m.imported_at = (int64_t)time(NULL);
     snprintf(m.builder, sizeof m.builder, "%s", TRANSITD_VERSION);
+    m.feed_bytes = ru->feed_bytes;
     if (datadir_write_marker(tmp, &m, err, errlen) != 0 ||
         datadir_install(o->data_dir, tmp, r->version, err, errlen) != 0) {
         datadir_remove_tree(tmp);
@@ -431,6 +500,30 @@ static int build_version(run *ru, const feed_t *feed, char *err, size_t errlen)
         return -1;
     r->phase_seconds[IMPORT_PHASE_ACTIVATE] += install_seconds;
     return 0;
+}
+
+/* ---------------------------------------------------------------- the hash */
+
+/* Names the version and reports the hash phase. When that version is
+ * already built, or the feed cannot be hashed (the import fails with that
+ * error), stops the writers' reads: their work is not needed. */
+static void hash_run(hash_job *h)
+{
+    import_result *r = h->ru->r;
+    char sha[65];
+    h->done = true;
+    h->rc = feed_sha256(h->feed, sha, h->err, sizeof h->err);
+    if (h->rc != 0) {
+        feed_stop(h->feed);
+        return;
+    }
+    memcpy(r->version, sha, DATADIR_VERSION_LEN);
+    r->version[DATADIR_VERSION_LEN] = '\0';
+    phase_done(h->ru, IMPORT_PHASE_HASH, now_seconds() - h->started);
+    if (!h->ru->o->force && version_usable(h->ru->o->data_dir, r->version, &h->counts)) {
+        h->usable = true;
+        feed_stop(h->feed);
+    }
 }
 
 /* An already built version: bump its import counter and activate it. */
@@ -452,6 +545,7 @@ static int reactivate_version(run *ru, char *err, size_t errlen)
         return -1;
     phase_done(ru, IMPORT_PHASE_LIVE, now_seconds() - t);
     m.sequence = datadir_next_sequence(o->data_dir);
+    m.feed_bytes = ru->feed_bytes;   /* a marker older than the count gets it */
     if (datadir_write_marker(dir, &m, err, errlen) != 0)
         return -1;
     return activate_and_prune(ru, err, errlen);
@@ -499,34 +593,63 @@ int import_run(const import_options *o, import_result *r, char *err, size_t errl
     /* Leftovers of killed imports go first: they may hold a lot of disk. */
     datadir_remove_stale(o->data_dir, NULL, NULL, 0);
 
-    double t = now_seconds();
+    hash_job hash = {.ru = &ru, .started = now_seconds()};
     feed = feed_open(o->feed_path, err, errlen);
     if (!feed)
         goto done;
-    char sha[65];
-    if (feed_sha256(feed, sha, err, errlen) != 0)
-        goto done;
-    memcpy(r->version, sha, DATADIR_VERSION_LEN);
-    r->version[DATADIR_VERSION_LEN] = '\0';
     for (int i = 0; i < IMPORT_FILE_COUNT; i++)
         r->file_bytes[i] = feed_has(feed, FILE_NAMES[i]) ? feed_size(feed, FILE_NAMES[i]) : -1;
     if (datadir_current(o->data_dir, r->previous) != 0)
         r->previous[0] = '\0';
-    phase_done(&ru, IMPORT_PHASE_HASH, now_seconds() - t);
+    hash.feed = feed;
+    ru.feed_bytes = feed_hashed_bytes(feed);
+    /* A version here may be this feed's (the same byte count, or none
+     * recorded): hash first, so an unchanged feed is not built. Otherwise no
+     * version can be, and the hash runs beside the build. */
+    bool hash_first = !o->force && datadir_may_hold_feed(o->data_dir, TRANSITD_VERSION, ru.feed_bytes);
+    if (hash_first)
+        hash_run(&hash);
 
-    bool active = strcmp(r->previous, r->version) == 0;
-    if (!o->force && version_usable(o->data_dir, r->version, &r->counts)) {
+    /* the build starts before its version is known: a name of its own */
+    char tmp[4096], build_err[1024] = "";
+    if (datadir_tmp_path(o->data_dir, "import", getpid(), tmp, sizeof tmp) != 0) {
+        snprintf(build_err, sizeof build_err, "data directory path too long: %s", o->data_dir);
+        tmp[0] = '\0';
+    }
+    int built = -1;
+    bool build = !(hash_first && (hash.rc != 0 || hash.usable));
+    if (build && tmp[0] && check_required_files(feed, build_err, sizeof build_err) == 0)
+        built = build_stores(&ru, feed, &hash, tmp, build_err, sizeof build_err);
+    if (!hash.done)   /* no build was started */
+        hash_run(&hash);
+
+    /* The hash decides what the build was for. Its error comes first, as
+     * when it ran first; then an already built version is used as it is. */
+    if (hash.rc != 0) {
+        snprintf(err, errlen, "%s", hash.err);
+        if (tmp[0] && build)
+            datadir_remove_tree(tmp);
+        goto done;
+    }
+    if (hash.usable) {
+        if (tmp[0] && build)
+            datadir_remove_tree(tmp);
+        forget_build(r);
+        r->counts = hash.counts;
         r->have_counts = true;
-        if (active) {
+        if (strcmp(r->previous, r->version) == 0) {
             r->noop = true;
             rc = 0;
         } else {
             r->reused = true;
             rc = reactivate_version(&ru, err, errlen);
         }
+    } else if (built != 0) {
+        if (tmp[0])
+            datadir_remove_tree(tmp);
+        snprintf(err, errlen, "%s", build_err);
     } else {
-        if (check_required_files(feed, err, errlen) == 0)
-            rc = build_version(&ru, feed, err, errlen);
+        rc = install_version(&ru, tmp, err, errlen);
     }
     if (rc == 0)
         fill_store_sizes(r, o->data_dir);

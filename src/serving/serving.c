@@ -33,6 +33,7 @@ struct serving {
     live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
     alert **rt_alerts;           /* the realtime feed's alerts ("rt:" ids), under alert_writes */
     uint32_t nrt_alerts;
+    bool alerts_mirrored;        /* a replica: every alert comes from the primary (serving_mirror_alerts) */
     /* realtime: one overlay build and publish at a time */
     pthread_mutex_t realtime_builds;
     rt_ingest *source;           /* NULL without one */
@@ -191,7 +192,7 @@ static void publish_alerts(serving *s, alert_view *v)
  * of memory. */
 static alert_view *merged_view(serving *s, alert *const *stored, uint32_t n, dataset *ds, int64_t generation)
 {
-    if (!s->source)
+    if (!s->source && !__atomic_load_n(&s->alerts_mirrored, __ATOMIC_ACQUIRE))
         return alert_view_new(stored, n, ds, generation);
     /* (the merge also drops the "rt:" alerts of the view `stored` came from) */
     uint32_t count = 0;
@@ -252,13 +253,28 @@ rt_poll_result serving_poll_realtime(serving *s, int64_t now, char *err, size_t 
     /* the alerts first: the overlay's new generation then changes the ETags
      * of answers that show either */
     alert **alerts = NULL;
-    long n = rt_ingest_alerts(s->source, now, &alerts);
-    if (n >= 0)
+    long n = __atomic_load_n(&s->alerts_mirrored, __ATOMIC_ACQUIRE) ? 0 : rt_ingest_alerts(s->source, now, &alerts);
+    if (n > 0 || (n == 0 && !__atomic_load_n(&s->alerts_mirrored, __ATOMIC_ACQUIRE)))
         set_rt_alerts(s, alerts, (uint32_t)n);
-    else
+    else if (n < 0)
         fprintf(stderr, "transitd: realtime: out of memory converting the alerts\n");
     serving_rebuild_realtime(s);
     return r;
+}
+
+bool serving_mirror_alerts(serving *s, alert *const *stored, uint32_t n, alert **rt, uint32_t nrt,
+                           int64_t generation)
+{
+    __atomic_store_n(&s->alerts_mirrored, true, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&s->alert_writes);
+    alert **old = s->rt_alerts;
+    uint32_t nold = s->nrt_alerts;
+    s->rt_alerts = rt;
+    s->nrt_alerts = nrt;
+    bool ok = show_alerts(s, stored, n, generation);
+    pthread_mutex_unlock(&s->alert_writes);
+    rt_alerts_free(old, nold);
+    return ok;
 }
 
 static void warn_to_stderr(void *ctx, const char *message)

@@ -218,6 +218,8 @@ int datadir_read_marker(const char *version_dir, datadir_marker *m)
             m->imported_at = strtoll(value, NULL, 10);
         else if (strcmp(key, "builder") == 0)
             snprintf(m->builder, sizeof m->builder, "%s", value);
+        else if (strcmp(key, "feed_bytes") == 0)
+            m->feed_bytes = strtoull(value, NULL, 10);
     }
     fclose(f);
     return (have_magic && have_version && have_sequence) ? 0 : -1;
@@ -240,9 +242,9 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
     char text[512];
     int n = snprintf(text, sizeof text,
                      "transitd-version-dir 1\nversion %s\nsequence %llu\nimported_at %lld\n"
-                     "builder %s\n",
+                     "builder %s\nfeed_bytes %llu\n",
                      m->version, (unsigned long long)m->sequence, (long long)m->imported_at,
-                     m->builder[0] ? m->builder : "unknown");
+                     m->builder[0] ? m->builder : "unknown", (unsigned long long)m->feed_bytes);
     ssize_t w = write(fd, text, (size_t)n);
     int e = errno;
     if (w != n || fsync(fd) != 0) {
@@ -283,6 +285,27 @@ uint64_t datadir_next_sequence(const char *data_dir)
     }
     closedir(d);
     return max + 1;
+}
+
+bool datadir_may_hold_feed(const char *data_dir, const char *builder, uint64_t feed_bytes)
+{
+    char versions[4096], dir[4096];
+    if (datadir_versions_dir(data_dir, versions, sizeof versions, NULL, 0) != 0)
+        return false;
+    DIR *d = opendir(versions);
+    if (!d)
+        return false;
+    bool may = false;
+    struct dirent *e;
+    while (!may && (e = readdir(d))) {
+        datadir_marker m;
+        may = datadir_is_version_name(e->d_name) &&
+              datadir_path_join(dir, sizeof dir, versions, e->d_name) == 0 &&
+              datadir_read_marker(dir, &m) == 0 && strcmp(m.builder, builder) == 0 &&
+              (m.feed_bytes == 0 || m.feed_bytes == feed_bytes);
+    }
+    closedir(d);
+    return may;
 }
 
 /* ---------------------------------------------------------------- files */

@@ -21,7 +21,7 @@ import time
 from conftest import BUILD, ROOT, transitd_bin
 
 TMP = pathlib.Path(os.environ.get("TRANSITD_TEST_TMP", BUILD / "tmp"))
-LISTEN_RE = re.compile(r"listening on http://(\[[^\]]+\]|[^:/]+):(\d+)/")
+LISTEN_RE = re.compile(r"listening on https?://(\[[^\]]+\]|[^:/]+):(\d+)/")
 
 
 _generated = {}

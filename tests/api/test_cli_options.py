@@ -114,7 +114,7 @@ def test_health_reads_both_spellings(data):
     (["--timeout"], "--timeout must be 1..300 seconds, got ''"),
     (["--timeout=0"], "--timeout must be 1..300 seconds, got '0'"),
     (["--timeout", "301"], "--timeout must be 1..300 seconds, got '301'"),
-    (["--url=ftp://h/"], "--url must be http://host[:port][/path], got 'ftp://h/'"),
+    (["--url=ftp://h/"], "--url must be http(s)://host[:port][/path], got 'ftp://h/'"),
 ])
 def test_health_usage_errors(args, message):
     assert_usage_error(run("health", *args), "health", message)

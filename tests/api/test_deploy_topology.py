@@ -27,16 +27,24 @@ DOCKER = ROOT / "docker"
 WRK_SECONDS = 8
 
 
-def nginx_config(tmp, port, upstream_ports):
-    """docker/nginx.conf for loopback, wrapped in a main config of its own."""
+def nginx_config(tmp, port, upstream_ports, primary_port=None, host="127.0.0.1", hosts=None):
+    """docker/nginx.conf for loopback (or the given addresses), wrapped in a main
+    config of its own. The primary's upstream gets primary_port (default: the
+    first replica's, for servers sharing one data directory)."""
     site = (DOCKER / "nginx.conf").read_text()
     server_line = re.search(r"^\s*server transitd:8080 (.*);$", site, re.M)
     assert server_line, "docker/nginx.conf lost its upstream server line"
     options = server_line.group(1)
-    servers = "\n".join(f"    server 127.0.0.1:{p} {options};" for p in upstream_ports)
+    hosts = hosts or [host] * len(upstream_ports)
+    servers = "\n".join(f"    server {h}:{p} {options};" for h, p in zip(hosts, upstream_ports))
     site = site.replace(server_line.group(0), servers)
+    primary_line = re.search(r"^\s*server transitd-primary:8080 (.*);$", site, re.M)
+    assert primary_line, "docker/nginx.conf lost its primary's server line"
+    primary = primary_port or (hosts[0], upstream_ports[0])
+    site = site.replace(primary_line.group(0),
+                        f"    server {primary[0]}:{primary[1]} {primary_line.group(1)};")
     assert "    listen 80;" in site
-    site = site.replace("    listen 80;", f"    listen 127.0.0.1:{port};")
+    site = site.replace("    listen 80;", f"    listen {host}:{port};")
     (tmp / "transitd.conf").write_text(site)
     user = "user root;\n" if os.geteuid() == 0 else ""
     main = f"""{user}worker_processes 2;
@@ -195,21 +203,35 @@ def load_yaml(path):
 def test_compose_topology():
     doc = load_yaml(DOCKER / "compose.yaml")
     services = doc["services"]
-    assert set(services) == {"importer", "transitd", "lb"}
-    importer, replica, lb = services["importer"], services["transitd"], services["lb"]
+    assert set(services) == {"importer", "transitd-primary", "transitd", "lb", "transitd-https"}
+    # HTTPS straight from transitd, only with --profile https: the flags, the health check
+    https = services["transitd-https"]
+    assert https["profiles"] == ["https"]
+    cmd = https["command"]
+    assert cmd[cmd.index("--tls-cert") + 1].startswith("/tls/") and cmd[cmd.index("--tls-cert") + 1].endswith(".crt")
+    assert cmd[cmd.index("--tls-key") + 1].endswith(".key")
+    assert https["environment"]["TRANSITD_TLS_CERT"] == cmd[cmd.index("--tls-cert") + 1]
+    assert https["healthcheck"]["test"][:3] == ["CMD", "/usr/local/bin/transitd", "health"]
+    importer, primary, replica, lb = (services[n] for n in ("importer", "transitd-primary", "transitd", "lb"))
     # one image, built once from the repository by the importer's build section
     assert (DOCKER / importer["build"]["context"] / importer["build"]["dockerfile"]).resolve() == \
         (DOCKER / "Dockerfile").resolve()
-    assert importer["image"] == replica["image"]
+    assert importer["image"] == replica["image"] == primary["image"]
     assert importer["command"][0] == "import" and "/data" in importer["command"]
     assert "data:/data" in importer["volumes"]
     assert importer["healthcheck"] == {"disable": True}
-    # replicas: read-only data, wait for the importer, health-checked, several
-    assert replica["volumes"] == ["data:/data:ro"]
-    assert replica["command"][:2] == ["serve", "--wait-for-data"]
-    assert replica["depends_on"]["importer"]["condition"] == "service_completed_successfully"
+    # the primary: the only writable volume, the importer's
+    assert primary["volumes"] == ["data:/data"]
+    assert primary["command"][:2] == ["serve", "--wait-for-data"]
+    assert primary["depends_on"]["importer"]["condition"] == "service_completed_successfully"
+    # replicas: no shared volume (each has the image's /data), fed by the primary, several
+    assert "volumes" not in replica
+    cmd = replica["command"]
+    assert cmd[0] == "serve" and cmd[cmd.index("--replica-of") + 1] == "http://transitd-primary:8080"
+    assert replica["depends_on"]["transitd-primary"]["condition"] == "service_healthy"
     assert replica["deploy"]["replicas"] >= 2
     assert replica["healthcheck"]["test"][:3] == ["CMD", "/usr/local/bin/transitd", "health"]
+    assert "VOLUME /data" in (DOCKER / "Dockerfile").read_text()
     # nginx in front: the shipped config, only once replicas are healthy, with its own check
     assert "./nginx.conf:/etc/nginx/conf.d/default.conf:ro" in lb["volumes"]
     assert (DOCKER / "nginx.conf").is_file()

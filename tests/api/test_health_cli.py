@@ -70,10 +70,10 @@ def test_refused_and_silent_servers_fail_in_time():
     assert elapsed < 5
 
 
-@pytest.mark.parametrize("args", [["--url", "https://127.0.0.1/readyz"], ["--url", "127.0.0.1"],
+@pytest.mark.parametrize("args", [["--url", "ftp://127.0.0.1/readyz"], ["--url", "https://[::1/"], ["--url", "127.0.0.1"],
                                   ["--url", "http://:80/"], ["--url", "http://h:0/"],
                                   ["--url", "http://h:99999/"], ["--url", "http://h/a b"],
-                                  ["--timeout", "0"], ["--timeout", "x"], ["--url"],
+                                  ["--timeout", "0"], ["--timeout", "x"], ["--url"], ["--cacert"], ["--tls-name", ""],
                                   ["--bogus"]])
 def test_usage_errors_exit_2(args):
     p = health(*args)

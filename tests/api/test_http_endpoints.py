@@ -48,6 +48,7 @@ ALERT_ITEM = ["/v1/alerts/{id}"]
 OPERATIONAL = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
 PAGES = ["/", "/docs", "/assets/{id}"]   # tested in test_pages.py
 REALTIME = ["/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb"]   # tested in test_realtime.py
+SNAPSHOT = ["/v1/dataset", "/v1/dataset/{version}/{file}"]       # tested in test_replica.py
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +121,7 @@ def test_health_ready_and_openapi_bodies(server):
 
 def test_every_documented_path_is_served(server):
     served = ({api for _, api in ENDPOINTS} | set(OPERATIONAL) | set(ALERT_ITEM) | set(PAGES)
-              | set(REALTIME))
+              | set(REALTIME) | set(SNAPSHOT))
     assert served == set(DOC["paths"])
 
 

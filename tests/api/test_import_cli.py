@@ -2,9 +2,12 @@
 usage and exit codes, what an import leaves in the data directory (versions,
 the `current` symlink, the three stores, live.sqlite), the --json summary, the
 no-op re-import, switching and pruning versions, directory and subfolder
-feeds, the import lock, and the progress lines on a terminal. Feeds come from
-bench/gtfs_gen.py (deterministic), generated once per session."""
+feeds, the version's name (the feed's SHA-256, computed here apart), the
+import lock, and the progress lines on a terminal. Feeds come from
+bench/gtfs_gen.py (deterministic), generated once per session, and from
+../shared/gtfs."""
 import csv
+import hashlib
 import io
 import json
 import os
@@ -16,6 +19,8 @@ import sys
 import zipfile
 
 import pytest
+
+from conftest import shared_feed
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -248,6 +253,57 @@ def test_directory_feed(transitd, feeds, tmp_path):
     assert s["files"]["stop_times.txt"] == zip_rows(feeds["a"], "stop_times.txt")
     for name in STORES:
         assert (data / "current" / name).is_file()
+
+
+# ---------------------------------------------------------------- the version's name
+
+def feed_version(feed):
+    """The version transitd names a feed by, computed without it: the first 12
+    hex digits of the SHA-256 of a zip file's bytes, or of a directory's .txt
+    members (regular files, not dot files) in byte order of their names, each
+    as its name, a NUL byte, then its bytes."""
+    h = hashlib.sha256()
+    feed = pathlib.Path(feed)
+    if feed.is_dir():
+        members = [p for p in feed.iterdir()
+                   if p.name.endswith(".txt") and not p.name.startswith(".") and p.is_file()]
+        for p in sorted(members, key=lambda p: p.name.encode()):
+            h.update(p.name.encode() + b"\0")
+            h.update(p.read_bytes())
+    else:
+        h.update(feed.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def test_version_is_the_feeds_sha256(transitd, feeds, tmp_path):
+    """The hash runs alongside the build now; the name must not change: a
+    fresh import, the no-op re-import and --force all name the version the
+    feed's SHA-256 as Python's hashlib computes it."""
+    for key in ("a", "dir"):
+        data = tmp_path / f"data-{key}"
+        want = feed_version(feeds[key])
+        first = import_json(transitd, feeds[key], data)
+        assert first["version"] == want and current_version(data) == want, key
+        again = import_json(transitd, feeds[key], data)
+        assert again["noop"] is True and again["version"] == want, key
+        forced = import_json(transitd, feeds[key], data, "--force")
+        assert forced["activated"] is True and forced["version"] == want, key
+        assert versions(data) == [want], key   # no build directory left behind
+
+
+def test_version_of_a_real_feed_is_unchanged(transitd, tmp_path):
+    """Fixed values: what transitd named the Cairns feed, as a zip and as a
+    directory of its members (2.5 MB stop_times.txt: many 1 MiB chunks), before
+    the hash moved to nettle and beside the build. An existing data directory
+    must keep its versions."""
+    feed = shared_feed("cairns_translink_2014.zip")
+    folder = tmp_path / "cairns"
+    with zipfile.ZipFile(feed) as z:
+        z.extractall(folder)
+    for path, want in ((feed, "4efd0b76c72a"), (folder, "eafa7f311d87")):
+        assert feed_version(path) == want, path
+        s = import_json(transitd, path, tmp_path / f"data-{pathlib.Path(path).name}")
+        assert s["version"] == want, path
 
 
 def test_zip_with_the_files_in_a_subfolder(transitd, feeds, tmp_path):

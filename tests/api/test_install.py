@@ -171,3 +171,88 @@ def test_launchd_plist(prefix):
     assert job["EnvironmentVariables"]["TRANSITD_DATA"] == f"{prefix}/var/transitd"
     assert job["KeepAlive"] == {"SuccessfulExit": False}
     assert job["Label"] == "org.transitd"
+    # the HTTPS variant: the same job with the TLS flags, paths under PREFIX
+    with open(prefix / "share" / "transitd" / "org.transitd.https.plist", "rb") as f:
+        https = plistlib.load(f)
+    args = https["ProgramArguments"]
+    assert args[0] == f"{prefix}/bin/transitd" and https["Label"] == "org.transitd"
+    assert args[args.index("--tls-cert") + 1].startswith(f"{prefix}/etc/transitd/tls/")
+    assert args[args.index("--tls-key") + 1].endswith(".key")
+    assert args[args.index("--port") + 1] == "8443"
+
+
+def test_https_drop_in_serves_https(prefix):
+    """The systemd drop-in's ExecStart (its ${TRANSITD_TLS_*} from its Environment=),
+    with a certificate made by `transitd cert new` in place of its paths, serves HTTPS."""
+    conf = prefix / "share" / "transitd" / "transitd-https.conf"
+    s = unit_settings(conf.read_text())
+    assert s["ExecStart"][0] == ""                       # replaces the unit's command
+    assert s["SupplementaryGroups"] == ["transitd-tls"]  # how a dynamic user reads the key
+    certs = TMP / "install-tls"
+    shutil.rmtree(certs, ignore_errors=True)
+    p = subprocess.run([str(prefix / "bin" / "transitd"), "cert", "new", "--host", "localhost",
+                        "--out", str(certs)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    env = {k: v for k, v in (e.split("=", 1) for e in s["Environment"])}
+    assert env["TRANSITD_TLS_CERT"].endswith(".crt") and env["TRANSITD_TLS_KEY"].endswith(".key")
+    env = {"TRANSITD_TLS_CERT": str(certs / "localhost.crt"),
+           "TRANSITD_TLS_KEY": str(certs / "localhost.key")}
+    argv = shlex.split(s["ExecStart"][1])
+    assert argv[0] == f"{prefix}/bin/transitd"
+    argv = [env.get(a[2:-1], a) if a.startswith("${") else a for a in argv]
+    port = free_port()
+    argv[argv.index("--port") + 1] = str(port)
+    argv[argv.index("--bind") + 1] = "127.0.0.1"
+    data = TMP / "install-tls-data"
+    shutil.rmtree(data, ignore_errors=True)
+    import_feed(demo_feed(1), data)
+    proc = subprocess.Popen(argv, env=dict(os.environ, TRANSITD_DATA=str(data)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd="/")
+    try:
+        line = proc.stderr.readline()
+        while line and not LISTEN_RE.search(line):
+            line = proc.stderr.readline()
+        assert line.startswith("transitd serve: listening on https://"), line
+        r = requests.get(f"https://localhost:{port}/readyz", timeout=10,
+                         verify=str(certs / "localhost.crt"))
+        assert r.status_code == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+
+def test_replica_service_files(prefix, data):
+    """The replica's launchd job and systemd drop-in: --replica-of from their settings;
+    the drop-in's command, pointed at a live primary, makes a replica that serves."""
+    with open(prefix / "share" / "transitd" / "org.transitd.replica.plist", "rb") as f:
+        job = plistlib.load(f)
+    args = job["ProgramArguments"]
+    assert args[0] == f"{prefix}/bin/transitd" and job["Label"] == "org.transitd"
+    assert args[args.index("--replica-of") + 1].startswith("http://")
+    s = unit_settings((prefix / "share" / "transitd" / "transitd-replica.conf").read_text())
+    assert s["ExecStart"][0] == ""
+    env = dict(e.split("=", 1) for e in s["Environment"])
+    assert env["TRANSITD_REPLICA_OF"].startswith("http://")
+    from http_server import Server
+    with Server(data, "--quiet") as primary:
+        argv = shlex.split(s["ExecStart"][1])
+        assert argv[0] == f"{prefix}/bin/transitd"
+        argv = [primary.url("") if a == "${TRANSITD_REPLICA_OF}" else a for a in argv]
+        port = free_port()
+        state = TMP / "install-replica"
+        shutil.rmtree(state, ignore_errors=True)
+        proc = subprocess.Popen(argv, env=dict(os.environ, TRANSITD_DATA=str(state), TRANSITD_PORT=str(port)),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code == 200:
+                        break
+                except requests.RequestException:
+                    pass
+                assert time.monotonic() < deadline, "the replica never became ready"
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            assert proc.wait(10) == 0

@@ -108,6 +108,9 @@ static void hex_of(const void *data, size_t len, char out[65])
     sha256_hex(d, out);
 }
 
+/* Known answers: FIPS 180-2 appendix B ("abc", the 448-bit message, a
+ * million 'a') and the 896-bit message of its SHA-512 examples, whose SHA-256
+ * NIST's example values give. */
 static void test_sha256_vectors(void **state)
 {
     (void)state;
@@ -119,6 +122,11 @@ static void test_sha256_vectors(void **state)
     const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     hex_of(m448, strlen(m448), hex);
     assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* the 896-bit message: two blocks of input, then a block of padding */
+    const char *m896 = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
+                       "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+    hex_of(m896, strlen(m896), hex);
+    assert_string_equal(hex, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
     /* a million 'a', fed in uneven pieces across block boundaries */
     char a[1000];
     memset(a, 'a', sizeof a);
@@ -368,6 +376,68 @@ static void test_callback_stop_through_feed(void **state)
     feed_close(f);
 }
 
+/* feed_stop from inside a read: the read ends at its next chunk. */
+typedef struct stop_reader {
+    feed_t *f;
+    int chunks;
+} stop_reader;
+
+static int stop_on_first_chunk(void *ctx, const char *buf, size_t len)
+{
+    (void)buf;
+    (void)len;
+    stop_reader *s = ctx;
+    if (s->chunks++ == 0)
+        feed_stop(s->f);
+    return 0;
+}
+
+static void check_feed_stop(const char *path)
+{
+    char err[512];
+    feed_t *f = feed_open(path, err, sizeof err);
+    if (!f)
+        fail_msg("%s", err);
+    stop_reader s = { .f = f };
+    err[0] = 0;
+    assert_int_equal(feed_stream(f, "big.txt", stop_on_first_chunk, &s, err, sizeof err), -1);
+    assert_int_equal(s.chunks, 1);   /* of 3: the 1 MiB chunks after the stop are not read */
+    assert_string_equal(err, "big.txt: reading stopped (feed_stop)");
+    /* and every read after it fails at once */
+    s.chunks = 0;
+    assert_int_equal(feed_stream(f, "stops.txt", stop_on_first_chunk, &s, err, sizeof err), -1);
+    assert_int_equal(s.chunks, 0);
+    feed_buffer b;
+    assert_int_equal(feed_read_all(f, "stops.txt", &b, err, sizeof err), -1);
+    assert_string_equal(err, "stops.txt: reading stopped (feed_stop)");
+    csv_error cerr;
+    counter c = { .nkeys = 2 };
+    assert_int_equal(feed_parse_csv(f, "stops.txt", STOP_KEYS, 2, count_row, &c, NULL, &cerr), CSV_ERR_IO);
+    assert_int_equal(c.rows, 0);
+    feed_close(f);
+}
+
+static void test_feed_stop(void **state)
+{
+    (void)state;
+    char base[1024], dir[1100], zip[1100];
+    test_tmpdir(base, sizeof base, "feed-stop-reads");
+    make_feed_dir(base);
+    snprintf(dir, sizeof dir, "%s/gtfs", base);
+    size_t len = (size_t)5 << 19;   /* 2.5 MiB: three chunks */
+    char *big = malloc(len + 1);
+    assert_non_null(big);
+    for (size_t i = 0; i < len; i++)
+        big[i] = i % 8 == 7 ? '\n' : 'a' + (char)(i % 8);
+    big[len] = 0;
+    test_write_file(dir, "big.txt", big);
+    free(big);
+    check_feed_stop(dir);
+    snprintf(zip, sizeof zip, "%s/big.zip", base);
+    sh("cd '%s' && zip -q -X ../big.zip stops.txt trips.txt big.txt", dir);
+    check_feed_stop(zip);
+}
+
 /* ------------------------------------------------------------ real feeds */
 
 static const char *const ST_KEYS[] = { "trip_id", "arrival_time", "departure_time", "stop_id", "stop_sequence" };
@@ -449,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_zip_crc_error),
         cmocka_unit_test(test_callback_stop_through_feed),
+        cmocka_unit_test(test_feed_stop),
         cmocka_unit_test(test_cairns_stop_times),
         cmocka_unit_test(test_nyct_subway_stop_times),
     };

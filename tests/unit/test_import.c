@@ -11,6 +11,7 @@
  */
 #include "test_support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -46,7 +47,7 @@ static void make_version(const char *data, const char *v, uint64_t sequence)
     assert_int_equal(datadir_version_path(data, v, dir, sizeof dir), 0);
     assert_int_equal(mkdir(dir, 0755), 0);
     test_write_file(dir, "timetable.bin", v);
-    datadir_marker m = {.sequence = sequence, .imported_at = 1700000000};
+    datadir_marker m = {.sequence = sequence, .imported_at = 1700000000, .feed_bytes = sequence * 1000};
     memcpy(m.version, v, DATADIR_VERSION_LEN + 1);
     snprintf(m.builder, sizeof m.builder, "test");
     assert_int_equal(datadir_write_marker(dir, &m, err, sizeof err), 0);
@@ -98,8 +99,25 @@ static void test_marker_roundtrip_and_sequence(void **state)
     assert_int_equal(m.sequence, 7);
     assert_int_equal(m.imported_at, 1700000000);
     assert_string_equal(m.builder, "test");
+    assert_int_equal(m.feed_bytes, 7000);
     assert_false(exists_in(dir, "COMPLETE.tmp"));
     assert_int_equal(datadir_next_sequence(data), 8);
+
+    /* which feeds a version may hold: the same byte count and builder */
+    assert_true(datadir_may_hold_feed(data, "test", 7000));
+    assert_true(datadir_may_hold_feed(data, "test", 3000));
+    assert_false(datadir_may_hold_feed(data, "test", 7001));
+    assert_false(datadir_may_hold_feed(data, "other", 7000));
+    /* a marker written before the count was recorded may hold any feed */
+    char old_dir[1100];
+    datadir_version_path(data, V2, old_dir, sizeof old_dir);
+    char old_marker[256];
+    snprintf(old_marker, sizeof old_marker,
+             "transitd-version-dir 1\nversion %s\nsequence 3\nimported_at 1700000000\nbuilder test\n", V2);
+    test_write_file(old_dir, "COMPLETE", old_marker);
+    assert_int_equal(datadir_read_marker(old_dir, &m), 0);
+    assert_int_equal(m.feed_bytes, 0);
+    assert_true(datadir_may_hold_feed(data, "test", 7001));
 
     /* a directory without a marker, or with a garbled one, is incomplete */
     datadir_version_path(data, V3, dir, sizeof dir);
@@ -454,6 +472,90 @@ static void log_phase(void *ctx, import_phase p, const import_result *r)
         log->order[log->n++] = (int)p;
 }
 
+/* Entries of DATA/versions (a version, or a leftover such as .tmp-import-<pid>). */
+static int version_entries(const char *data)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/versions", data);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void count_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t rows,
+                           double seconds, bool finished)
+{
+    (void)file, (void)done, (void)total, (void)rows, (void)seconds, (void)finished;
+    atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+/* Whether the timetable read anything: its progress callback counts. */
+static int import_counting_reads(const char *feed, const char *data, import_result *r, char *err,
+                                 size_t errlen, int *rc)
+{
+    atomic_int reads = 0;
+    import_options o = {.feed_path = feed, .data_dir = data, .on_progress = count_progress,
+                        .ctx = &reads};
+    import_result_init(r);
+    *rc = import_run(&o, r, err, errlen);
+    return atomic_load(&reads);
+}
+
+/* The hash runs beside the build when no version here can be the feed's, and
+ * before it when one may be: an unchanged feed is then never read to build. */
+static void test_hash_first_only_when_a_version_may_match(void **state)
+{
+    (void)state;
+    char base[1024], feed[1100], same_size[1100], data[1100], err[1024];
+    test_tmpdir(base, sizeof base, "import-hash-first");
+    snprintf(feed, sizeof feed, "%s/feed", base);
+    snprintf(same_size, sizeof same_size, "%s/feed-same-size", base);
+    snprintf(data, sizeof data, "%s/data", base);
+    write_tiny_feed(feed, NULL, NULL);
+    /* the same bytes but one: "One" becomes "Uno", a count that proves nothing */
+    write_tiny_feed(same_size, NULL, NULL);
+    test_write_file(same_size, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\n"
+                                            "S1,Uno,52.50,13.40\nS2,Two,52.51,13.41\nS3,Three,52.52,13.42\n");
+    import_result r;
+    int rc;
+    assert_true(import_counting_reads(feed, data, &r, err, sizeof err, &rc) > 0);
+    assert_int_equal(rc, 0);
+    char first[DATADIR_VERSION_LEN + 1], dir[1200];
+    memcpy(first, r.version, sizeof first);
+    datadir_marker m;
+    assert_int_equal(datadir_version_path(data, first, dir, sizeof dir), 0);
+    assert_int_equal(datadir_read_marker(dir, &m), 0);
+    assert_true(m.feed_bytes > 0);   /* name + NUL + bytes of its six members */
+    import_result_destroy(&r);
+
+    /* unchanged: hashed first, a no-op without one row read */
+    assert_int_equal(import_counting_reads(feed, data, &r, err, sizeof err, &rc), 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.noop);
+    assert_string_equal(r.version, first);
+    import_result_destroy(&r);
+
+    /* the same count, other bytes: hashed first, then built, a new version */
+    assert_true(import_counting_reads(same_size, data, &r, err, sizeof err, &rc) > 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.activated && !r.noop && !r.reused);
+    assert_string_not_equal(r.version, first);
+    assert_int_equal(r.counts.stops, 3);
+    import_result_destroy(&r);
+
+    /* back to the first: re-activated without a build */
+    assert_int_equal(import_counting_reads(feed, data, &r, err, sizeof err, &rc), 0);
+    assert_int_equal(rc, 0);
+    assert_true(r.reused && r.activated);
+    assert_string_equal(r.version, first);
+    import_result_destroy(&r);
+    assert_int_equal(version_entries(data), 2);
+}
+
 static int run_import(const char *feed, const char *data, bool force, import_result *r,
                       phase_log *log, char *err, size_t errlen)
 {
@@ -487,9 +589,18 @@ static void test_import_run_activates_then_noop(void **state)
     assert_int_equal(r.counts.trips, 2);
     assert_true(r.timetable_bytes > 0 && r.schedule_bytes > 0 && r.shapes_bytes > 0);
     assert_true(r.live_bytes > 0);
-    /* every phase reported once; hash first, activation and pruning last */
+    assert_int_equal(version_entries(data), 1);   /* .tmp-import-<pid> became the version */
+    /* every phase reported once; the hash (on its own thread, beside the
+     * build) before verification; activation and pruning last */
     assert_int_equal(log.n, IMPORT_PHASE_COUNT);
-    assert_int_equal(log.order[0], IMPORT_PHASE_HASH);
+    int at[IMPORT_PHASE_COUNT];
+    for (int p = 0; p < IMPORT_PHASE_COUNT; p++)
+        at[p] = -1;
+    for (int i = 0; i < log.n; i++) {
+        assert_int_equal(at[log.order[i]], -1);
+        at[log.order[i]] = i;
+    }
+    assert_true(at[IMPORT_PHASE_HASH] >= 0 && at[IMPORT_PHASE_HASH] < at[IMPORT_PHASE_VERIFY]);
     assert_int_equal(log.order[IMPORT_PHASE_COUNT - 2], IMPORT_PHASE_ACTIVATE);
     assert_int_equal(log.order[IMPORT_PHASE_COUNT - 1], IMPORT_PHASE_PRUNE);
     char saved[DATADIR_VERSION_LEN + 1];
@@ -500,7 +611,14 @@ static void test_import_run_activates_then_noop(void **state)
     assert_true(r.noop);
     assert_false(r.activated);
     assert_string_equal(r.version, saved);
+    /* the build that ran beside the hash is dropped: nothing of it is reported or left */
     assert_false(r.phase_done[IMPORT_PHASE_TIMETABLE]);
+    assert_false(r.phase_done[IMPORT_PHASE_SCHEDULE]);
+    assert_false(r.phase_done[IMPORT_PHASE_SHAPES]);
+    assert_int_equal(import_file_rows(&r, IMPORT_FILE_STOP_TIMES), 0);
+    assert_true(r.have_counts);
+    assert_int_equal(r.counts.stops, 3);
+    assert_int_equal(version_entries(data), 1);
     import_result_destroy(&r);
 
     assert_int_equal(run_import(feed, data, true, &r, NULL, err, sizeof err), 0);
@@ -597,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_current_parsing),
         cmocka_unit_test(test_import_names),
         cmocka_unit_test(test_import_run_activates_then_noop),
+        cmocka_unit_test(test_hash_first_only_when_a_version_may_match),
         cmocka_unit_test(test_import_run_failure_keeps_current),
         cmocka_unit_test(test_import_run_counts_a_shared_file_problem_once),
         cmocka_unit_test(test_import_run_refuses_while_locked),

@@ -1,0 +1,74 @@
+/* api_dataset.c — GET /v1/dataset: the manifest of the version being served.
+ *
+ * Why it exists: a replica (or a phone, or `transitd export`) needs to know
+ * which files make the served version and what each must hash to
+ * (transit/snapshot.h). Hashing the stores takes a moment, so the manifest
+ * is derived once per dataset, as a dataset extension, and freed with it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "transit/feed_validity.h"
+#include "transit/snapshot.h"
+
+static void *derive_manifest(const dataset *ds, char *err, size_t errlen)
+{
+    snapshot_manifest *m = malloc(sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (snapshot_manifest_of(dataset_dir(ds), m, err, errlen) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static const dataset_extension manifest_extension = {"snapshot manifest", derive_manifest, free};
+
+const snapshot_manifest *api_dataset_manifest(dataset *ds, char *err, size_t errlen)
+{
+    return dataset_extension_get(ds, &manifest_extension, err, errlen);
+}
+
+void api_dataset_manifest_write(json_writer *out, const snapshot_manifest *m,
+                                const feed_validity *validity)
+{
+    char created[21];
+    rfc3339_format_utc(m->created, created);
+    json_object_begin(out);
+    json_kv_string(out, "version", m->version);
+    json_kv_string(out, "created", created);
+    if (validity)
+        feed_validity_write(out, validity);
+    json_key(out, "files");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < m->nfiles; i++) {
+        json_object_begin(out);
+        json_kv_string(out, "name", m->files[i].name);
+        json_kv_int(out, "size", (int64_t)m->files[i].size);
+        json_kv_string(out, "sha256", m->files[i].sha256);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_object_end(out);
+}
+
+int api_dataset(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                api_problem *prob, int *cache_seconds)
+{
+    (void)t;
+    if (api_check_request(req, api_no_params, NULL, ds, prob))
+        return prob->status;
+    char err[256];
+    const snapshot_manifest *m = api_dataset_manifest(ds, err, sizeof err);
+    if (!m)
+        return api_fail(prob, 500, NULL, "cannot list the dataset's files: %s", err);
+    feed_validity validity;
+    feed_validity_at(ds, req->now, &validity);
+    api_dataset_manifest_write(out, m, &validity);
+    return api_finish(out, prob, cache_seconds, 0);
+}

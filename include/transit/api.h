@@ -65,6 +65,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
              api_problem *prob, int *cache_seconds);                   /* GET /v1/stops/{id} */
 int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                         api_problem *prob, int *cache_seconds);        /* GET /v1/stops/{id}/departures */
+int api_stop_arrivals(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                      api_problem *prob, int *cache_seconds);          /* GET /v1/stops/{id}/arrivals */
 int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                    api_problem *prob, int *cache_seconds);             /* GET /v1/departures */
 int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
@@ -73,6 +75,8 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
               api_problem *prob, int *cache_seconds);                  /* GET /v1/routes/{id} */
 int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds);                   /* GET /v1/trips/{id} */
+int api_shape(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+              api_problem *prob, int *cache_seconds);                  /* GET /v1/shapes/{id} */
 int api_agencies(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                  api_problem *prob, int *cache_seconds);               /* GET /v1/agencies */
 int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *out,

@@ -32,6 +32,8 @@ typedef struct board {
                                   * (every row then reads as a zeroed board_row) */
     uint32_t count;
     bool truncated;              /* more rows matched than the limit */
+    bool arrivals;               /* rows may be arrivals (departure.arrival): a board of
+                                  * kind QUERY_ARRIVALS or QUERY_BOTH */
     bool realtime;               /* the server ingests realtime: rows say what it knows
                                   * (also when it knows nothing of a row) */
     const alert_marks *alerts;   /* the row lists, or NULL when no alert view is shown */
@@ -51,12 +53,14 @@ board_scratch *board_scratch_new(void);
 void board_scratch_free(board_scratch *b);
 
 /* The board of a stop (a station: its platforms) over [from, from + window_s),
- * at most `limit` rows: stop_departures, the ADDED trips' rows merged in, and
- * every row joined. QUERY_OK, else a query error (err says which parameter). */
-int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
-               uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err);
-/* The same for every stop within radius_m of a point (nearby_departures). */
-int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double lat, double lon,
+ * at most `limit` rows of the events of `kind`: stop_events, the ADDED trips'
+ * rows merged in, and every row joined. QUERY_OK, else a query error (err
+ * says which parameter). */
+int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop,
+               int64_t from, uint32_t window_s, uint32_t limit, const board_sources *src, board *out,
+               query_error *err);
+/* The same for every stop within radius_m of a point (nearby_events). */
+int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
                  double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
                  const board_sources *src, board *out, query_error *err);
 

@@ -41,5 +41,8 @@ bool feed_validity_warning(const feed_validity *v, char *out, size_t cap);
  * window overlaps the feed's service. */
 bool feed_validity_departures_warning(const dataset *ds, int64_t from, uint32_t window_s,
                                       char *out, size_t cap);
+/* The same for a board of other events: `what` ("arrivals", ...) names them. */
+bool feed_validity_events_warning(const dataset *ds, int64_t from, uint32_t window_s, const char *what,
+                                  char *out, size_t cap);
 
 #endif

@@ -87,6 +87,10 @@ const char *dataset_pin_problem(const dataset *ds);
 typedef struct schedule_db schedule_db;
 schedule_db *dataset_take_schedule(dataset *ds, char *err, size_t errlen);
 void dataset_give_schedule(dataset *ds, schedule_db *db);
+/* The same for the version's shapes.sqlite (stores.h). */
+typedef struct shapes_db shapes_db;
+shapes_db *dataset_take_shapes(dataset *ds, char *err, size_t errlen);
+void dataset_give_shapes(dataset *ds, shapes_db *db);
 const char *dataset_timezone(const dataset *ds);
 
 typedef struct dataset_counts {
@@ -186,9 +190,19 @@ typedef struct departure {
     uint32_t trip;          /* trip index */
     uint32_t stop_sequence; /* the raw GTFS stop_sequence */
     uint32_t pos;           /* the stop time's index in its trip (as trip_detail lists them) */
+    bool arrival;           /* an arrival (stop_events with QUERY_ARRIVALS or QUERY_BOTH):
+                             * instant and secs are the arrival's; else a departure */
     double distance_m;      /* nearby_departures: the stop's distance in whole metres
                              * (the haversine's, rounded half up); else 0 */
 } departure;
+
+/* Which stop events a board lists (the API's `kind`). A departure is a call
+ * riders may board at: not the last stop of its trip, pickup_type not 1. An
+ * arrival is a call riders may alight at: not the first stop of its trip,
+ * drop_off_type not 1, at its arrival time. QUERY_BOTH lists every call
+ * riders may board or alight at once: its departure, or its arrival where it
+ * has no departure (the trip ends there, or pickup_type is 1). */
+typedef enum query_kind { QUERY_DEPARTURES, QUERY_ARRIVALS, QUERY_BOTH } query_kind;
 
 /* Departures at a stop in [from, from + window_s), ordered by instant, then
  * stop_id, route_short_name, trip_id (bytes). A station yields its children's
@@ -196,11 +210,20 @@ typedef struct departure {
 int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
                     uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
                     bool *truncated, query_error *err);
+/* The same for the events of `kind` (stop_departures is QUERY_DEPARTURES):
+ * rows in the same order, by the instant of their event. */
+int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
+                query_error *err);
 
 /* Departures at all location_type 0 stops within radius_m, same order. */
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon,
                       double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
                       departure *out, uint32_t *count, bool *truncated, query_error *err);
+/* The same for the events of `kind`. */
+int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
+                  double radius_m, int64_t from, uint32_t window_s, uint32_t limit, departure *out,
+                  uint32_t *count, bool *truncated, query_error *err);
 
 /* The stops the last nearby_departures on `s` searched (location_type 0
  * within the radius), unordered, with the distances its rows carry (whole

@@ -24,17 +24,17 @@ typedef struct rt_merge_scratch rt_merge_scratch;
 rt_merge_scratch *rt_merge_scratch_new(void);
 void rt_merge_scratch_free(rt_merge_scratch *m);
 
-/* After stop_departures(ds, ..., stop, from, window_s, limit, deps, count,
- * truncated): adds the added departures at `stop` (a station: at its
+/* After stop_events(ds, ..., kind, stop, from, window_s, limit, deps, count,
+ * truncated): adds the added events of `kind` at `stop` (a station: at its
  * children). `deps` has room for `limit` rows. QUERY_OK, or QUERY_ENOMEM
  * with the rows as they were. */
-int rt_merge_stop_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, uint32_t stop,
-                             int64_t from, uint32_t window_s, uint32_t limit, departure *deps,
+int rt_merge_stop_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, query_kind kind,
+                             uint32_t stop, int64_t from, uint32_t window_s, uint32_t limit, departure *deps,
                              uint32_t *count, bool *truncated);
 
-/* After nearby_departures on scratch `s`: adds the added departures at the
- * stops it searched, with their distances. */
-int rt_merge_nearby_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m,
+/* After nearby_events on scratch `s`: adds the added events of `kind` at
+ * the stops it searched, with their distances. */
+int rt_merge_nearby_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, query_kind kind,
                                const query_scratch *s, int64_t from, uint32_t window_s, uint32_t limit,
                                departure *deps, uint32_t *count, bool *truncated);
 

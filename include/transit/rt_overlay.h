@@ -22,13 +22,20 @@
  *    to the next update with data;
  *  - SKIPPED marks the stop skipped and carries the delay past it;
  *  - a CANCELED (or DELETED) trip marks every stop canceled.
+ * Arrivals (rows with departure.arrival) follow the same rules with the
+ * two events' roles swapped: an update's arrival wins, a missing arrival
+ * takes the departure's delay, and a carried delay makes an arrival no
+ * earlier than the predicted departure from the stop before.
  *
  * ADDED trips (trip_id not in the dataset) have no schedule to add delays
  * to: each of their stop_time_updates that names a stop_id of the dataset
  * and an absolute time (departure, else arrival) becomes a departure event
  * at that stop and instant, except the last one (the trip ends there, as
  * scheduled trips have no departure from their last stop) and SKIPPED or
- * NO_DATA ones. The trip needs a route_id of the dataset (a departure row
+ * NO_DATA ones. Likewise each but the first becomes an arrival event (its
+ * arrival time, else departure); the last one is an arrival at a call
+ * without a departure. A trip with no departure event is not shown. The
+ * trip needs a route_id of the dataset (a departure row
  * names its route); its trip_id is the update's, else "rt:" and the
  * entity id. Its service date is start_date, else the local date of its
  * first time. rt_merge.h puts these events among a query's departures.
@@ -66,13 +73,14 @@ typedef struct rt_added_trip {
     int32_t service_date;      /* days since 1970-01-01 */
 } rt_added_trip;
 
-/* What realtime says about one departure row. */
+/* What realtime says about one departure row (or arrival row: then of
+ * its arrival). */
 typedef struct rt_departure {
     bool realtime;             /* the overlay has this trip instance */
     bool canceled;             /* the trip is canceled, or this stop is skipped */
     bool skipped;              /* this stop is skipped (canceled is also true) */
     bool has_prediction;       /* delay_s is known */
-    int32_t delay_s;           /* predicted departure = scheduled + delay_s */
+    int32_t delay_s;           /* predicted event = scheduled + delay_s */
 } rt_departure;
 
 /* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
@@ -106,7 +114,7 @@ void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
  * must ask the overlay (rt_overlay_added_trip) rather than the dataset. */
 
 uint32_t rt_overlay_added_trip_count(const rt_overlay *o);
-/* Whether any added departure is at `stop` (two reads). */
+/* Whether any added event (departure or arrival) is at `stop` (two reads). */
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop);
 /* The added trip of a row, or NULL when the row is a dataset trip's. */
 const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d);
@@ -116,5 +124,8 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
  * there are in all. */
 uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
                                      departure *out, uint32_t max);
+/* The same for the events of `kind` (query.h): arrival rows say .arrival. */
+uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
+                                 departure *out, uint32_t max);
 
 #endif

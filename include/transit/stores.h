@@ -40,4 +40,32 @@ typedef struct feed_meta {
 /* feed_info.txt's single row (all fields empty when the feed has none). */
 int schedule_feed_meta(schedule_db *db, feed_meta *out);
 
+/* A read-only, immutable connection to shapes.sqlite of one version, for
+ * one thread. */
+typedef struct shapes_db shapes_db;
+shapes_db *shapes_open(const char *version_dir, char *err, size_t errlen);
+void shapes_close(shapes_db *db);
+
+typedef struct shape_point {
+    double lat, lon;
+} shape_point;
+/* The points of shape_id by shape_pt_sequence into *points, which grows
+ * (realloc; *cap is its room). Returns their count, 0 for a shape_id the
+ * store does not hold, or -1 with err. */
+int shapes_read(shapes_db *db, const char *shape_id, shape_point **points, uint32_t *cap, char *err,
+                size_t errlen);
+
+/* A shape as it is served: its encoded polyline (polyline.h, precision 5)
+ * and its length, the sum of the haversine distances between its points. */
+typedef struct shape_line {
+    uint32_t points;
+    double length_m;
+    const char *polyline;      /* NUL-terminated; the connection's, until its next call */
+    size_t polyline_len;
+} shape_line;
+/* 1 and *out for a shape_id the store holds, 0 when it does not, -1 with
+ * err. One lookup in shape_lines; a file imported before that table existed
+ * has its points read and encoded instead. */
+int shapes_line(shapes_db *db, const char *shape_id, shape_line *out, char *err, size_t errlen);
+
 #endif

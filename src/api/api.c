@@ -22,7 +22,6 @@
 #define CACHE_STOP_WITH_ALERTS 60   /* a stop's detail shows the alerts active now */
 #define STOP_LIMIT_DEFAULT 20
 #define DEPARTURE_LIMIT_DEFAULT 50
-#define COORD_DECIMALS 6
 
 static bool grow_indices(api_thread *t, uint32_t need);
 
@@ -36,7 +35,8 @@ api_thread *api_thread_new(void)
      * handed a NULL array, and most threads never grow them. */
     t->marks = alert_marks_new();
     t->board = board_scratch_new();
-    if (!t->scratch || !t->marks || !t->board || !grow_indices(t, 64) ||
+    t->network = network_scratch_new();
+    if (!t->scratch || !t->marks || !t->board || !t->network || !grow_indices(t, 64) ||
         !api_grow_stop_times(t, 32)) {
         api_thread_free(t);
         return NULL;
@@ -52,8 +52,10 @@ void api_thread_free(api_thread *t)
         query_scratch_free(t->scratch);
     free(t->stop_times);
     free(t->indices);
+    free(t->text);
     alert_marks_free(t->marks);
     board_scratch_free(t->board);
+    network_scratch_free(t->network);
     free(t);
 }
 
@@ -133,8 +135,8 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
 {
     api_kv_text(w, "id", st->id);
     api_kv_text(w, "name", st->name);
-    json_kv_double(w, "lat", st->lat, COORD_DECIMALS);
-    json_kv_double(w, "lon", st->lon, COORD_DECIMALS);
+    json_kv_double(w, "lat", st->lat, API_COORD_DECIMALS);
+    json_kv_double(w, "lon", st->lon, API_COORD_DECIMALS);
     if (distance_m)
         kv_distance(w, *distance_m);
     json_kv_int(w, "location_type", st->location_type);
@@ -151,6 +153,14 @@ static void write_stop_fields(json_writer *w, const dataset *ds, const stop_info
 void api_write_route(json_writer *w, const route_info *r)
 {
     json_object_begin(w);
+    api_write_route_fields(w, r);
+    json_object_end(w);
+}
+
+/* The members of a Route object, which the stop's and the route's detail
+ * extend. */
+void api_write_route_fields(json_writer *w, const route_info *r)
+{
     api_kv_text(w, "id", r->id);
     api_kv_optional(w, "agency_id", r->agency_id);
     api_kv_text(w, "short_name", r->short_name);
@@ -158,7 +168,6 @@ void api_write_route(json_writer *w, const route_info *r)
     json_kv_int(w, "type", r->type);
     api_kv_optional(w, "color", r->color);
     api_kv_optional(w, "text_color", r->text_color);
-    json_object_end(w);
 }
 
 /* {"key":[ — the opening of a response that is one named list. */
@@ -199,14 +208,15 @@ static alert_marks *begin_alerts(api_thread *t, const api_request *req, const da
  * with the alerts its rows (or its stop) showed. The warning comes only with
  * an empty list whose window lies outside the feed's service, so a normal
  * answer pays one comparison and no bytes. */
-static void end_departures(api_thread *t, json_writer *w, const dataset *ds, uint32_t count,
+static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, uint32_t count,
                            bool truncated, int64_t from, long window_minutes)
 {
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
     char warning[256];
-    if (count == 0 && feed_validity_departures_warning(ds, from, (uint32_t)window_minutes * 60,
-                                                       warning, sizeof warning))
+    static const char *const what[] = {"departures", "arrivals", "departures or arrivals"};
+    if (count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
+                                                   sizeof warning))
         json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
@@ -374,12 +384,29 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 
     if (list_of_stop(t, ds, stop, dataset_stop_routes, "routes", req->id, &n, prob))
         return prob->status;
+    const stop_headsign *heads;
+    uint32_t nheads;
+    query_error err = {0};
+    int rc = stop_headsigns(ds, t->network, stop, &heads, &nheads, &err);
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
     json_key(out, "routes");
     json_array_begin(out);
+    /* both lists go by route index: each route's headsigns are the next run */
+    uint32_t h = 0;
     for (uint32_t i = 0; i < n; i++) {
         route_info r;
         dataset_route(ds, t->indices[i], &r);
-        api_write_route(out, &r);
+        json_object_begin(out);
+        api_write_route_fields(out, &r);
+        json_key(out, "headsigns");
+        json_array_begin(out);
+        while (h < nheads && heads[h].route < t->indices[i])
+            h++;
+        for (; h < nheads && heads[h].route == t->indices[i]; h++)
+            json_str(out, heads[h].headsign);
+        json_array_end(out);
+        json_object_end(out);
     }
     json_array_end(out);
     json_object_end(out);
@@ -393,15 +420,21 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
                                                                    : CACHE_STATIC);
 }
 
-int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
-                        api_problem *prob, int *cache_seconds)
+/* A stop's board: GET /v1/stops/{id}/departures (kind from the parameter,
+ * rows under "departures") and GET /v1/stops/{id}/arrivals (arrivals, rows
+ * under "arrivals"). */
+static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
+                      int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", NULL};
+    static const char *const allowed[] = {"time", "window", "limit", "kind", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", NULL};
     long window, limit;
     time_param tp;
-    if (api_check_params(req, allowed, prob) || api_need_id(req, "stop_id", prob) ||
-        api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
-        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+    query_kind kind = QUERY_ARRIVALS;
+    if (api_check_params(req, arrivals_endpoint ? allowed_arrivals : allowed, prob) ||
+        api_need_id(req, "stop_id", prob) || api_get_time_syntax(req, &tp, prob) ||
+        api_get_window(req, &window, prob) || api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) ||
+        (!arrivals_endpoint && api_get_kind(req, &kind, prob)))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -412,7 +445,7 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
-    int rc = board_stop(t->board, ds, t->scratch, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
+    int rc = board_stop(t->board, ds, t->scratch, kind, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
                         &b, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);
@@ -424,26 +457,39 @@ int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json
     api_kv_text(out, "id", st.id);
     api_kv_text(out, "name", st.name);
     json_object_end(out);
-    json_key(out, "departures");
+    json_key(out, arrivals_endpoint ? "arrivals" : "departures");
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
-    end_departures(t, out, ds, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
+}
+
+int api_stop_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                        api_problem *prob, int *cache_seconds)
+{
+    return stop_board(t, ds, req, out, prob, cache_seconds, false);
+}
+
+int api_stop_arrivals(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                      api_problem *prob, int *cache_seconds)
+{
+    return stop_board(t, ds, req, out, prob, cache_seconds, true);
 }
 
 int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                    api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit",
+    static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
                                           NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
+    query_kind kind;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
         api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
         api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
-        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob))
+        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) || api_get_kind(req, &kind, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -451,13 +497,13 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds)};
     board b;
-    int rc = board_nearby(t->board, ds, t->scratch, lat, lon, (double)radius, from, (uint32_t)window * 60,
+    int rc = board_nearby(t->board, ds, t->scratch, kind, lat, lon, (double)radius, from, (uint32_t)window * 60,
                           (uint32_t)limit, &src, &b, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);
     api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))
         return prob->status;
-    end_departures(t, out, ds, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

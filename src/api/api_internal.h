@@ -16,8 +16,10 @@
 
 #include "transit/api.h"
 #include "transit/board.h"
+#include "transit/network.h"
 
 #define CACHE_STATIC 86400   /* what changes only with the dataset */
+#define API_COORD_DECIMALS 6 /* latitudes and longitudes: about 0.1 m */
 
 struct api_thread {
     query_scratch *scratch;
@@ -28,7 +30,10 @@ struct api_thread {
     uint32_t stop_times_cap;
     uint32_t *indices;              /* children / routes of a stop; grows */
     uint32_t indices_cap;
+    char *text;                     /* a polyline being encoded; grows */
+    size_t text_cap;
     alert_marks *marks;             /* the alerts a response shows */
+    network_scratch *network;       /* route patterns, a stop's headsigns */
 };
 
 /* ------------------------------------------------------------ problems (api_params.c) */
@@ -71,6 +76,11 @@ int api_get_radius(const api_request *req, long *out, api_problem *prob);
 int api_get_window(const api_request *req, long *out, api_problem *prob);
 int api_get_limit(const api_request *req, long def, long *out, api_problem *prob);
 int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *prob);
+/* `kind`: departures (the default), arrivals or both. */
+int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
+/* `include`: a comma-separated list of the NULL-terminated `names` (at most
+ * 16), each at most once; bit i of *out says names[i] was asked for. */
+int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);
 
 /* The value of parameter `name`, "" when given without one, NULL when absent. */
 const char *api_param_value(const api_request *req, const char *name);
@@ -87,11 +97,19 @@ int api_take_schedule(dataset *ds, schedule_db **db, api_problem *prob);
 /* Grows t->stop_times to hold `need`; false when out of memory. */
 bool api_grow_stop_times(api_thread *t, uint32_t need);
 
+/* ------------------------------------------------------------ shapes (api_shapes.c) */
+
+/* "shape": the trip's shape from shapes.sqlite, else the line through its
+ * n stop times' stops. 0, or the status of the problem (503). */
+int api_write_trip_shape(api_thread *t, dataset *ds, const trip_info *tr, const trip_stop_time *st, uint32_t n,
+                         json_writer *out, api_problem *prob);
+
 /* ------------------------------------------------------------ writers (api.c) */
 
 void api_kv_optional(json_writer *w, const char *key, const char *s);
 void api_kv_text(json_writer *w, const char *key, const char *s);
 void api_write_route(json_writer *w, const route_info *r);
+void api_write_route_fields(json_writer *w, const route_info *r);
 void api_begin_list(json_writer *w, const char *key);
 void api_end_list(json_writer *w);
 

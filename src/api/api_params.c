@@ -300,3 +300,48 @@ int api_check_request(const api_request *req, const char *const *allowed, const 
     return 0;
 }
 
+
+int api_get_kind(const api_request *req, query_kind *out, api_problem *prob)
+{
+    const char *v = api_param_value(req, "kind");
+    *out = QUERY_DEPARTURES;
+    if (!v)
+        return 0;
+    if (strcmp(v, "departures") == 0)
+        *out = QUERY_DEPARTURES;
+    else if (strcmp(v, "arrivals") == 0)
+        *out = QUERY_ARRIVALS;
+    else if (strcmp(v, "both") == 0)
+        *out = QUERY_BOTH;
+    else
+        return api_fail(prob, 400, "kind", "kind must be departures, arrivals or both");
+    return 0;
+}
+
+int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob)
+{
+    const char *v = api_param_value(req, "include");
+    *out = 0;
+    if (!v)
+        return 0;
+    /* a comma-separated list of names, each at most once: "shape" */
+    for (const char *p = v;;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; names[i] && found < 0 && i < 16; i++)
+            if (strlen(names[i]) == len && memcmp(names[i], p, len) == 0)
+                found = i;
+        if (found < 0 || (*out & (1u << found))) {
+            char known[160] = "";
+            for (int i = 0; names[i] && i < 16; i++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", names[i]);
+            return api_fail(prob, 400, "include", "include must be a comma-separated list of: %s (each at most once)",
+                            known);
+        }
+        *out |= 1u << found;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return 0;
+}

@@ -49,20 +49,63 @@ int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *
                     write_route_at);
 }
 
+/* {"stop_id":…,"stop_name":…,"lat":…,"lon":…} of a pattern's stop. */
+static void write_pattern_stop(json_writer *w, const dataset *ds, uint32_t stop)
+{
+    stop_info st;
+    dataset_stop(ds, stop, &st);
+    json_object_begin(w);
+    api_kv_text(w, "stop_id", st.id);
+    api_kv_text(w, "stop_name", st.name);
+    json_kv_double(w, "lat", st.lat, API_COORD_DECIMALS);
+    json_kv_double(w, "lon", st.lon, API_COORD_DECIMALS);
+    json_object_end(w);
+}
+
 int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
               api_problem *prob, int *cache_seconds)
 {
-    (void)t;
     if (api_check_request(req, api_no_params, "route_id", ds, prob))
         return prob->status;
     uint32_t route = dataset_find_route(ds, req->id, strlen(req->id));
     if (route == QUERY_NONE)
         return api_fail(prob, 404, "route_id", "route '%s' not found", req->id);
+    network_route nr;
+    query_error err = {0};
+    int rc = route_patterns(ds, t->network, route, &nr, &err);
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
     route_info r;
     dataset_route(ds, route, &r);
     json_object_begin(out);
     json_key(out, "route");
-    api_write_route(out, &r);
+    json_object_begin(out);
+    api_write_route_fields(out, &r);
+    json_key(out, "patterns");
+    json_array_begin(out);
+    for (uint32_t i = 0; i < nr.npatterns; i++) {
+        const route_pattern *p = &nr.patterns[i];
+        json_object_begin(out);
+        json_key(out, "direction_id");
+        if (p->direction_id == 0 || p->direction_id == 1)
+            json_int(out, p->direction_id);
+        else
+            json_null_value(out);
+        json_key(out, "headsigns");
+        json_array_begin(out);
+        for (uint32_t k = 0; k < p->nheadsigns; k++)
+            json_str(out, nr.headsigns[p->headsigns_first + k]);
+        json_array_end(out);
+        json_kv_int(out, "trips", p->trips);
+        json_key(out, "stops");
+        json_array_begin(out);
+        for (uint32_t k = 0; k < p->nstops; k++)
+            write_pattern_stop(out, ds, nr.stops[p->stops_first + k]);
+        json_array_end(out);
+        json_object_end(out);
+    }
+    json_array_end(out);
+    json_object_end(out);
     json_object_end(out);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
@@ -103,8 +146,11 @@ static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, 
 int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"date", NULL};
-    if (api_check_params(req, allowed, prob) || api_need_id(req, "trip_id", prob))
+    static const char *const allowed[] = {"date", "include", NULL};
+    static const char *const includes[] = {"shape", NULL};
+    unsigned include = 0;
+    if (api_check_params(req, allowed, prob) || api_need_id(req, "trip_id", prob) ||
+        api_get_include(req, includes, &include, prob))
         return prob->status;
     const char *date_text = api_param_value(req, "date");
     int32_t date = 0;
@@ -153,6 +199,10 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         dataset_stop(ds, s->stop, &st);
         json_object_begin(out);
         api_kv_text(out, "stop_id", st.id);
+        api_kv_text(out, "stop_name", st.name);
+        json_kv_double(out, "lat", st.lat, API_COORD_DECIMALS);
+        json_kv_double(out, "lon", st.lon, API_COORD_DECIMALS);
+        api_kv_optional(out, "platform_code", st.platform_code);
         json_kv_int(out, "stop_sequence", s->stop_sequence);
         kv_secs(out, "arrival_secs", s->arrival_secs);
         kv_secs(out, "departure_secs", s->departure_secs);
@@ -163,6 +213,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         json_object_end(out);
     }
     json_array_end(out);
+    if ((include & 1) && api_write_trip_shape(t, ds, &tr, t->stop_times, count, out, prob))
+        return prob->status;
     json_object_end(out);
     json_object_end(out);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);

@@ -27,9 +27,15 @@
  *   dates        "2026-11-21","departure":"2026-11-21T
  *                (the service date, then the instant's local date)
  *   offset_text  -05:00","departure_secs":
- * Each is composed when its day or offset changes, and copied whole. */
+ * Each is composed when its day or offset changes, and copied whole. An
+ * arrival row's say "arrival" and "arrival_secs", two bytes shorter each,
+ * and are kept apart (a board of both kinds alternates between them). */
 #define DATES_LEN 37
 #define OFFSET_TEXT_LEN 25
+#define ARR_DATES_LEN 35
+#define ARR_OFFSET_TEXT_LEN 23
+#define EVENT_DATES_LEN(arrival) ((arrival) ? ARR_DATES_LEN : DATES_LEN)
+#define EVENT_OFFSET_TEXT_LEN(arrival) ((arrival) ? ARR_OFFSET_TEXT_LEN : OFFSET_TEXT_LEN)
 
 typedef struct row_texts {
     int32_t service_day;        /* dates is for this service day ... */
@@ -45,7 +51,7 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-static void compose_dates(row_texts *t, int32_t service_day, int64_t local)
+static void compose_dates(row_texts *t, int32_t service_day, int64_t local, bool arrival)
 {
     char text[11];
     int64_t day = floor_div(local, 86400);
@@ -55,13 +61,16 @@ static void compose_dates(row_texts *t, int32_t service_day, int64_t local)
     *p++ = '"';
     format_date(service_day, text);
     p = json_put_bytes(p, text, 10);
-    p = JSON_PUT_LITERAL(p, "\",\"departure\":\"");
+    if (arrival)
+        p = JSON_PUT_LITERAL(p, "\",\"arrival\":\"");
+    else
+        p = JSON_PUT_LITERAL(p, "\",\"departure\":\"");
     format_date((int32_t)day, text);
     p = json_put_bytes(p, text, 10);
     *p = 'T';
 }
 
-static void compose_offset(row_texts *t, int32_t offset)
+static void compose_offset(row_texts *t, int32_t offset, bool arrival)
 {
     uint32_t a = offset < 0 ? (uint32_t)0 - (uint32_t)offset : (uint32_t)offset;
     t->offset = offset;
@@ -70,28 +79,34 @@ static void compose_offset(row_texts *t, int32_t offset)
     p = json_put_2digits(p, a / 3600 % 100);
     *p++ = ':';
     p = json_put_2digits(p, a / 60 % 60);
-    JSON_PUT_LITERAL(p, "\",\"departure_secs\":");
+    if (arrival)
+        JSON_PUT_LITERAL(p, "\",\"arrival_secs\":");
+    else
+        JSON_PUT_LITERAL(p, "\",\"departure_secs\":");
 }
 
 /* "2026-11-21","departure":"2026-11-21T18:15:00-05:00","departure_secs":
  * as the generic writer writes the service date and rfc3339_format_instant
- * the instant. */
-static char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day, int64_t instant, int32_t offset)
+ * the instant (an arrival: "arrival", "arrival_secs", from texts of its
+ * own). */
+static inline __attribute__((always_inline)) char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day,
+                                                                         int64_t instant, int32_t offset,
+                                                                         bool arrival)
 {
     int64_t local = instant + offset;
     if (service_day != t->service_day || (uint64_t)local - (uint64_t)t->local_start >= 86400)
-        compose_dates(t, service_day, local);
+        compose_dates(t, service_day, local, arrival);
     if (offset != t->offset)
-        compose_offset(t, offset);
+        compose_offset(t, offset, arrival);
     uint32_t sod = (uint32_t)((uint64_t)local - (uint64_t)t->local_start);
     uint32_t hours = sod / 3600, rest = sod % 3600;
-    p = json_put_bytes(p, t->dates, DATES_LEN);
+    p = json_put_bytes(p, t->dates, EVENT_DATES_LEN(arrival));
     p = json_put_2digits(p, hours);
     *p++ = ':';
     p = json_put_2digits(p, rest / 60);
     *p++ = ':';
     p = json_put_2digits(p, rest % 60);
-    return json_put_bytes(p, t->offset_text, OFFSET_TEXT_LEN);
+    return json_put_bytes(p, t->offset_text, EVENT_OFFSET_TEXT_LEN(arrival));
 }
 
 /* ------------------------------------------------------------ row texts
@@ -361,8 +376,10 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
  * (138), rounded up. */
 #define ROW_REALTIME_BYTES 160
 /* Where the instant lies in the dates-and-instant text: after
- * "2026-11-21","departure":" ; 25 bytes (2026-11-21T18:15:00-05:00). */
+ * "2026-11-21","departure":" (or "arrival":"); 25 bytes (2026-11-21T18:15:00-05:00). */
 #define INSTANT_AT 26
+#define ARR_INSTANT_AT 24
+#define EVENT_INSTANT_AT(arrival) ((arrival) ? ARR_INSTANT_AT : INSTANT_AT)
 #define INSTANT_LEN 25
 
 /* 2026-11-21T18:17:00-05:00 for the predicted instant of a row whose
@@ -460,11 +477,14 @@ static char *put_alerts(char *p, const alert_marks *m, uint32_t row, uint32_t n)
 
 /* The part of a row from its service date on, the same for every row:
  *   "2026-11-21","departure":"…","departure_secs":…,"stop_sequence":…
- * and near a point ,"stop_name":"…","distance_m":…  */
-static inline char *put_times_and_tail(char *p, const char *text, const stop_text *st, const departure *d,
-                                       row_texts *texts, bool near_point)
+ * (an arrival's "arrival":"…","arrival_secs":…) and near a point
+ * ,"stop_name":"…","distance_m":…  */
+static inline __attribute__((always_inline)) char *put_times_and_tail(char *p, const char *text,
+                                                                      const stop_text *st, const departure *d,
+                                                                      row_texts *texts, bool near_point,
+                                                                      bool arrival)
 {
-    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset);
+    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset, arrival);
     p = json_put_u32(p, d->secs);
     p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
     p = json_put_u32(p, d->stop_sequence);
@@ -494,7 +514,7 @@ static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const st
 }
 
 static char *put_added_row(char *p, const dataset *ds, const departure_texts *x, const rt_added_trip *a,
-                           const departure *d, row_texts *texts, bool near_point)
+                           const departure *d, row_texts *texts, bool near_point, bool arrival)
 {
     const stop_text *st = &x->stops[d->stop];
     route_info rt;
@@ -502,8 +522,8 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     p = put_text(p, x->text + st->off, st->head_len);
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
     p = put_middle(p, &rt, "");
-    const char *instant_text = p + INSTANT_AT;
-    p = put_times_and_tail(p, x->text, st, d, texts, near_point);
+    const char *instant_text = p + EVENT_INSTANT_AT(arrival);
+    p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
@@ -553,22 +573,27 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
     return room;
 }
 
-/* The rows into the reservation at p. `joined` is a constant where this is
- * inlined: a board with nothing joined (no realtime, no alerts: the common
- * case) pays no test of its rows' joins. */
+/* The rows into the reservation at p. `joined` and `arrivals` are constants
+ * where this is inlined: a board with nothing joined (no realtime, no
+ * alerts: the common case) pays no test of its rows' joins, and a board of
+ * departures none of its rows' kinds. */
 static inline __attribute__((always_inline)) char *put_rows(char *p, const dataset *ds, const departure_texts *x,
-                                                             const board *b, bool near_point, bool joined)
+                                                             const board *b, bool near_point, bool joined,
+                                                             bool arrivals)
 {
-    row_texts texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
+    row_texts dep_texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
+    row_texts arr_texts = dep_texts;
     const char *text = x->text;
     for (uint32_t i = 0; i < b->count; i++) {
         const departure *d = &b->deps[i];
         const board_row *r = joined ? &b->rows[i] : NULL;
+        bool arrival = arrivals && d->arrival;
+        row_texts *texts = arrival ? &arr_texts : &dep_texts;
         assert(d->stop < x->nstops);
         if (i)
             *p++ = ',';
         if (joined && r->added) {
-            p = put_added_row(p, ds, x, r->added, d, &texts, near_point);
+            p = put_added_row(p, ds, x, r->added, d, texts, near_point, arrival);
         } else {
             assert(d->trip < x->ntrips);
             const trip_row *tr = &x->trips[d->trip];
@@ -585,8 +610,8 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
                 *p++ = '"';
             }
             p = put_text(p, text + tr->middle_off, tr->middle_len);
-            const char *instant_text = p + INSTANT_AT;
-            p = put_times_and_tail(p, text, st, d, &texts, near_point);
+            const char *instant_text = p + EVENT_INSTANT_AT(arrival);
+            p = put_times_and_tail(p, text, st, d, texts, near_point, arrival);
             if (b->realtime)
                 p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
         }
@@ -612,7 +637,11 @@ int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool
                                        : board_room(ds, x, b, near_point, false));
     if (!p)
         return 0;
-    p = joined ? put_rows(p, ds, x, b, near_point, true) : put_rows(p, ds, x, b, near_point, false);
+    if (b->arrivals)
+        p = joined ? put_rows(p, ds, x, b, near_point, true, true) : put_rows(p, ds, x, b, near_point, false, true);
+    else
+        p = joined ? put_rows(p, ds, x, b, near_point, true, false)
+                   : put_rows(p, ds, x, b, near_point, false, false);
     json_raw_end(w, p);
     return 0;
 }

@@ -79,6 +79,12 @@ bool feed_validity_warning(const feed_validity *v, char *out, size_t cap)
 bool feed_validity_departures_warning(const dataset *ds, int64_t from, uint32_t window_s,
                                       char *out, size_t cap)
 {
+    return feed_validity_events_warning(ds, from, window_s, "departures", out, cap);
+}
+
+bool feed_validity_events_warning(const dataset *ds, int64_t from, uint32_t window_s, const char *what,
+                                  char *out, size_t cap)
+{
     dataset_counts c;
     dataset_get_counts(ds, &c);
     int64_t first = dataset_instant(ds, c.first_date, 0);
@@ -92,14 +98,14 @@ bool feed_validity_departures_warning(const dataset *ds, int64_t from, uint32_t 
         char last_text[26];
         rfc3339_format_instant(last, dataset_utc_offset(ds, last), last_text);
         snprintf(out, cap,
-                 "no departures: the time is after the feed's service (%s to %s, nothing runs "
+                 "no %s: the time is after the feed's service (%s to %s, nothing runs "
                  "after %s); a newer feed must be imported",
-                 start, end, last_text);
+                 what, start, end, last_text);
         return true;
     }
     if (from + (int64_t)window_s <= first) {
         snprintf(out, cap,
-                 "no departures: the time is before the feed's service (%s to %s)", start, end);
+                 "no %s: the time is before the feed's service (%s to %s)", what, start, end);
         return true;
     }
     return false;

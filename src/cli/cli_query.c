@@ -43,15 +43,20 @@ static const subcommand subcommands[] = {
     {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit"},
      {"lat", "lon"}, NULL, NULL, "stops near a point (GET /v1/stops/nearby)"},
     {"departures", api_departures, "/v1/departures",
-     {"lat", "lon", "radius", "time", "window", "limit"}, {"lat", "lon"}, NULL, NULL,
+     {"lat", "lon", "radius", "time", "window", "limit", "kind"}, {"lat", "lon"}, NULL, NULL,
      "departures from the stops near a point (GET /v1/departures)"},
     {"stop-departures", api_stop_departures, "/v1/stops/%s/departures",
-     {"time", "window", "limit"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "kind"}, {"stop"}, "stop", NULL,
      "departures from one stop or station (GET /v1/stops/{id}/departures)"},
+    {"stop-arrivals", api_stop_arrivals, "/v1/stops/%s/arrivals",
+     {"time", "window", "limit"}, {"stop"}, "stop", NULL,
+     "arrivals at one stop or station (GET /v1/stops/{id}/arrivals)"},
     {"search", api_stops_search, "/v1/stops", {"limit"}, {NULL}, NULL, "TEXT",
      "stops by name (GET /v1/stops?q=TEXT)"},
-    {"trip", api_trip, "/v1/trips/%s", {"date"}, {NULL}, NULL, "ID",
+    {"trip", api_trip, "/v1/trips/%s", {"date", "include"}, {NULL}, NULL, "ID",
      "a trip and its stop times (GET /v1/trips/{id})"},
+    {"shape", api_shape, "/v1/shapes/%s", {NULL}, {NULL}, NULL, "ID",
+     "one shape as an encoded polyline (GET /v1/shapes/{id})"},
     {"stop", api_stop, "/v1/stops/%s", {NULL}, {NULL}, NULL, "ID",
      "one stop with its children and routes (GET /v1/stops/{id})"},
     {"routes", api_routes, "/v1/routes", {NULL}, {NULL}, NULL, NULL,
@@ -81,7 +86,11 @@ static const char *option_help(const char *name)
         return "--time T         2026-11-21T18:15:00-05:00, ...Z, or local 2026-11-21T18:15 in the "
                "feed timezone (default now)";
     if (strcmp(name, "date") == 0) return "--date YYYY-MM-DD  also give absolute times on that service date";
+    if (strcmp(name, "include") == 0) return "--include shape  also give the trip's shape (an encoded polyline)";
     if (strcmp(name, "stop") == 0) return "--stop ID        the stop or station id";
+    if (strcmp(name, "kind") == 0)
+        return "--kind K         departures (default), arrivals, or both (each call once: its departure,\n"
+               "                   else its arrival)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
     if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
     return name;
@@ -137,9 +146,11 @@ static void print_batch_usage(FILE *f)
             "the endpoint's body, or {\"error\":{\"status\":400,\"detail\":\"...\"}}.\n"
             "  {\"op\":\"stop-departures\",\"stop\":\"127N\",\"time\":\"...\",\"window\":60,\"limit\":500}\n"
             "  {\"op\":\"departures\",\"lat\":..,\"lon\":..,\"radius\":..,\"time\":..,\"window\":..,\"limit\":..}\n"
+            "  (both also take \"kind\"), {\"op\":\"stop-arrivals\",\"stop\":\"127N\",...}\n"
             "  {\"op\":\"nearby\",\"lat\":..,\"lon\":..}  {\"op\":\"search\",\"q\":\"pier\"}\n"
             "  {\"op\":\"trip\",\"trip\":\"ID\",\"date\":\"YYYY-MM-DD\"}  {\"op\":\"stop\",\"stop\":\"ID\"}\n"
-            "  also \"routes\", {\"op\":\"route\",\"route\":\"ID\"}, \"agencies\", \"feed\".\n"
+            "  also \"routes\", {\"op\":\"route\",\"route\":\"ID\"}, {\"op\":\"shape\",\"shape\":\"ID\"},\n"
+            "  \"agencies\", \"feed\".\n"
             "The dataset is opened once for the whole batch.\n");
 }
 

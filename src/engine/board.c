@@ -48,7 +48,7 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
     if (!rt && !alerts) {
         /* nothing to join: no row is of an ADDED trip (rt_merge puts them
          * only with this dataset's overlay), none has realtime or alerts */
-        *out = (board){deps, NULL, count, false, realtime != NULL, NULL};
+        *out = (board){deps, NULL, count, false, false, realtime != NULL, NULL};
         return;
     }
     dataset_counts counts;
@@ -78,43 +78,53 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
         if (alerts)
             r->alerts = alert_marks_departure(alerts, ds, d, i);
     }
-    *out = (board){deps, rows, count, false, realtime != NULL, alerts};
+    *out = (board){deps, rows, count, false, false, realtime != NULL, alerts};
 }
 
 /* The rows found (and merged: rc), joined into the board. */
-static int finish_board(board_scratch *b, const dataset *ds, const board_sources *src, int rc, uint32_t count,
-                        bool truncated, board *out)
+static int finish_board(board_scratch *b, const dataset *ds, const board_sources *src, query_kind kind, int rc,
+                        uint32_t count, bool truncated, board *out)
 {
     if (rc != QUERY_OK)
         return rc;
     board_join(ds, b->deps, count, src, b->rows, out);
     out->truncated = truncated;
+    out->arrivals = kind != QUERY_DEPARTURES;
     return QUERY_OK;
 }
 
-int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, uint32_t stop, int64_t from,
-               uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err)
+int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop,
+               int64_t from, uint32_t window_s, uint32_t limit, const board_sources *src, board *out,
+               query_error *err)
 {
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    int rc = stop_departures(ds, s, stop, from, window_s, limit, b->deps, &count, &truncated, err);
+    /* the departures (the default board) through their own entry point,
+     * where the search is inlined with its kind a constant (query.c) */
+    int rc = kind == QUERY_DEPARTURES
+                 ? stop_departures(ds, s, stop, from, window_s, limit, b->deps, &count, &truncated, err)
+                 : stop_events(ds, s, kind, stop, from, window_s, limit, b->deps, &count, &truncated, err);
     if (rc == QUERY_OK && src && src->realtime)
-        rc = rt_merge_stop_departures(src->realtime, ds, b->merge, stop, from, window_s, limit, b->deps, &count,
-                                      &truncated);
-    return finish_board(b, ds, src, rc, count, truncated, out);
+        rc = rt_merge_stop_departures(src->realtime, ds, b->merge, kind, stop, from, window_s, limit, b->deps,
+                                      &count, &truncated);
+    return finish_board(b, ds, src, kind, rc, count, truncated, out);
 }
 
-int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, double lat, double lon,
+int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
                  double radius_m, int64_t from, uint32_t window_s, uint32_t limit,
                  const board_sources *src, board *out, query_error *err)
 {
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    int rc = nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated, err);
+    int rc = kind == QUERY_DEPARTURES
+                 ? nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
+                                     err)
+                 : nearby_events(ds, s, kind, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
+                                 err);
     if (rc == QUERY_OK && src && src->realtime)
-        rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, s, from, window_s, limit, b->deps, &count,
-                                        &truncated);
-    return finish_board(b, ds, src, rc, count, truncated, out);
+        rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, kind, s, from, window_s, limit, b->deps,
+                                        &count, &truncated);
+    return finish_board(b, ds, src, kind, rc, count, truncated, out);
 }

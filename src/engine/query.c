@@ -10,7 +10,10 @@
  * in the contract's order (instant, stop_id, route_short_name, trip_id —
  * compared as precomputed ranks). Nothing is allocated once the caller's
  * scratch has grown to its working size, and nothing is written to the
- * dataset, so any number of threads may query it.
+ * dataset, so any number of threads may query it. Arrivals are searched the
+ * same way over the arrival visits and runs indexed at open
+ * (store/dataset_arrivals.c); a board of departures, the hot path, is the
+ * same code inlined with its kind a constant.
  */
 #include "store/dataset_internal.h"
 
@@ -31,6 +34,7 @@ typedef struct cursor {
     uint32_t stop, stop_sequence;
     int32_t day;
     uint32_t near;         /* index into query_scratch.near, or NO_NEAR */
+    uint32_t arrival;      /* its events are arrivals (1) or departures (0) */
 } cursor;
 
 #define NO_NEAR UINT32_MAX
@@ -312,9 +316,12 @@ static int heap_push(query_scratch *s, const cursor *c, uint32_t rel, uint32_t s
     return 0;
 }
 
-static inline uint32_t run_secs(const dataset *ds, uint32_t run, uint32_t pos)
+/* The event of a run at a position. `runs` is the query's run array: RUNS
+ * for departures, event_runs (departure runs, then arrival runs with their
+ * arrival profiles) when arrivals are asked for. */
+static inline uint32_t run_secs(const dataset *ds, const tt_run *runs, uint32_t run, uint32_t pos)
 {
-    const tt_run *r = &ds->runs[run];
+    const tt_run *r = &runs[run];
     return (uint32_t)((int64_t)r->start + ds->profiles[r->dep_profile + pos]);
 }
 
@@ -397,13 +404,14 @@ typedef struct pending {
     const visit_hot *vh;
     uint32_t a, b;
     uint32_t stop, stop_rank;
-    uint32_t day;               /* index into the query's day spans */
+    uint16_t day;               /* index into the query's day spans */
+    uint16_t arrival;           /* the visit is an arrival visit */
     uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
 } pending;
 
-static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
+static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_t run, uint32_t pos)
 {
-    __builtin_prefetch(&ds->profiles[ds->runs[run].dep_profile + pos]);
+    __builtin_prefetch(&ds->profiles[runs[run].dep_profile + pos]);
 }
 
 /* First phase, for one stop: every visit whose group runs on a day and can
@@ -413,16 +421,19 @@ static inline void prefetch_event(const dataset *ds, uint32_t run, uint32_t pos)
  * guessed run is only requested here; narrow_pending reads it once the
  * requests of every stop are in flight, so the misses overlap instead of
  * each search waiting for its own. */
-static int pick_visits(const dataset *ds, query_scratch *s, uint32_t stop, grid_visits sv, uint32_t near,
-                       const day_span *days, uint32_t ndays)
+static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, const tt_run *runs, query_scratch *s,
+                                                             uint32_t stop, const visit_hot *hot, uint32_t nvisits,
+                                                             uint32_t stop_rank, uint32_t near, bool arrival,
+                                                             const day_span *days, uint32_t ndays)
 {
     /* once per stop: the loop below runs per visit and day, the hot path,
      * and has no assert of its own (first_start_from checks the guess) */
-    assert(ndays <= MAX_DAY_SPANS && (uint64_t)sv.visit_first + sv.visit_count <= ds->nvisits);
-    const visit_hot *hot = ds->visit_hot + sv.visit_first;
+    assert(ndays <= MAX_DAY_SPANS);
+    assert(arrival ? hot >= ds->arr_visit_hot && hot + nvisits <= ds->arr_visit_hot + ds->narr_visits
+                   : hot >= ds->visit_hot && hot + nvisits <= ds->visit_hot + ds->nvisits);
     for (uint32_t d = 0; d < ndays; d++) {
         const day_span *day = &days[d];
-        for (uint32_t i = 0; i < sv.visit_count; i++) {
+        for (uint32_t i = 0; i < nvisits; i++) {
             const visit_hot *vh = &hot[i];
             if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
             if (!dataset_service_active(ds, vh->service, day->day)) continue;
@@ -434,8 +445,8 @@ static int pick_visits(const dataset *ds, query_scratch *s, uint32_t stop, grid_
             if (s->pending_n == s->pending_cap &&
                 grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
                 return -1;
-            s->pending[s->pending_n++] = (pending){vh, guess, guess, stop, sv.id_rank, d, near};
-            __builtin_prefetch(&ds->runs[guess]);
+            s->pending[s->pending_n++] = (pending){vh, guess, guess, stop, stop_rank, (uint16_t)d, arrival, near};
+            __builtin_prefetch(&runs[guess]);
         }
     }
     return 0;
@@ -452,7 +463,7 @@ static int pick_visits(const dataset *ds, query_scratch *s, uint32_t stop, grid_
  * between, and the answer itself, need their time profile read: a second,
  * dependent load that mostly misses the cache. Here it is only requested,
  * for settle_pending to read. Visits with no run late enough are dropped. */
-static void narrow_pending(const dataset *ds, query_scratch *s, const day_span *days)
+static void narrow_pending(const dataset *ds, const tt_run *runs, query_scratch *s, const day_span *days)
 {
     size_t kept = 0;
     for (size_t k = 0; k < s->pending_n; k++) {
@@ -461,15 +472,15 @@ static void narrow_pending(const dataset *ds, query_scratch *s, const day_span *
         const day_span *day = &days[pd.day];
         uint32_t first = vh->run_first, end = first + vh->run_count;
         int64_t early = day->lo - vh->max_off, late = day->lo - vh->min_off;
-        uint32_t a = first_start_from(ds->runs, first, end, pd.a, early);
+        uint32_t a = first_start_from(runs, first, end, pd.a, early);
         if (a == end) continue;
         uint32_t b = a;
-        while (b < end && (int64_t)ds->runs[b].start < late) b++;
+        while (b < end && (int64_t)runs[b].start < late) b++;
         pd.a = a;
         pd.b = b;
         s->pending[kept++] = pd;
-        prefetch_event(ds, a, vh->pos);
-        if (a + 1 < b) prefetch_event(ds, a + 1, vh->pos);
+        prefetch_event(ds, runs, a, vh->pos);
+        if (a + 1 < b) prefetch_event(ds, runs, a + 1, vh->pos);
     }
     s->pending_n = kept;
 }
@@ -477,7 +488,7 @@ static void narrow_pending(const dataset *ds, query_scratch *s, const day_span *
 /* Third phase: settles each narrowed search with the time profiles (the
  * answer is in [a, b]) and starts a cursor on the first run in the window,
  * asking for its next event too, which drain reads next. */
-static int settle_pending(const dataset *ds, query_scratch *s, const day_span *days)
+static int settle_pending(const dataset *ds, const tt_run *runs, query_scratch *s, const day_span *days)
 {
     for (size_t k = 0; k < s->pending_n; k++) {
         const pending *pd = &s->pending[k];
@@ -487,16 +498,16 @@ static int settle_pending(const dataset *ds, query_scratch *s, const day_span *d
         assert(vh->run_first <= a && a <= b && b <= end && pd->day < MAX_DAY_SPANS);
         while (a < b) {
             uint32_t mid = a + (b - a) / 2;
-            if ((int64_t)run_secs(ds, mid, vh->pos) < day->lo) a = mid + 1;
+            if ((int64_t)run_secs(ds, runs, mid, vh->pos) < day->lo) a = mid + 1;
             else b = mid;
         }
         if (a == end) continue;
-        uint32_t secs = run_secs(ds, a, vh->pos);
+        uint32_t secs = run_secs(ds, runs, a, vh->pos);
         if ((int64_t)secs >= day->hi) continue;
-        if (a + 1 < end) prefetch_event(ds, a + 1, vh->pos);
-        cursor c = {day->base, a, end, vh->pos, pd->stop, vh->stop_sequence, day->day, pd->near};
+        if (a + 1 < end) prefetch_event(ds, runs, a + 1, vh->pos);
+        cursor c = {day->base, a, end, vh->pos, pd->stop, vh->stop_sequence, day->day, pd->near, pd->arrival};
         if (heap_push(s, &c, (uint32_t)((int64_t)secs - day->lo), pd->stop_rank, vh->route_rank,
-                      ds->runs[a].trip_rank))
+                      runs[a].trip_rank))
             return -1;
     }
     s->pending_n = 0;
@@ -507,8 +518,8 @@ static int settle_pending(const dataset *ds, query_scratch *s, const day_span *d
  * No assert inside the loop: it runs once per departure written, the
  * innermost loop of every query; the cursors and heap entries it reads were
  * checked when heap_push made them. */
-static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to, uint32_t limit, departure *out,
-                  uint32_t *count, bool *truncated)
+static void drain(const dataset *ds, const tt_run *runs, query_scratch *s, int64_t from, int64_t to,
+                  uint32_t limit, departure *out, uint32_t *count, bool *truncated)
 {
     uint32_t n = 0;
     *truncated = false;
@@ -523,7 +534,7 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
             break;
         }
         cursor *c = &s->cur[top->cursor];
-        const tt_run *r = &ds->runs[c->run];
+        const tt_run *r = &runs[c->run];
         departure *d = &out[n++];
         int64_t instant = from + (int64_t)(top->hi >> 32);
         if (instant < offset_from || instant >= offset_until)
@@ -536,17 +547,18 @@ static void drain(const dataset *ds, query_scratch *s, int64_t from, int64_t to,
         d->trip = r->trip;
         d->stop_sequence = c->stop_sequence;
         d->pos = c->pos;
+        d->arrival = c->arrival;
         d->distance_m = near_distance(s, c->near);
         /* advance the cursor within its group; a group's runs never
          * overtake, so its next event is no earlier than this one */
         c->run++;
         if (c->run < c->run_end) {
-            int64_t next = c->base + run_secs(ds, c->run, c->pos);
+            int64_t next = c->base + run_secs(ds, runs, c->run, c->pos);
             if (next < to) {
                 /* and the event after it, which this cursor may need next */
-                if (c->run + 1 < c->run_end) prefetch_event(ds, c->run + 1, c->pos);
+                if (c->run + 1 < c->run_end) prefetch_event(ds, runs, c->run + 1, c->pos);
                 heap_entry e = {(uint64_t)(next - from) << 32 | (uint32_t)top->hi,
-                                (top->lo & 0xffffffff00000000ull) | ds->runs[c->run].trip_rank, top->cursor};
+                                (top->lo & 0xffffffff00000000ull) | runs[c->run].trip_rank, top->cursor};
                 heap_replace_top(s->heap, s->heap_n, e);
                 continue;
             }
@@ -568,21 +580,60 @@ static int departures_oom(query_scratch *s, query_error *err)
 
 /* The visits picked, their runs settled and the events drained in order
  * into out: the common end of both departures questions. */
-static int finish_departures(const dataset *ds, query_scratch *s, const day_span *days, int64_t from, int64_t to,
-                             uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
+static int finish_departures(const dataset *ds, const tt_run *runs, query_scratch *s, const day_span *days,
+                             int64_t from, int64_t to, uint32_t limit, departure *out, uint32_t *count,
+                             bool *truncated, query_error *err)
 {
-    narrow_pending(ds, s, days);
-    if (settle_pending(ds, s, days))
+    narrow_pending(ds, runs, s, days);
+    if (settle_pending(ds, runs, s, days))
         return departures_oom(s, err);
-    drain(ds, s, from, to, limit, out, count, truncated);
+    drain(ds, runs, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 }
 
-int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
-                    uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
+/* The run array a query of `kind` searches (see run_secs). */
+static const tt_run *runs_of(const dataset *ds, query_kind kind)
+{
+    return kind == QUERY_DEPARTURES ? ds->runs : ds->event_runs;
+}
+
+/* Picks the visits of `kind` at one stop: its departure visits (dv), its
+ * arrival visits (ar), or both (the departures, and the arrival visits of
+ * calls without a departure, which come first in ar). */
+static inline __attribute__((always_inline)) int pick_stop(const dataset *ds, const tt_run *runs, query_scratch *s, query_kind kind, uint32_t stop,
+                            grid_visits dv, const arrival_range *arrivals, uint32_t near, const day_span *days,
+                            uint32_t ndays)
+{
+    if (kind != QUERY_ARRIVALS &&
+        pick_visits(ds, runs, s, stop, ds->visit_hot + dv.visit_first, dv.visit_count, dv.id_rank, near, false, days,
+                    ndays))
+        return -1;
+    if (kind == QUERY_DEPARTURES)
+        return 0;
+    arrival_range ar = *arrivals;   /* read only when arrivals are asked for */
+    assert(ar.only <= ar.count && (uint64_t)ar.first + ar.count <= ds->narr_visits);
+    return pick_visits(ds, runs, s, stop, ds->arr_visit_hot + ar.first, kind == QUERY_BOTH ? ar.only : ar.count,
+                       dv.id_rank, near, true, days, ndays);
+}
+
+static inline bool kind_ok(query_kind kind, query_error *err)
+{
+    if (kind == QUERY_DEPARTURES || kind == QUERY_ARRIVALS || kind == QUERY_BOTH)
+        return true;
+    set_err(err, "kind", "kind must be departures, arrivals or both");
+    return false;
+}
+
+/* stop_events, inlined into the departures question with `kind` a
+ * constant, so that a board of departures tests no kind. */
+static inline __attribute__((always_inline)) int stop_board(const dataset *ds, query_scratch *s, query_kind kind,
+                                                            uint32_t stop, int64_t from, uint32_t window_s,
+                                                            uint32_t limit, departure *out, uint32_t *count,
+                                                            bool *truncated, query_error *err)
 {
     *count = 0;
     *truncated = false;
+    if (!kind_ok(kind, err)) return QUERY_EINVAL;
     int rc = check_common(0, window_s, limit, false, true, err);
     if (rc != QUERY_OK) return rc;
     if (stop >= ds->meta->nstops) {
@@ -591,53 +642,100 @@ int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t 
     }
     int64_t to = from + window_s;
     s->heap_n = s->cur_n = 0;
+    const tt_run *runs = runs_of(ds, kind);
     const tt_stop *sp = &ds->stops[stop];
     assert((uint64_t)sp->children_first + sp->children_count <= ds->nchildren);
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (pick_visits(ds, s, stop, grid_visits_of(&ds->stops[stop]), NO_NEAR, days, ndays)) goto oom;
+    if (pick_stop(ds, runs, s, kind, stop, grid_visits_of(sp), &ds->arr_stops[stop], NO_NEAR, days, ndays)) goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++) {
         uint32_t child = ds->children[sp->children_first + i];
         assert(child < ds->meta->nstops && ds->stops[child].parent == stop);
-        if (pick_visits(ds, s, child, grid_visits_of(&ds->stops[child]), NO_NEAR, days, ndays)) goto oom;
+        if (pick_stop(ds, runs, s, kind, child, grid_visits_of(&ds->stops[child]), &ds->arr_stops[child], NO_NEAR,
+                      days, ndays))
+            goto oom;
     }
-    return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, err);
 oom:
     return departures_oom(s, err);
+}
+
+int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
+                query_error *err)
+{
+    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, err);
+}
+
+int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
+                    uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
+{
+    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, err);
+}
+
+/* Asks for the visit records of every stop found near a point: they lie
+ * somewhere in a 1.6 MB array, so the misses overlap instead of each stop
+ * waiting for its own. */
+static void prefetch_visits(const visit_hot *hot, uint32_t first, uint32_t count)
+{
+    uintptr_t line = (uintptr_t)(hot + first) & ~(uintptr_t)63;
+    uintptr_t end = (uintptr_t)(hot + first + count);
+    for (; line < end; line += 64)
+        __builtin_prefetch((const void *)line);
+}
+
+/* nearby_events, inlined as stop_board is. */
+static inline __attribute__((always_inline)) int nearby_board(const dataset *ds, query_scratch *s,
+                                                              query_kind kind, double lat, double lon,
+                                                              double radius_m, int64_t from, uint32_t window_s,
+                                                              uint32_t limit, departure *out, uint32_t *count,
+                                                              bool *truncated, query_error *err)
+{
+    *count = 0;
+    *truncated = false;
+    if (!kind_ok(kind, err)) return QUERY_EINVAL;
+    int rc = check_point(lat, lon, err);
+    if (rc == QUERY_OK) rc = check_common(radius_m, window_s, limit, true, true, err);
+    if (rc != QUERY_OK) return rc;
+    int64_t to = from + window_s;
+    s->heap_n = s->cur_n = 0;
+    const tt_run *runs = runs_of(ds, kind);
+    if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
+    day_span days[MAX_DAY_SPANS];
+    uint32_t ndays = window_days(ds, from, to, days);
+    for (size_t i = 0; i < s->near_n; i++) {
+        size_t g = (size_t)(s->near[i].point - ds->grid_points);
+        if (kind != QUERY_ARRIVALS)
+            prefetch_visits(ds->visit_hot, ds->grid_visits[g].visit_first, ds->grid_visits[g].visit_count);
+        if (kind != QUERY_DEPARTURES)
+            prefetch_visits(ds->arr_visit_hot, ds->arr_grid[g].first,
+                            kind == QUERY_BOTH ? ds->arr_grid[g].only : ds->arr_grid[g].count);
+    }
+    for (size_t i = 0; i < s->near_n; i++) {
+        const grid_point *gp = s->near[i].point;
+        assert(gp >= ds->grid_points && (uint64_t)(gp - ds->grid_points) < ds->ngrid_stops);
+        size_t g = (size_t)(gp - ds->grid_points);
+        if (pick_stop(ds, runs, s, kind, gp->stop, ds->grid_visits[g], &ds->arr_grid[g], (uint32_t)i, days, ndays))
+            goto oom;
+    }
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, err);
+oom:
+    return departures_oom(s, err);
+}
+
+int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon, double radius_m,
+                  int64_t from, uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
+                  bool *truncated, query_error *err)
+{
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, err);
 }
 
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
                       uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
                       query_error *err)
 {
-    *count = 0;
-    *truncated = false;
-    int rc = check_point(lat, lon, err);
-    if (rc == QUERY_OK) rc = check_common(radius_m, window_s, limit, true, true, err);
-    if (rc != QUERY_OK) return rc;
-    int64_t to = from + window_s;
-    s->heap_n = s->cur_n = 0;
-    if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
-    day_span days[MAX_DAY_SPANS];
-    uint32_t ndays = window_days(ds, from, to, days);
-    /* Each stop's visit records lie somewhere in a 1.6 MB array: ask for
-     * them all first, so the misses overlap instead of each stop waiting
-     * for its own. */
-    for (size_t i = 0; i < s->near_n; i++) {
-        const grid_visits *gv = &ds->grid_visits[s->near[i].point - ds->grid_points];
-        uintptr_t first = (uintptr_t)(ds->visit_hot + gv->visit_first) & ~(uintptr_t)63;
-        uintptr_t end = (uintptr_t)(ds->visit_hot + gv->visit_first + gv->visit_count);
-        for (uintptr_t line = first; line < end; line += 64)
-            __builtin_prefetch((const void *)line);
-    }
-    for (size_t i = 0; i < s->near_n; i++) {
-        const grid_point *gp = s->near[i].point;
-        assert(gp >= ds->grid_points && (uint64_t)(gp - ds->grid_points) < ds->ngrid_stops);
-        if (pick_visits(ds, s, gp->stop, ds->grid_visits[gp - ds->grid_points], (uint32_t)i, days, ndays)) goto oom;
-    }
-    return finish_departures(ds, s, days, from, to, limit, out, count, truncated, err);
-oom:
-    return departures_oom(s, err);
+    return nearby_board(ds, s, QUERY_DEPARTURES, lat, lon, radius_m, from, window_s, limit, out, count, truncated,
+                        err);
 }
 
 size_t query_near_count(const query_scratch *s) { return s->near_n; }

@@ -102,13 +102,13 @@ static uint32_t merge_sorted(const rt_overlay *o, const dataset *ds, const depar
 /* Folds the added departures at `stop` in [from, to) into m->rows[0..*n),
  * which stays sorted and holds the first `limit` added rows seen (no others
  * can be in the answer); *total counts every one. */
-static bool collect(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, uint32_t stop,
+static bool collect(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, query_kind kind, uint32_t stop,
                     double distance_m, int64_t from, int64_t to, uint32_t limit, uint32_t *n, uint64_t *total)
 {
     if (!rt_overlay_added_at_stop(o, stop)) return true;
     if (!reserve_rows(m, (uint64_t)*n + 2 * (uint64_t)limit)) return false;
     departure *run = m->rows + *n, *out = run + limit;
-    uint32_t all = rt_overlay_added_departures(o, stop, from, to, run, limit);
+    uint32_t all = rt_overlay_added_events(o, kind, stop, from, to, run, limit);
     if (!all) return true;
     uint32_t got = all < limit ? all : limit;
     for (uint32_t i = 0; i < got; i++) run[i].distance_m = distance_m;
@@ -135,15 +135,15 @@ static int merge(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, ui
     return QUERY_OK;
 }
 
-int rt_merge_stop_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, uint32_t stop,
-                             int64_t from, uint32_t window_s, uint32_t limit, departure *deps,
+int rt_merge_stop_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, query_kind kind,
+                             uint32_t stop, int64_t from, uint32_t window_s, uint32_t limit, departure *deps,
                              uint32_t *count, bool *truncated)
 {
     if (!rt_overlay_added_trip_count(o) || rt_overlay_dataset(o) != ds) return QUERY_OK;
     int64_t to = from + window_s;
     uint32_t n = 0;
     uint64_t total = 0;
-    if (!collect(o, ds, m, stop, 0, from, to, limit, &n, &total)) return QUERY_ENOMEM;
+    if (!collect(o, ds, m, kind, stop, 0, from, to, limit, &n, &total)) return QUERY_ENOMEM;
     stop_info si;
     dataset_stop(ds, stop, &si);
     if (si.location_type == 1) {
@@ -156,12 +156,12 @@ int rt_merge_stop_departures(const rt_overlay *o, const dataset *ds, rt_merge_sc
             got = dataset_stop_children(ds, stop, m->stops, m->stops_cap, &all);
         }
         for (uint32_t i = 0; i < got; i++)
-            if (!collect(o, ds, m, m->stops[i], 0, from, to, limit, &n, &total)) return QUERY_ENOMEM;
+            if (!collect(o, ds, m, kind, m->stops[i], 0, from, to, limit, &n, &total)) return QUERY_ENOMEM;
     }
     return merge(o, ds, m, n, total, limit, deps, count, truncated);
 }
 
-int rt_merge_nearby_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m,
+int rt_merge_nearby_departures(const rt_overlay *o, const dataset *ds, rt_merge_scratch *m, query_kind kind,
                                const query_scratch *s, int64_t from, uint32_t window_s, uint32_t limit,
                                departure *deps, uint32_t *count, bool *truncated)
 {
@@ -172,7 +172,7 @@ int rt_merge_nearby_departures(const rt_overlay *o, const dataset *ds, rt_merge_
     size_t near = query_near_count(s);
     for (size_t i = 0; i < near; i++) {
         nearby_stop ns = query_near_stop(s, i);
-        if (!collect(o, ds, m, ns.stop, ns.distance_m, from, to, limit, &n, &total)) return QUERY_ENOMEM;
+        if (!collect(o, ds, m, kind, ns.stop, ns.distance_m, from, to, limit, &n, &total)) return QUERY_ENOMEM;
     }
     return merge(o, ds, m, n, total, limit, deps, count, truncated);
 }

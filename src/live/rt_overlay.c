@@ -25,6 +25,7 @@ enum {
     STOP_PREDICTED = 1,   /* delay is known */
     STOP_SKIPPED = 2,
     STOP_CANCELED = 4,
+    STOP_ARR_PREDICTED = 8,   /* the arrival's delay (rt_arrival_entry) is known */
 };
 
 typedef struct rt_stop_entry {
@@ -34,6 +35,13 @@ typedef struct rt_stop_entry {
     uint32_t flags;
 } rt_stop_entry;
 
+/* The arrival beside each stop entry (arr_stops[i] goes with stops[i]): kept
+ * apart so that a departure row reads no more than it did. */
+typedef struct rt_arrival_entry {
+    uint32_t secs;             /* scheduled arrival of this instance, GTFS seconds */
+    int32_t delay;
+} rt_arrival_entry;
+
 typedef struct rt_trip_entry {
     uint32_t trip;
     int32_t service_date;
@@ -41,12 +49,18 @@ typedef struct rt_trip_entry {
     uint32_t first_stop, stop_count;   /* in stops[] */
 } rt_trip_entry;
 
+/* What an ADDED trip's event is: a departure (riders board: every update
+ * but the last), an arrival (riders alight: every update but the first),
+ * and whether that arrival is at a call without a departure (the last). */
+enum { ADDED_DEPARTURE = 1, ADDED_ARRIVAL = 2, ADDED_ARRIVAL_ONLY = 4 };
+
 typedef struct rt_added_event {
     int64_t instant;           /* Unix seconds */
     uint32_t stop;
     uint32_t trip;             /* ntrips + index in added[] */
     uint32_t stop_sequence;
     uint32_t secs;             /* seconds after noon minus 12 h of the service date */
+    uint32_t kind;             /* ADDED_* */
 } rt_added_event;
 
 struct rt_overlay {
@@ -60,6 +74,7 @@ struct rt_overlay {
     rt_trip_entry *trips;
     uint32_t trip_count;
     rt_stop_entry *stops;
+    rt_arrival_entry *arr_stops;   /* beside stops, stop_cap of them */
     uint32_t stop_count, stop_cap;
     /* ADDED trips */
     rt_added_trip *added;
@@ -116,6 +131,9 @@ static rt_stop_entry *reserve_stops(rt_overlay *o, uint32_t n)
         rt_stop_entry *s = realloc(o->stops, (size_t)cap * sizeof *s);
         if (!s) return NULL;
         o->stops = s;
+        rt_arrival_entry *a = realloc(o->arr_stops, (size_t)cap * sizeof *a);
+        if (!a) return NULL;
+        o->arr_stops = a;
         o->stop_cap = cap;
     }
     return o->stops + o->stop_count;
@@ -155,11 +173,17 @@ static long find_stop_index(const dataset *ds, const trip_stop_time *st, uint32_
     return -1;
 }
 
-/* Fills the instance's stop entries from the update. */
+/* Fills the instance's stop entries (and the arrivals beside them) from the
+ * update. An arrival follows the departure's rules with the roles of the two
+ * events swapped: an update's arrival wins, a missing one takes the
+ * departure's delay; a carried delay makes an arrival no earlier than the
+ * departure before it. */
 static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st, uint32_t n,
-                      int32_t service_date, int32_t offset, rt_stop_entry *out, rt_overlay_stats *stats)
+                      int32_t service_date, int32_t offset, rt_stop_entry *out, rt_arrival_entry *arr,
+                      rt_overlay_stats *stats)
 {
     for (uint32_t k = 0; k < n; k++) {
+        arr[k] = (rt_arrival_entry){(uint32_t)((int32_t)st[k].arrival_secs + offset), 0};
         out[k] = (rt_stop_entry){st[k].stop_sequence, (uint32_t)((int32_t)st[k].departure_secs + offset), 0, 0};
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED)
             out[k].flags = STOP_CANCELED;
@@ -188,6 +212,7 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
     ADVANCE();
     for (uint32_t k = 0; k < n; k++) {
         int64_t sched_dep = dataset_instant(ds, service_date, out[k].secs);
+        int64_t sched_arr = dataset_instant(ds, service_date, arr[k].secs);
         if (next_at == (long)k) {
             const rt_stop_update *u = &tu->stops[next];
             switch (u->relationship) {
@@ -199,8 +224,6 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
                 carry = false;
                 break;
             case RT_STOP_SCHEDULED: {
-                int64_t sched_arr = dataset_instant(ds, service_date,
-                                                    (uint32_t)((int32_t)st[k].arrival_secs + offset));
                 int32_t d;
                 if (event_delay(&u->departure, sched_dep, &d) ||
                     event_delay(&u->arrival, sched_arr, &d)) {
@@ -209,6 +232,10 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
                     out[k].flags |= STOP_PREDICTED;
                     out[k].delay = d;
                     last_pred = sched_dep + d;
+                }
+                if (event_delay(&u->arrival, sched_arr, &d) || event_delay(&u->departure, sched_dep, &d)) {
+                    out[k].flags |= STOP_ARR_PREDICTED;
+                    arr[k].delay = d;
                 }
                 break;
             }
@@ -222,7 +249,14 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
             continue;
         }
         if (out[k].flags & STOP_PREDICTED) continue;
-        /* carried: never earlier than the departure before */
+        /* carried: never earlier than the departure before; the arrival too */
+        if (!(out[k].flags & STOP_ARR_PREDICTED)) {
+            int64_t arrives = sched_arr + delay;
+            if (last_pred != INT64_MIN && arrives < last_pred) arrives = last_pred;
+            int64_t da = arrives - sched_arr;
+            arr[k].delay = da > INT32_MAX ? INT32_MAX : (int32_t)da;
+            out[k].flags |= STOP_ARR_PREDICTED;
+        }
         int64_t pred = sched_dep + delay;
         if (last_pred != INT64_MIN && pred < last_pred) pred = last_pred;
         int64_t d = pred - sched_dep;
@@ -276,8 +310,27 @@ static const rt_event *added_time(const rt_stop_update *u)
     return NULL;
 }
 
-/* Records an ADDED trip and its departure events (see rt_overlay.h); -1
- * when out of memory. */
+/* The time a stop_time_update of an ADDED trip states for its arrival
+ * (arrival, else departure); NULL when it gives none. */
+static const rt_event *added_arrival_time(const rt_stop_update *u)
+{
+    if (u->arrival.present && u->arrival.has_time) return &u->arrival;
+    if (u->departure.present && u->departure.has_time) return &u->departure;
+    return NULL;
+}
+
+/* Appends one event of an ADDED trip at update i; false when out of memory. */
+static bool add_event(rt_overlay *o, const rt_stop_update *u, uint32_t i, uint32_t stop, uint32_t trip,
+                      const rt_event *e, int64_t day_start, uint32_t kind)
+{
+    if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return false;
+    o->events[o->event_count++] = (rt_added_event){
+        e->time, stop, trip, u->has_stop_sequence ? u->stop_sequence : i + 1, (uint32_t)(e->time - day_start), kind};
+    return true;
+}
+
+/* Records an ADDED trip and its departure and arrival events (see
+ * rt_overlay.h); -1 when out of memory. */
 static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, rt_overlay_stats *stats)
 {
     uint32_t route = tu->route_id ? dataset_find_route(ds, tu->route_id, strlen(tu->route_id)) : QUERY_NONE;
@@ -300,23 +353,28 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
         date = (int32_t)floor_div(first->time + dataset_utc_offset(ds, first->time), 86400);
     }
     int64_t day_start = dataset_instant(ds, date, 0);
-    uint32_t trip = o->ntrips + o->added_count, first_event = o->event_count;
-    /* the last update is where the trip ends: no departure there */
-    for (uint32_t i = 0; i + 1 < tu->stop_count; i++) {
+    uint32_t trip = o->ntrips + o->added_count, first_event = o->event_count, departures = 0;
+    /* the last update is where the trip ends: no departure there; the first
+     * is where it starts: no arrival there */
+    for (uint32_t i = 0; i < tu->stop_count; i++) {
         const rt_stop_update *u = &tu->stops[i];
+        bool last = i + 1 == tu->stop_count;
         if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
-        const rt_event *e = added_time(u);
         uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id)) : QUERY_NONE;
-        int64_t secs = e ? e->time - day_start : -1;
-        if (stop == QUERY_NONE || secs < 0 || secs > INT32_MAX) {
-            stats->unmatched_stops++;
-            continue;
+        const rt_event *dep = last ? NULL : added_time(u), *arr = i == 0 ? NULL : added_arrival_time(u);
+        int64_t dep_secs = dep ? dep->time - day_start : -1, arr_secs = arr ? arr->time - day_start : -1;
+        if (!last && (stop == QUERY_NONE || dep_secs < 0 || dep_secs > INT32_MAX))
+            stats->unmatched_stops++;   /* counted as a departure that cannot be shown */
+        else if (!last) {
+            if (!add_event(o, u, i, stop, trip, dep, day_start, ADDED_DEPARTURE)) return -1;
+            departures++;
         }
-        if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return -1;
-        o->events[o->event_count++] = (rt_added_event){
-            e->time, stop, trip, u->has_stop_sequence ? u->stop_sequence : i + 1, (uint32_t)secs};
+        if (stop != QUERY_NONE && arr_secs >= 0 && arr_secs <= INT32_MAX &&
+            !add_event(o, u, i, stop, trip, arr, day_start, ADDED_ARRIVAL | (last ? ADDED_ARRIVAL_ONLY : 0)))
+            return -1;
     }
-    if (o->event_count == first_event) {
+    if (departures == 0) {
+        o->event_count = first_event;   /* a trip with no departure is not shown, nor its arrivals */
         stats->added_no_departure++;
         return 0;
     }
@@ -353,7 +411,8 @@ static int compare_events(const void *a, const void *b)
     if (x->stop != y->stop) return x->stop < y->stop ? -1 : 1;
     if (x->instant != y->instant) return x->instant < y->instant ? -1 : 1;
     if (x->trip != y->trip) return x->trip < y->trip ? -1 : 1;
-    return x->stop_sequence < y->stop_sequence ? -1 : x->stop_sequence > y->stop_sequence;
+    if (x->stop_sequence != y->stop_sequence) return x->stop_sequence < y->stop_sequence ? -1 : 1;
+    return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
 /* Points the added trips at their ids, drops a second update of the same
@@ -428,6 +487,15 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
 uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
                                      departure *out, uint32_t max)
 {
+    return rt_overlay_added_events(o, QUERY_DEPARTURES, stop, from, to, out, max);
+}
+
+uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
+                                 departure *out, uint32_t max)
+{
+    uint32_t wanted = kind == QUERY_DEPARTURES ? ADDED_DEPARTURE
+                      : kind == QUERY_ARRIVALS ? ADDED_ARRIVAL
+                                               : ADDED_DEPARTURE | ADDED_ARRIVAL_ONLY;
     if (!rt_overlay_added_at_stop(o, stop)) return 0;
     uint32_t a = o->stop_events[stop], end = o->stop_events[stop + 1], b = end;
     assert(a < end && end <= o->event_count);
@@ -439,17 +507,19 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
     /* a stop's events are ordered by instant (finish_added) */
     assert(a == o->stop_events[stop] || o->events[a - 1].instant < from);
     uint32_t n = 0;
-    for (; a < end && o->events[a].instant < to; a++, n++) {
-        if (n >= max) continue;
+    for (; a < end && o->events[a].instant < to; a++) {
         const rt_added_event *e = &o->events[a];
+        if (!(e->kind & wanted)) continue;
+        if (n++ >= max) continue;
         assert(e->stop == stop && e->trip >= o->ntrips && e->trip - o->ntrips < o->added_count);
-        out[n] = (departure){.instant = e->instant,
+        out[n - 1] = (departure){.instant = e->instant,
                              .utc_offset = dataset_utc_offset(o->ds, e->instant),
                              .service_date = o->added[e->trip - o->ntrips].service_date,
                              .secs = e->secs,
                              .stop = e->stop,
                              .trip = e->trip,
-                             .stop_sequence = e->stop_sequence};
+                             .stop_sequence = e->stop_sequence,
+                             .arrival = (e->kind & ADDED_DEPARTURE) == 0};
     }
     return n;
 }
@@ -523,7 +593,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         }
         rt_stop_entry *out = reserve_stops(o, n);
         if (!out) goto oom;
-        propagate(ds, tu, st, n, date, offset, out, stats);
+        propagate(ds, tu, st, n, date, offset, out, o->arr_stops + o->stop_count, stats);
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
@@ -572,6 +642,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->trip_first);
     free(o->trips);
     free(o->stops);
+    free(o->arr_stops);
     free(o->added);
     free(o->added_ids);
     free(o->events);
@@ -622,12 +693,19 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
         }
         if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
         /* a frequency-based trip's instances differ by their times */
-        if (s[a].secs != d->secs) continue;
+        if (d->arrival) {
+            const rt_arrival_entry *ae = &o->arr_stops[e->first_stop + a];
+            if (ae->secs != d->secs) continue;
+            out->has_prediction = (s[a].flags & STOP_ARR_PREDICTED) != 0;
+            out->delay_s = ae->delay;
+        } else {
+            if (s[a].secs != d->secs) continue;
+            out->has_prediction = (s[a].flags & STOP_PREDICTED) != 0;
+            out->delay_s = s[a].delay;
+        }
         out->realtime = true;
         out->canceled = (s[a].flags & STOP_CANCELED) != 0;
         out->skipped = (s[a].flags & STOP_SKIPPED) != 0;
-        out->has_prediction = (s[a].flags & STOP_PREDICTED) != 0;
-        out->delay_s = s[a].delay;
         return true;
     }
     return false;

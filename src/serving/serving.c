@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "api/departure_json.h"
+#include "transit/network.h"
 #include "transit/rt_alerts.h"
 
 struct serving {
@@ -378,7 +379,7 @@ void serving_install_dataset(serving *s, dataset *ds)
     char err[256];
     /* the rows' texts now, so that no request pays for them; a failure
      * here is tried again by the first departures request */
-    if (departure_json_prepare(ds, err, sizeof err) != 0)
+    if (departure_json_prepare(ds, err, sizeof err) != 0 || network_prepare(ds, err, sizeof err) != 0)
         fprintf(stderr, "transitd: warning: %s\n", err);
     pthread_mutex_lock(&s->alert_writes);
     alert_view *current = serving_acquire_alerts(s);
@@ -414,8 +415,14 @@ bool serving_reload(serving *s, char *err, size_t errlen)
         fprintf(stderr, "transitd: reload failed, still serving the previous dataset: %s\n", err);
         return false;
     }
-    fprintf(stderr, "transitd: now serving dataset %s from %s\n", dataset_version(ds), dataset_dir(ds));
+    /* said once it is served: a client (or a test) that reads this line may
+     * ask for the dataset straight away (the names are copied first: once
+     * installed, the dataset is the serving state's to release) */
+    char version[64], dir[4096];
+    snprintf(version, sizeof version, "%s", dataset_version(ds));
+    snprintf(dir, sizeof dir, "%s", dataset_dir(ds));
     serving_install_dataset(s, ds);
+    fprintf(stderr, "transitd: now serving dataset %s from %s\n", version, dir);
     if (s->on_reload)
         s->on_reload(s->on_reload_ctx, true);
     return true;

@@ -360,6 +360,10 @@ static void free_derived(dataset *ds)
     free(ds->stop_ids.slots);
     free(ds->route_ids.slots);
     free(ds->trip_ids.slots);
+    free(ds->event_runs);
+    free(ds->arr_visit_hot);
+    free(ds->arr_stops);
+    free(ds->arr_grid);
 }
 
 dataset *dataset_open(const char *dir, char *err, size_t errlen)
@@ -424,7 +428,7 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->pin_problem, sizeof ds->pin_problem, "%s", pin_fd < 0 ? pin_err : "");
     ds->file_dev = (uint64_t)st.st_dev;
     ds->file_ino = (uint64_t)st.st_ino;
-    atomic_flag_clear(&ds->schedule_lock);
+    atomic_flag_clear(&ds->pool_lock);
     pthread_mutex_init(&ds->extension_lock, NULL);
     ds->base = base;
     ds->size = (size_t)st.st_size;
@@ -434,7 +438,8 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
         derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
-        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0) {
+        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0 ||
+        dataset_derive_arrivals(ds, err, errlen) != 0) {
         munmap(base, ds->size);
         free_derived(ds);
         pthread_mutex_destroy(&ds->extension_lock);
@@ -464,36 +469,10 @@ void dataset_release(dataset *ds)
         pthread_mutex_destroy(&ds->extension_lock);
         munmap((void *)ds->base, ds->size);
         free_derived(ds);
-        for (int i = 0; i < ds->nschedule_idle; i++)
-            schedule_close(ds->schedule_idle[i]);
+        dataset_close_pools(ds);
         datadir_unpin(ds->pin_fd);   /* last: the version's files are all let go */
         free(ds);
     }
-}
-
-schedule_db *dataset_take_schedule(dataset *ds, char *err, size_t errlen)
-{
-    schedule_db *db = NULL;
-    while (atomic_flag_test_and_set_explicit(&ds->schedule_lock, memory_order_acquire))
-        ;
-    if (ds->nschedule_idle > 0)
-        db = ds->schedule_idle[--ds->nschedule_idle];
-    atomic_flag_clear_explicit(&ds->schedule_lock, memory_order_release);
-    return db ? db : schedule_open(ds->dir, err, errlen);
-}
-
-void dataset_give_schedule(dataset *ds, schedule_db *db)
-{
-    bool kept = false;
-    while (atomic_flag_test_and_set_explicit(&ds->schedule_lock, memory_order_acquire))
-        ;
-    if (ds->nschedule_idle < DATASET_SCHEDULE_IDLE) {
-        ds->schedule_idle[ds->nschedule_idle++] = db;
-        kept = true;
-    }
-    atomic_flag_clear_explicit(&ds->schedule_lock, memory_order_release);
-    if (!kept)
-        schedule_close(db);
 }
 
 bool dataset_maps_file(const dataset *ds, const char *path)

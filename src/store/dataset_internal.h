@@ -65,6 +65,15 @@ static inline grid_visits grid_visits_of(const tt_stop *sp)
     return (grid_visits){sp->visit_first, sp->visit_count, sp->id_rank};
 }
 
+/* Derived when the dataset is opened (dataset_arrivals.c): where a stop's
+ * arrival visits lie in arr_visit_hot. The first `only` of them are calls
+ * with no departure for riders (the trip's last stop, or pickup_type 1):
+ * what a board of both kinds adds to the departures. 12 bytes a stop. */
+typedef struct arrival_range {
+    uint32_t first, count;
+    uint32_t only;
+} arrival_range;
+
 /* Derived when the dataset is opened: an open-addressing hash of the ids of
  * one kind of record, so that finding a stop, route or trip by id reads one
  * slot and one string instead of the dozen scattered strings of a binary
@@ -75,8 +84,8 @@ typedef struct id_hash {
     uint32_t mask;
 } id_hash;
 
-/* Idle schedule.sqlite connections a dataset keeps for reuse (one per
- * server thread, as a rule); more are closed when given back. */
+/* Idle schedule.sqlite (and shapes.sqlite) connections a dataset keeps for
+ * reuse (one per server thread, as a rule); more are closed when given back. */
 #define DATASET_SCHEDULE_IDLE 64
 
 struct dataset {
@@ -116,12 +125,24 @@ struct dataset {
     id_hash stop_ids, route_ids, trip_ids;   /* owned */
     uint32_t *route_trip_first;    /* nroutes + 1, owned: route r's trips are */
     uint32_t *route_trips;         /* route_trips[route_trip_first[r] .. [r + 1]) (ntrips) */
+    /* Arrival events, derived at open (dataset_arrivals.c) and searched as
+     * departures are. event_runs holds a copy of RUNS, then the runs again in
+     * arrival groups, each run's profile its trip's arrival profile: a
+     * departure visit's run range reads the same in RUNS and here, and an
+     * arrival visit's lies in the second half. */
+    tt_run *event_runs;            /* nevent_runs (2 * nruns), owned */
+    uint64_t nevent_runs;
+    visit_hot *arr_visit_hot;      /* narr_visits, owned: contiguous per stop */
+    uint64_t narr_visits;
+    arrival_range *arr_stops;      /* nstops, owned */
+    arrival_range *arr_grid;       /* ngrid_stops, owned: arr_stops in GRID_STOPS order */
     uint64_t file_dev, file_ino;   /* of the mapped timetable.bin */
     int pin_fd;                    /* shared lock on the version's .readers.lock, or -1 */
     char pin_problem[160];         /* why pin_fd is -1, or "" */
-    atomic_flag schedule_lock;     /* guards the idle connections below */
-    int nschedule_idle;
+    atomic_flag pool_lock;         /* guards the idle connections below (dataset_pools.c) */
+    int nschedule_idle, nshapes_idle;
     struct schedule_db *schedule_idle[DATASET_SCHEDULE_IDLE];
+    struct shapes_db *shapes_idle[DATASET_SCHEDULE_IDLE];
     /* dataset_extension_get: which extension each slot holds (set once,
      * under extension_lock) and its data (published with release order
      * after it is derived, so a reader that sees it sees it whole) */
@@ -136,6 +157,13 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
 /* Refuses (-1, err) indexes and runs not in the orders the engine relies
  * on (dataset_check.c). */
 int dataset_check_orders(const dataset *ds, char *err, size_t errlen, const char *path);
+/* Fills the arrival fields (event_runs .. arr_grid) from the mapped
+ * timetable (dataset_arrivals.c); -1 with err when out of memory. The
+ * caller frees them with the other derived arrays. */
+int dataset_derive_arrivals(dataset *ds, char *err, size_t errlen);
+/* Closes the idle connections of the pools (dataset_pools.c), as the
+ * dataset is freed. */
+void dataset_close_pools(dataset *ds);
 /* The instant of "noon minus 12h" of a service day. */
 int64_t dataset_day_base(const dataset *ds, int32_t day);
 

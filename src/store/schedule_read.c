@@ -17,6 +17,7 @@
 
 #include "transit/gtfs.h"
 #include "transit/stores.h"
+#include "store/sqlite_uri.h"
 
 /* How much of the user's text becomes the FTS query. */
 #define SEARCH_MAX_TERMS 12
@@ -106,35 +107,13 @@ static int add_query_term(void *ctx, int flags, const char *token, int ntoken, i
     return SQLITE_OK;
 }
 
-/* Appends s to a URI, percent-encoding what a file: URI path cannot hold. */
-static size_t uri_append_path(char *out, size_t cap, size_t n, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (; *s && n + 4 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '%' || c == '?' || c == '#' || c <= ' ' || c >= 0x7f) {
-            out[n++] = '%';
-            out[n++] = hex[c >> 4];
-            out[n++] = hex[c & 15];
-        } else {
-            out[n++] = (char)c;
-        }
-    }
-    out[n] = '\0';
-    return n;
-}
-
 schedule_db *schedule_open(const char *version_dir, char *err, size_t errlen)
 {
     char uri[8192];
-    size_t n = (size_t)snprintf(uri, sizeof uri, "file:");
-    n = uri_append_path(uri, sizeof uri, n, version_dir);
-    n = uri_append_path(uri, sizeof uri, n, "/schedule.sqlite");
-    if (n + 16 >= sizeof uri) {
+    if (store_sqlite_uri(uri, sizeof uri, version_dir, "schedule.sqlite") != 0) {
         snprintf(err, errlen, "%s: path too long", version_dir);
         return NULL;
     }
-    memcpy(uri + n, "?immutable=1", sizeof "?immutable=1");
 
     schedule_db *sdb = calloc(1, sizeof *sdb);
     if (!sdb) {

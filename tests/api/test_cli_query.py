@@ -25,8 +25,10 @@ PATHS = {
     "nearby": "/v1/stops/nearby",
     "departures": "/v1/departures",
     "stop-departures": "/v1/stops/{id}/departures",
+    "stop-arrivals": "/v1/stops/{id}/arrivals",
     "search": "/v1/stops",
     "trip": "/v1/trips/{id}",
+    "shape": "/v1/shapes/{id}",
     "stop": "/v1/stops/{id}",
     "routes": "/v1/routes",
     "route": "/v1/routes/{id}",
@@ -88,6 +90,19 @@ R1 = {"id": "R1", "agency_id": "A1", "short_name": "1", "long_name": "Main Line"
       "color": "FF0000", "text_color": "FFFFFF"}
 R2 = {"id": "R2", "agency_id": "A1", "short_name": "", "long_name": "Night Express", "type": 3,
       "color": None, "text_color": None}
+_P1 = {"stop_id": "P1", "stop_name": "Central Platform 1", "lat": 40, "lon": -74}
+_S2 = {"stop_id": "S2", "stop_name": 'Café "Quote" Stop', "lat": 40.001, "lon": -74}
+_S3 = {"stop_id": "S3", "stop_name": "Far Stop", "lat": 40.01, "lon": -74}
+# /v1/routes/{id}: the route with its patterns (T1 and T3 run R1 both ways, T2 runs R2)
+R1_DETAIL = dict(R1, patterns=[
+    {"direction_id": 0, "headsigns": ["Downtown"], "trips": 1, "stops": [_P1, _S2, _S3]},
+    {"direction_id": 1, "headsigns": ["Uptown"], "trips": 1, "stops": [_S3, _S2, _P1]}])
+R2_DETAIL = dict(R2, patterns=[{"direction_id": None, "headsigns": [], "trips": 1, "stops": [_S2, _S3]}])
+
+
+def stop_route(route, headsigns):
+    """A route as a stop lists it: with the headsigns departing from there."""
+    return dict(route, headsigns=headsigns)
 
 
 def run_query(data, *args, stdin=None, env=None):
@@ -364,31 +379,36 @@ def test_tiny_stop_detail(tiny):
     assert answer(tiny, "stop", "P1") == {"stop": {
         "id": "P1", "name": "Central Platform 1", "lat": 40, "lon": -74, "location_type": 0,
         "parent_station": "STA", "code": "C1", "desc": "Northbound", "platform_code": "1",
-        "wheelchair_boarding": 1, "children": [], "routes": [R1]}, "alerts": []}
+        "wheelchair_boarding": 1, "children": [],
+        "routes": [stop_route(R1, ["Downtown"])]}, "alerts": []}   # T3 (Uptown) ends at P1
     station = answer(tiny, "stop", "STA")["stop"]
     assert station["children"] == ["P1"]
-    assert station["routes"] == [R1]
+    assert station["routes"] == [stop_route(R1, ["Downtown"])]
     assert station["code"] is None and station["desc"] is None
     assert station["wheelchair_boarding"] == 0
     s2 = answer(tiny, "stop", "S2")["stop"]
-    assert s2["routes"] == [R1, R2]
+    assert s2["routes"] == [stop_route(R1, ["Downtown", "Uptown"]), stop_route(R2, [])]
     assert answer(tiny, "stop", "S3")["stop"]["wheelchair_boarding"] == 2
 
 
 def test_tiny_routes_and_route(tiny):
     assert answer(tiny, "routes") == {"routes": [R1, R2]}
-    assert answer(tiny, "route", "R2") == {"route": R2}
+    assert answer(tiny, "route", "R2") == {"route": R2_DETAIL}
+    assert answer(tiny, "route", "R1") == {"route": R1_DETAIL}
 
 
 def test_tiny_trip(tiny):
     t1 = answer(tiny, "trip", "T1")["trip"]
     assert t1 == {"id": "T1", "route_id": "R1", "service_id": "WK", "headsign": "Downtown",
                   "direction_id": 0, "shape_id": "SH1", "stop_times": [
-                      {"stop_id": "P1", "stop_sequence": 1, "arrival_secs": 28800,
+                      {"stop_id": "P1", "stop_name": "Central Platform 1", "lat": 40.0, "lon": -74.0,
+                       "platform_code": "1", "stop_sequence": 1, "arrival_secs": 28800,
                        "departure_secs": 28800},
-                      {"stop_id": "S2", "stop_sequence": 2, "arrival_secs": 29400,
-                       "departure_secs": 29460},
-                      {"stop_id": "S3", "stop_sequence": 3, "arrival_secs": 30000,
+                      {"stop_id": "S2", "stop_name": 'Café "Quote" Stop', "lat": 40.001,
+                       "lon": -74.0, "platform_code": None, "stop_sequence": 2,
+                       "arrival_secs": 29400, "departure_secs": 29460},
+                      {"stop_id": "S3", "stop_name": "Far Stop", "lat": 40.01, "lon": -74.0,
+                       "platform_code": None, "stop_sequence": 3, "arrival_secs": 30000,
                        "departure_secs": 30000}]}
     t2 = answer(tiny, "trip", "T2")["trip"]
     assert (t2["headsign"], t2["direction_id"], t2["shape_id"]) == (None, None, None)
@@ -452,7 +472,7 @@ def test_tiny_data_dir_from_environment(tiny):
     env = dict(os.environ, TRANSITD_DATA=str(tiny))
     p = run_query(None, "route", "R1", env=env)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout) == {"route": R1}
+    assert json.loads(p.stdout) == {"route": R1_DETAIL}
 
 
 # ------------------------------------------------------------ batch
@@ -534,7 +554,7 @@ def test_tiny_batch_of_nothing(tiny):
 def test_tiny_batch_without_final_newline_and_crlf(tiny):
     p = run_query(tiny, "batch", stdin='{"op":"route","route":"R1"}\r\n{"op":"route","route":"R2"}')
     assert p.returncode == 0, p.stderr
-    assert [json.loads(x) for x in p.stdout.splitlines()] == [{"route": R1}, {"route": R2}]
+    assert [json.loads(x) for x in p.stdout.splitlines()] == [{"route": R1_DETAIL}, {"route": R2_DETAIL}]
 
 
 # ------------------------------------------------------------ the Cairns feed: shapes at scale
@@ -580,7 +600,8 @@ def test_cairns_every_subcommand_matches_the_schema(cairns):
 
     routes = answer(cairns, "routes")["routes"]
     assert len(routes) == 22
-    assert answer(cairns, "route", routes[0]["id"]) == {"route": routes[0]}
+    route = answer(cairns, "route", routes[0]["id"])["route"]
+    assert {k: v for k, v in route.items() if k != "patterns"} == routes[0] and route["patterns"]
 
     agencies = answer(cairns, "agencies")["agencies"]
     assert len(agencies) == 1 and agencies[0]["timezone"] == "Australia/Brisbane"

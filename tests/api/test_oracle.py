@@ -2,7 +2,9 @@
 (tests/oracle/oracle.py): for each shared feed and the generated demo feed,
 import it once, send >= 1,000 seeded random stop-departures queries and a few
 hundred nearby-departures queries through `transitd query --data DIR batch`,
-and compare every answer with the oracle's, event by event.
+and compare every answer with the oracle's, event by event. The boards of arrivals
+and of both kinds (`kind=arrivals|both`, /v1/stops/{id}/arrivals) get a few hundred
+queries of each per feed, anchored on arrival events.
 
 The query set deliberately covers the hard cases: DST change days (and an
 ambiguous or nonexistent local time on them), windows across midnight and the
@@ -44,6 +46,13 @@ MIN_COMPARED_STOP = {"cairns_translink_2014": 1500, "abidjan_osm_frequencies_202
 MIN_COMPARED_NEARBY = {"cairns_translink_2014": 1250, "abidjan_osm_frequencies_2021": 6000,
                        "amtab_bari_2026": 6500, "exo_laurentides_2025": 1350,
                        "nyct_subway_2026": 4500, "nyct_bus_brooklyn_2026": 8500, "demo": 1700}
+# The same floor for the boards of other kinds (KIND_QUERIES stop queries and
+# KIND_NEARBY nearby ones per kind and feed), set on 2026-11-26 as above.
+KIND_QUERIES = 300
+KIND_NEARBY = 60
+MIN_COMPARED_KIND = {"cairns_translink_2014": 500, "abidjan_osm_frequencies_2021": 2000,
+                     "amtab_bari_2026": 2000, "exo_laurentides_2025": 500,
+                     "nyct_subway_2026": 2000, "nyct_bus_brooklyn_2026": 1500, "demo": 1000}
 SHOW = 10          # events listed per side in a diff
 SHOW_QUERIES = 5   # failing queries described in full
 
@@ -180,6 +189,46 @@ class QueryMaker:
                 out.append((stop, feed.service_day_base(service_day) + ev[0]))
         return out
 
+    def kind_queries(self, kind, count=KIND_QUERIES, nearby=KIND_NEARBY):
+        """Queries of boards of `kind` ("arrivals" or "both"): stop queries
+        anchored on arrival events (for "both": on the arrivals at calls
+        without a departure, and on departures), some at stations, a third of
+        the arrivals ones through /v1/stops/{id}/arrivals; then nearby ones."""
+        feed, rng = self.feed, self.rng
+        arrivals = feed.arrival_events
+        if kind == "both":
+            only = {s: [e for e in evs if e[3]] for s, evs in arrivals.items()}
+            anchors = {s: evs for s, evs in only.items() if evs}
+            anchors.update({s: evs for s, evs in feed.events.items() if s not in anchors})
+        else:
+            anchors = arrivals
+        stops = sorted(anchors)
+        if not stops:
+            return []
+        stations = sorted(s for s, c in feed.children.items() if any(x in anchors for x in c))
+        qs = []
+        for i in range(count):
+            window = pick_window(rng)
+            if stations and i % 10 == 9:
+                stop = rng.choice(stations)
+                at = rng.choice([c for c in feed.children[stop] if c in anchors])
+                case = f"{kind}: parent station"
+            else:
+                stop = at = rng.choice(stops)
+                case = f"{kind}: anchored"
+            event = rng.choice(anchors[at])
+            q = self.stop_query(case, stop, self.before(self.event_instant(event[:3]), window), window)
+            if kind == "arrivals" and i % 3 == 0:
+                q["op"] = "stop-arrivals"
+            else:
+                q["kind"] = kind
+            qs.append(q)
+        for q in self.nearby_queries()[:nearby]:
+            q["kind"] = kind
+            q["_case"] = f"{kind}: {q['_case']}"
+            qs.append(q)
+        return qs
+
     def stop_queries(self):
         feed, rng = self.feed, self.rng
         if not self.stops_with_events:
@@ -281,13 +330,15 @@ class QueryMaker:
 def oracle_row(feed, e):
     route_id = feed.trip_route[feed.trip_index[e.trip_id]]
     return (e.stop_id, e.trip_id, str(e.service_date), e.secs, e.instant, e.utc_offset,
-            e.stop_sequence, route_id, e.route_short_name)
+            e.stop_sequence, route_id, e.route_short_name, "arrival" if e.arrival else "departure")
 
 
 def engine_row(d):
-    """The compared fields of one engine departure; the RFC 3339 departure
-    string gives the instant and its offset (no fractional seconds allowed)."""
-    text = d.get("departure") or ""
+    """The compared fields of one engine departure (or arrival: the row has
+    "arrival" and "arrival_secs" instead); the RFC 3339 string gives the
+    instant and its offset (no fractional seconds allowed)."""
+    kind = "arrival" if "arrival" in d else "departure"
+    text = d.get(kind) or ""
     try:
         if len(text) not in (20, 25) or "." in text:
             raise ValueError(text)
@@ -295,9 +346,9 @@ def engine_row(d):
         instant, offset = int(when.timestamp()), int(when.utcoffset().total_seconds())
     except (ValueError, TypeError, AttributeError):
         instant, offset = f"bad departure {text!r}", None
-    return (d.get("stop_id"), d.get("trip_id"), d.get("service_date"), d.get("departure_secs"),
+    return (d.get("stop_id"), d.get("trip_id"), d.get("service_date"), d.get(f"{kind}_secs"),
             instant, offset, d.get("stop_sequence"), d.get("route_id"),
-            d.get("route_short_name") or "")
+            d.get("route_short_name") or "", kind)
 
 
 def tie_key(row):
@@ -350,11 +401,12 @@ def multiset_diff(a, b):
 def compare_one(feed, query, result, events, check_distance):
     """None when the engine's answer matches the oracle's events, else a
     readable description of the difference."""
-    if not isinstance(result, dict) or "departures" not in result:
-        return f"expected departures, got {json.dumps(result)[:500]}"
+    key = "arrivals" if query.get("op") == "stop-arrivals" else "departures"
+    if not isinstance(result, dict) or key not in result:
+        return f"expected {key}, got {json.dumps(result)[:500]}"
     limit = query["limit"]
     full = normalise_ties([oracle_row(feed, e) for e in events])
-    got_rows = [engine_row(d) for d in result["departures"]]
+    got_rows = [engine_row(d) for d in result[key]]
     got = normalise_ties(got_rows)
     problems = []
     want_truncated = len(full) > limit
@@ -388,7 +440,7 @@ def compare_one(feed, query, result, events, check_distance):
         problems.append("\n".join(lines))
     if check_distance:
         oracle_distance = {e.stop_id: e.distance_m for e in events}
-        for d in result["departures"][:SHOW * 5]:
+        for d in result[key][:SHOW * 5]:
             want_d = oracle_distance.get(d.get("stop_id"))
             got_d = d.get("distance_m")
             if want_d is not None and (not isinstance(got_d, (int, float))
@@ -400,22 +452,32 @@ def compare_one(feed, query, result, events, check_distance):
 
 
 def fmt_row(r):
-    stop_id, trip_id, service_date, secs, instant, offset, seq, route_id, short = r
+    stop_id, trip_id, service_date, secs, instant, offset, seq, route_id, short, kind = r
     if isinstance(instant, int):
         when = datetime.datetime.fromtimestamp(instant, datetime.timezone.utc).strftime(
             "%Y-%m-%dT%H:%M:%SZ")
         when += f" (offset {offset})"
     else:
         when = str(instant)
-    return (f"{when} stop={stop_id} route={route_id}/{short!r} trip={trip_id} "
+    return (f"{when} {kind} stop={stop_id} route={route_id}/{short!r} trip={trip_id} "
             f"date={service_date} secs={secs} seq={seq}")
 
 
 def oracle_events(feed, q):
     t = feed.parse_query_time(q["time"])
+    if q["op"] == "stop-arrivals":
+        return feed.stop_events(q["stop"], t, q["window"] * 60, "arrivals")
+    kind = q.get("kind", "departures")
     if q["op"] == "stop-departures":
-        return feed.stop_departures(q["stop"], t, q["window"] * 60)
-    return feed.nearby_departures(q["lat"], q["lon"], q["radius"], t, q["window"] * 60)
+        return feed.stop_events(q["stop"], t, q["window"] * 60, kind)
+    return feed.nearby_departures(q["lat"], q["lon"], q["radius"], t, q["window"] * 60, kind)
+
+
+def answer_rows(result):
+    """The rows of one batch answer, whichever endpoint gave it."""
+    if not isinstance(result, dict):
+        return ()
+    return result.get("departures", result.get("arrivals", ()))
 
 
 def check_feed(name, tmp_path_factory, make_queries, check_distance):
@@ -430,11 +492,12 @@ def check_feed(name, tmp_path_factory, make_queries, check_distance):
     started = time.monotonic()
     failures = []
     for q, r in zip(queries, results):
-        problem = compare_one(feed, q, r, oracle_events(feed, q), check_distance)
+        check = check_distance(q) if callable(check_distance) else check_distance
+        problem = compare_one(feed, q, r, oracle_events(feed, q), check)
         if problem:
             failures.append((q, problem))
     compare_s = time.monotonic() - started
-    compared = sum(len(r.get("departures", ())) for r in results if isinstance(r, dict))
+    compared = sum(len(answer_rows(r)) for r in results)
     truncated = sum(1 for r in results if isinstance(r, dict) and r.get("truncated"))
     print(f"\n{name}: {len(queries)} queries ({compared} events, {truncated} truncated), "
           f"{len(failures)} mismatches; import {import_s:.1f}s, "
@@ -462,6 +525,20 @@ def test_stop_departures_match_oracle(name, tmp_path_factory):
     assert compared >= MIN_COMPARED_STOP[name], (
         f"{name}: only {compared} departure rows compared, expected at least "
         f"{MIN_COMPARED_STOP[name]}")
+
+
+@pytest.mark.parametrize("kind", ["arrivals", "both"])
+@pytest.mark.parametrize("name", FEEDS)
+def test_arrivals_and_both_match_oracle(name, kind, tmp_path_factory):
+    """Boards of arrivals (kind=arrivals and /v1/stops/{id}/arrivals) and of
+    both kinds, at stops, stations and near points, against the oracle."""
+    queries, compared = check_feed(name, tmp_path_factory,
+                                   lambda maker: maker.kind_queries(kind),
+                                   lambda q: q["op"] == "departures")
+    assert len(queries) >= KIND_QUERIES
+    assert compared >= MIN_COMPARED_KIND[name], (
+        f"{name} ({kind}): only {compared} rows compared, expected at least "
+        f"{MIN_COMPARED_KIND[name]}")
 
 
 @pytest.mark.parametrize("name", FEEDS)
@@ -547,7 +624,7 @@ FUZZ_ZONES = [
 def write_fuzz_feed(path, tz, first_day, rng):
     """A small random feed full of quirks (BOM, CRLF, quoting, shuffled rows
     and columns, sequence gaps, empty times with and without
-    shape_dist_traveled, equal times, pickup_type=1, stations, frequencies
+    shape_dist_traveled, equal times, pickup_type=1, drop_off_type=1, stations, frequencies
     across midnight, calendar_dates only services) around `first_day`."""
     def table(header, rows, crlf=False, bom=False):
         def cell(v):
@@ -601,7 +678,7 @@ def write_fuzz_feed(path, tz, first_day, rng):
             dist_text = f"{dist:.3f}" if with_dist and rng.random() < 0.9 else ""
             stop_times.append([tid, a_text, d_text, rng.choice(boardable), seq,
                                "1" if rng.random() < 0.1 else rng.choice(["", "0", "2"]),
-                               dist_text])
+                               dist_text, "1" if rng.random() < 0.1 else rng.choice(["", "0", "3"])])
             seq += rng.randrange(1, 4)
             secs = dep + rng.choice([0, 60, 90, 300, 601])
             dist += rng.uniform(0, 900)
@@ -611,10 +688,10 @@ def write_fuzz_feed(path, tz, first_day, rng):
                                 f"{(w_start + 7200) // 3600:02d}:{w_start % 3600 // 60:02d}:00",
                                 rng.choice([300, 600, 1234])])
     # rows the importer must skip (and count), as the oracle does
-    stop_times += [["T01", "08:00:00", "08:00:00", "nowhere", 99, "", ""],
-                   ["ghost", "08:00:00", "08:00:00", boardable[0], 1, "", ""],
-                   ["T02", "8:61:00", "8:61:00", boardable[1], 98, "", ""],
-                   ["T03", "soon", "soon", boardable[2], 97, "", ""]]
+    stop_times += [["T01", "08:00:00", "08:00:00", "nowhere", 99, "", "", ""],
+                   ["ghost", "08:00:00", "08:00:00", boardable[0], 1, "", "", ""],
+                   ["T02", "8:61:00", "8:61:00", boardable[1], 98, "", "", ""],
+                   ["T03", "soon", "soon", boardable[2], 97, "", "", ""]]
     rng.shuffle(stop_times)
     members = {
         "agency.txt": table(["agency_name", "agency_url", "agency_timezone"],
@@ -630,7 +707,8 @@ def write_fuzz_feed(path, tz, first_day, rng):
                               calendar),
         "calendar_dates.txt": table(["service_id", "date", "exception_type"], calendar_dates),
         "stop_times.txt": table(["trip_id", "arrival_time", "departure_time", "stop_id",
-                                 "stop_sequence", "pickup_type", "shape_dist_traveled"],
+                                 "stop_sequence", "pickup_type", "shape_dist_traveled",
+                                 "drop_off_type"],
                                 stop_times, bom=True),
         "frequencies.txt": table(["trip_id", "start_time", "end_time", "headway_secs"],
                                  frequencies),
@@ -659,14 +737,15 @@ def test_generated_quirky_feed_matches_oracle(tz, first_day, tmp_path):
                "unknown_trip": feed.skipped["stop_times.txt: unknown trip_id"]}
     assert {k: int(v) for k, v in reported.items()} == skipped, p.stdout[-1500:]
     maker = QueryMaker(feed, f"fuzz-queries-{tz}")
-    queries = maker.stop_queries() + maker.nearby_queries()
+    queries = (maker.stop_queries() + maker.nearby_queries() + maker.kind_queries("arrivals", 200, 40)
+               + maker.kind_queries("both", 200, 40))
     results = run_batch(str(data), [{k: v for k, v in q.items() if k != "_case"} for q in queries])
     failures = []
     for q, r in zip(queries, results):
         problem = compare_one(feed, q, r, oracle_events(feed, q), q["op"] == "departures")
         if problem:
             failures.append((q, problem))
-    compared = sum(len(r.get("departures", ())) for r in results if isinstance(r, dict))
+    compared = sum(len(answer_rows(r)) for r in results)
     print(f"\n{tz}: {len(queries)} queries ({compared} events), {len(failures)} mismatches; "
           f"oracle skipped rows: {dict(feed.skipped) or 'none'}; DST days {feed.dst_change_days()}")
     assert compared > 1000, "the generated feed gave too few departures to compare"

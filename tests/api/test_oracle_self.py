@@ -131,6 +131,38 @@ T,08:03:00,08:03:00,S4,12,0
     assert [(e.stop_sequence, e.secs) for e in evs] == [(9, 28920)]
 
 
+def test_arrivals_and_both(tmp_path):
+    """Arrivals: not the first stop, not drop_off_type=1, at the arrival time
+    (an untimed stop arrives when it departs); both: each call once, its
+    departure, else its arrival."""
+    path = write_feed(tmp_path, trips="route_id,service_id,trip_id\nR1,WK,T\n", stop_times="""\
+trip_id,arrival_time,departure_time,stop_id,stop_sequence,pickup_type,drop_off_type
+T,08:00:00,08:00:30,S1,5,0,0
+T,08:01:00,08:01:30,S2,7,1,0
+T,,,S3,9,0,1
+T,08:05:00,08:06:00,S4,12,0,0
+T,08:10:00,08:10:00,S1,13,0,
+""")
+    feed = oracle.Feed(path)
+    t = instant(2026, 7, 1, 11, 0)   # 07:00 EDT, a Wednesday
+
+    def board(stop, kind):
+        return [(e.stop_sequence, e.secs, e.arrival) for e in feed.stop_events(stop, t, 7200, kind)]
+    assert board("S1", "departures") == [(5, 28830, False)]
+    assert board("S1", "arrivals") == [(13, 29400, True)]                # not at the first stop
+    assert board("S1", "both") == [(5, 28830, False), (13, 29400, True)]
+    assert board("S2", "departures") == []                                # pickup_type=1
+    assert board("S2", "arrivals") == [(7, 28860, True)]
+    assert board("S2", "both") == [(7, 28860, True)]
+    # S3: untimed, interpolated from S2's departure (08:01:30) to S4's arrival (08:05:00)
+    assert board("S3", "arrivals") == []                                  # drop_off_type=1
+    assert board("S3", "both") == [(9, 28995, False)]
+    assert board("S4", "arrivals") == [(12, 29100, True)]
+    assert board("S4", "both") == [(12, 29160, False)]
+    with pytest.raises(ValueError):
+        feed.stop_events("S1", t, 60, "nope")
+
+
 def test_stop_sequence_order_not_file_order(tmp_path):
     path = write_feed(tmp_path, trips="route_id,service_id,trip_id\nR1,WK,T\n", stop_times="""\
 stop_sequence,stop_id,departure_time,trip_id,arrival_time

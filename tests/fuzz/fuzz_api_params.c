@@ -1,6 +1,7 @@
 /* fuzz_api_params.c — libFuzzer target for the request-parameter parsing of
  * the HTTP API (src/api/api_params.c): lat, lon, radius, time, window,
- * limit, q, ids, unknown and repeated parameters, on every GET endpoint.
+ * limit, kind, include, q, ids, unknown and repeated parameters, on every
+ * GET endpoint (the fixture has no shapes.sqlite: shapes answer 503).
  *
  * Why it exists: the Objective-C layer only splits and URL-decodes the query
  * string; every value is parsed and range-checked by the C endpoints, which
@@ -64,6 +65,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static const api_endpoint_fn ENDPOINTS[] = {
     api_stops_nearby, api_stops_search, api_stop,  api_stop_departures, api_departures,
     api_routes,       api_route,        api_trip,  api_agencies,        api_feed,
+    api_stop_arrivals, api_shape,
 };
 enum { NENDPOINTS = sizeof ENDPOINTS / sizeof *ENDPOINTS, MAX_PARAMS = 16 };
 

@@ -12,6 +12,7 @@ Usage:
     feed = load_feed("/path/feed.zip")      # parsed once, cached per path
     events = feed.stop_departures("127", t_from, 3600)
     events = feed.nearby_departures(40.75, -73.98, 500.0, t_from, 3600)
+    events = feed.stop_events("127", t_from, 3600, kind="arrivals")   # or "both"
 """
 import bisect
 import collections
@@ -33,12 +34,15 @@ _DATE_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
 _QUERY_TIME_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?$")
 
-# One departure event, as the oracle reports it. `instant` is Unix seconds,
-# `secs` the GTFS departure seconds on `service_date` (shifted for a
-# frequency instance), `utc_offset` seconds east of UTC at the instant.
+# One departure (or arrival) event, as the oracle reports it. `instant` is
+# Unix seconds, `secs` the GTFS departure (arrival) seconds on `service_date`
+# (shifted for a frequency instance), `utc_offset` seconds east of UTC at the
+# instant; `arrival` says which of the two it is.
 Event = collections.namedtuple(
     "Event", "instant stop_id route_short_name trip_id service_date secs stop_sequence "
-             "utc_offset distance_m")
+             "utc_offset distance_m arrival", defaults=(False,))
+
+KINDS = ("departures", "arrivals", "both")
 
 
 def order_key(e):
@@ -267,7 +271,8 @@ class Feed:
 
     def _read_stop_times(self, members):
         """trip index -> list of (stop_sequence, stop_id, arrival, departure,
-        no_pickup, shape_dist_text). Bad rows are counted and skipped."""
+        no_pickup, shape_dist_text, no_drop_off). Bad rows are counted and
+        skipped."""
         trip_rows = collections.defaultdict(list)
         time_cache = {"": None}
         rows = _read_table(members, "stop_times.txt")
@@ -275,9 +280,9 @@ class Feed:
         if first is None:
             return trip_rows
         header = first[1]
-        trip_c, arr_c, dep_c, stop_c, seq_c, pick_c, dist_c = _columns(
+        trip_c, arr_c, dep_c, stop_c, seq_c, pick_c, dist_c, drop_c = _columns(
             header, "trip_id", "arrival_time", "departure_time", "stop_id", "stop_sequence",
-            "pickup_type", "shape_dist_traveled")
+            "pickup_type", "shape_dist_traveled", "drop_off_type")
 
         def one(row):
             trip = self.trip_index.get(_field(row, trip_c))
@@ -308,9 +313,13 @@ class Feed:
             if pickup not in ("0", "1", "2", "3"):
                 self.skipped["stop_times.txt: bad pickup_type"] += 1
                 return
+            drop_off = _field(row, drop_c) or "0"
+            if drop_off not in ("0", "1", "2", "3"):
+                self.skipped["stop_times.txt: bad drop_off_type"] += 1
+                return
             arrival, departure = times
             trip_rows[trip].append((int(seq_text), stop_id, arrival, departure, pickup == "1",
-                                    _field(row, dist_c)))
+                                    _field(row, dist_c), drop_off == "1"))
 
         one(first[2])
         for _, _, row in rows:
@@ -344,19 +353,30 @@ class Feed:
 
     def _build_events(self, trip_rows, frequencies):
         per_stop = collections.defaultdict(list)
+        arrivals = collections.defaultdict(list)
         self.max_secs = 0
         self.interpolated_events = []   # (stop_id, secs, trip) of departures with a computed time
         for trip, rows in trip_rows.items():
             rows.sort(key=lambda r: r[0])
-            departures = interpolate_departures(rows)
-            if departures is None:
+            times = interpolate_times(rows)
+            if times is None:
                 self.skipped["trips: first or last stop untimed"] += 1
                 continue
+            arrival_secs, departures = times
+            last = len(rows) - 1
             # The last stop never departs; pickup_type=1 rows are not departures.
             kept = [(seq, stop_id, secs, rows[i][3] is None and rows[i][2] is None)
-                    for i, ((seq, stop_id, _, _, no_pickup, _), secs)
+                    for i, ((seq, stop_id, _, _, no_pickup, _, _), secs)
                     in enumerate(zip(rows, departures))
-                    if i < len(rows) - 1 and not no_pickup]
+                    if i < last and not no_pickup]
+            # The first stop is no arrival; drop_off_type=1 rows are not arrivals. An
+            # arrival is "only" where the call has no departure (the last stop, or
+            # pickup_type=1): what kind=both adds to the departures.
+            kept_arrivals = [(seq, stop_id, secs, i == last or no_pickup)
+                             for i, ((seq, stop_id, _, _, no_pickup, _, no_drop_off), secs)
+                             in enumerate(zip(rows, arrival_secs))
+                             if i > 0 and not no_drop_off]
+            latest = max(max(departures), max(arrival_secs))
             if trip in frequencies:
                 first_departure = departures[0]
                 for start, end, headway in frequencies[trip]:
@@ -364,16 +384,23 @@ class Feed:
                         shift = instance_start - first_departure
                         for seq, stop_id, secs, _ in kept:
                             per_stop[stop_id].append((secs + shift, trip, seq))
-                            self.max_secs = max(self.max_secs, secs + shift)
+                        for seq, stop_id, secs, only in kept_arrivals:
+                            arrivals[stop_id].append((secs + shift, trip, seq, only))
+                        self.max_secs = max(self.max_secs, latest + shift)
             else:
                 for seq, stop_id, secs, computed in kept:
                     per_stop[stop_id].append((secs, trip, seq))
-                    self.max_secs = max(self.max_secs, secs)
                     if computed:
                         self.interpolated_events.append((stop_id, secs, trip))
+                for seq, stop_id, secs, only in kept_arrivals:
+                    arrivals[stop_id].append((secs, trip, seq, only))
+                self.max_secs = max(self.max_secs, latest)
         for events in per_stop.values():
             events.sort()
+        for events in arrivals.values():
+            events.sort()
         self.events = dict(per_stop)
+        self.arrival_events = dict(arrivals)
 
     # ------------------------------------------------------------ time
 
@@ -419,8 +446,22 @@ class Feed:
 
     # ------------------------------------------------------------ queries
 
-    def _events_at(self, stop_id, t_from, window_s, distance_m=0.0):
-        events = self.events.get(stop_id)
+    def _events_at(self, stop_id, t_from, window_s, distance_m=0.0, kind="departures"):
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r}")
+        out = []
+        if kind != "arrivals":
+            out += self._events_in(self.events.get(stop_id), False, stop_id, t_from, window_s,
+                                   distance_m)
+        if kind != "departures":
+            events = self.arrival_events.get(stop_id)
+            if events and kind == "both":
+                events = [e for e in events if e[3]]
+            out += self._events_in(events, True, stop_id, t_from, window_s, distance_m)
+        return out
+
+    def _events_in(self, events, arrival, stop_id, t_from, window_s, distance_m):
+        """The events of one sorted list ((secs, trip, seq, ...) tuples) in the window."""
         if not events:
             return []
         t_to = t_from + window_s
@@ -432,23 +473,30 @@ class Feed:
             base = self.service_day_base(day)
             lo = bisect.bisect_left(events, (t_from - base,))
             hi = bisect.bisect_left(events, (t_to - base,))
-            for secs, trip, seq in events[lo:hi]:
+            for secs, trip, seq, *_ in events[lo:hi]:
                 if self.runs_on(trip, day):
                     instant = base + secs
                     out.append(Event(instant, stop_id, self.routes[self.trip_route[trip]],
                                      self.trip_ids[trip], day, secs, seq,
-                                     self.utc_offset(instant), distance_m))
+                                     self.utc_offset(instant), distance_m, arrival))
             day += datetime.timedelta(days=1)
         return out
 
     def stop_departures(self, stop_id, t_from, window_s):
         """Every departure at the stop (a station: at its child platforms) in
         [t_from, t_from + window_s), in contract order. KeyError if unknown."""
+        return self.stop_events(stop_id, t_from, window_s)
+
+    def stop_events(self, stop_id, t_from, window_s, kind="departures"):
+        """The same for the events of `kind`: departures, arrivals (riders
+        may alight: not a trip's first stop, drop_off_type not 1, at the
+        arrival time), or both (each call riders may board or alight at
+        once: its departure, else its arrival)."""
         stop = self.stops[stop_id]
         targets = self.children.get(stop_id, []) if stop[3] == 1 else [stop_id]
         out = []
         for target in targets:
-            out.extend(self._events_at(target, t_from, window_s))
+            out.extend(self._events_at(target, t_from, window_s, kind=kind))
         out.sort(key=order_key)
         return out
 
@@ -463,10 +511,10 @@ class Feed:
                 found.append((stop_id, distance))
         return found
 
-    def nearby_departures(self, lat, lon, radius_m, t_from, window_s):
+    def nearby_departures(self, lat, lon, radius_m, t_from, window_s, kind="departures"):
         out = []
         for stop_id, distance in self.nearby_stops(lat, lon, radius_m):
-            out.extend(self._events_at(stop_id, t_from, window_s, distance))
+            out.extend(self._events_at(stop_id, t_from, window_s, distance, kind))
         out.sort(key=order_key)
         return out
 
@@ -520,12 +568,21 @@ class Feed:
 
 def interpolate_departures(rows):
     """Departure seconds for each row of one trip (rows sorted by
-    stop_sequence: (seq, stop_id, arrival, departure, no_pickup, dist_text)).
+    stop_sequence: (seq, stop_id, arrival, departure, no_pickup, dist_text, ...)).
     A row with one time uses it for both. Rows without a time get one between
     the surrounding timed rows (from the earlier one's departure to the later
     one's arrival): proportional to shape_dist_traveled when the two timed
     rows and every row between have it (and it grows), else evenly by
     position; floor. Returns None if the first or last row has no time."""
+    times = interpolate_times(rows)
+    return None if times is None else times[1]
+
+
+def interpolate_times(rows):
+    """(arrivals, departures) for each row of one trip, as
+    interpolate_departures: a timed row keeps its arrival (its departure
+    when it gives only that); a row without times arrives when it departs.
+    None if the first or last row has no time."""
     n = len(rows)
     dep = [r[3] if r[3] is not None else r[2] for r in rows]
     arr = [r[2] if r[2] is not None else r[3] for r in rows]
@@ -547,7 +604,8 @@ def interpolate_departures(rows):
                 else:
                     out[k] = t_a + ((t_b - t_a) * (k - a)) // (b - a)
         a = b
-    return out
+    arrivals = [arr[k] if dep[k] is not None else out[k] for k in range(n)]
+    return arrivals, out
 
 
 def _distances(segment):

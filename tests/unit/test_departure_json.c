@@ -11,7 +11,9 @@
  * 55 bytes) beside ones it must take from the string pool (56 bytes, a
  * quote, a backslash, UTF-8). Every check runs twice: on that feed, and on
  * the same feed with a 1,600-byte stop name, one byte in eight a quote, so
- * that a derived text is far longer than the rest.
+ * that a derived text is far longer than the rest. Boards of arrivals and of
+ * both kinds (arrival rows say "arrival" and "arrival_secs", from texts of
+ * their own, among departure rows) are held to the generic writer too.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
@@ -180,8 +182,8 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
         format_date(d->service_date, date);
         json_kv_string(w, "service_date", date);
         rfc3339_format_instant(d->instant, d->utc_offset, instant);
-        json_kv_string(w, "departure", instant);
-        json_kv_int(w, "departure_secs", d->secs);
+        json_kv_string(w, d->arrival ? "arrival" : "departure", instant);
+        json_kv_int(w, d->arrival ? "arrival_secs" : "departure_secs", d->secs);
         json_kv_int(w, "stop_sequence", d->stop_sequence);
         json_kv_string(w, "stop_name", st.name);
         json_kv_int(w, "distance_m", (int64_t)(d->distance_m + 0.5));
@@ -196,14 +198,16 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
 }
 
 /* /v1/departures at `time` against the generic writer, for every limit
- * from a single row to all of them. */
-static void check_departures_at(dataset *ds, const char *time, int64_t from)
+ * from a single row to all of them, and for each kind (no parameter: the
+ * departures). */
+static void check_kind_at(dataset *ds, const char *time, int64_t from, const char *kind_text, query_kind kind)
 {
     static const char *const limits[] = {"1", "7", "64", "500"};
     for (size_t k = 0; k < sizeof limits / sizeof *limits; k++) {
         api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"radius", "500"},
-                              {"time", time},     {"window", "600"},    {"limit", limits[k]}};
-        api_request req = {.params = params, .nparams = 6};
+                              {"time", time},     {"window", "600"},    {"limit", limits[k]},
+                              {"kind", kind_text}};
+        api_request req = {.params = params, .nparams = kind_text ? 7 : 6};
         api_thread *t = api_thread_new();
         json_writer got, want;
         json_init(&got);
@@ -217,10 +221,14 @@ static void check_departures_at(dataset *ds, const char *time, int64_t from)
         bool truncated = false;
         query_error qe;
         query_scratch *s = query_scratch_new();
-        assert_int_equal(nearby_departures(ds, s, 40.7005, -74.0, 500, from, 600 * 60,
-                                           (uint32_t)atoi(limits[k]), deps, &n, &truncated, &qe),
+        assert_int_equal(nearby_events(ds, s, kind, 40.7005, -74.0, 500, from, 600 * 60,
+                                       (uint32_t)atoi(limits[k]), deps, &n, &truncated, &qe),
                          QUERY_OK);
         assert_true(n > 0);
+        uint32_t arrivals = 0;
+        for (uint32_t i = 0; i < n; i++)
+            arrivals += deps[i].arrival;
+        assert_true(kind == QUERY_DEPARTURES ? arrivals == 0 : kind == QUERY_ARRIVALS ? arrivals == n : true);
         expected_body(ds, &want, deps, n, truncated);
         assert_int_equal(got.len, want.len);
         assert_string_equal(got.buf, want.buf);
@@ -230,6 +238,14 @@ static void check_departures_at(dataset *ds, const char *time, int64_t from)
         json_free(&want);
         api_thread_free(t);
     }
+}
+
+static void check_departures_at(dataset *ds, const char *time, int64_t from)
+{
+    check_kind_at(ds, time, from, NULL, QUERY_DEPARTURES);
+    check_kind_at(ds, time, from, "departures", QUERY_DEPARTURES);
+    check_kind_at(ds, time, from, "arrivals", QUERY_ARRIVALS);
+    check_kind_at(ds, time, from, "both", QUERY_BOTH);
 }
 
 static void test_rows_match_the_generic_writer(void **state)

@@ -143,6 +143,11 @@ static void test_departures_warning_bounds(void **state)
     assert_false(feed_validity_departures_warning(g_ds, first - 3600, 3601, text, sizeof text));
     assert_false(feed_validity_departures_warning(g_ds, utc(2026, 11, 1, 12, 0), 60, text,
                                                   sizeof text));
+    /* a board of arrivals names them */
+    assert_true(feed_validity_events_warning(g_ds, last + 1, 3600, "arrivals", text, sizeof text));
+    assert_true(strncmp(text, "no arrivals: the time is after", 30) == 0);
+    assert_true(feed_validity_departures_warning(g_ds, last + 1, 3600, text, sizeof text));
+    assert_true(strncmp(text, "no departures: the time is after", 32) == 0);
 }
 
 int main(void)

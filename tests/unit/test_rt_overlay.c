@@ -1,7 +1,9 @@
 /* test_rt_overlay.c — TripUpdates over a small timetable: trip instances
  * matched by trip_id and start_date (frequency-based runs by start_time),
  * delays carried and stopped by the GTFS-Realtime rules, SKIPPED stops and
- * CANCELED trips, and what is counted when an update matches nothing.
+ * CANCELED trips, and what is counted when an update matches nothing;
+ * arrivals (their own delays, the same rules with the events' roles swapped)
+ * and ADDED trips' arrivals, also in the arrivals endpoint's rows.
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
@@ -544,6 +546,167 @@ static void test_added_departures_in_answers(void **state)
     rt_overlay_release(o);
 }
 
+/* What realtime says of the arrival of trip_id at stop_sequence (arriving at secs). */
+static rt_departure arrival_row(const rt_overlay *o, const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs,
+                                bool *found)
+{
+    departure d = {0};
+    d.trip = dataset_find_trip(g_ds, trip_id, strlen(trip_id));
+    d.service_date = g_monday;
+    d.stop_sequence = seq;
+    d.pos = pos;
+    d.secs = secs;
+    d.instant = dataset_instant(g_ds, g_monday, secs);
+    d.arrival = true;
+    rt_departure r;
+    *found = rt_overlay_lookup(o, &d, &r);
+    return r;
+}
+
+static void expect_arrival_delay(const rt_overlay *o, uint32_t seq, uint32_t secs, int32_t delay)
+{
+    bool found;
+    rt_departure r = arrival_row(o, "T1", seq, seq / 10 - 1, secs, &found);
+    if (!found || !r.realtime || !r.has_prediction || r.delay_s != delay || r.canceled)
+        fail_msg("arrival at seq %u: found %d prediction %d delay %d, expected delay %d", seq, found,
+                 r.has_prediction, r.delay_s, delay);
+}
+
+/* An update's arrival wins for the arrival, its departure for the
+ * departure; each missing one takes the other's delay; a carried delay
+ * applies to both. */
+static void test_arrival_delays(void **state)
+{
+    (void)state;
+    rt_stop_update u[3] = {
+        {.has_stop_sequence = true, .stop_sequence = 20, .arrival = delay_event(60), .departure = delay_event(120)},
+        {.has_stop_sequence = true, .stop_sequence = 40, .departure = delay_event(30)},
+        {.has_stop_sequence = true, .stop_sequence = 50, .arrival = delay_event(-15)},
+    };
+    rt_trip_update tu = trip_update("T1", u, 3);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    bool found;
+    rt_departure r = arrival_row(o, "T1", 10, 0, H(8, 0), &found);
+    assert_true(found && r.realtime && !r.has_prediction);   /* before the first update */
+    expect_arrival_delay(o, 20, H(8, 10), 60);
+    expect_delay(o, "T1", 20, H(8, 10), 120);
+    expect_arrival_delay(o, 30, H(8, 20), 120);                /* carried: the departure's */
+    expect_delay(o, "T1", 30, H(8, 20), 120);
+    expect_arrival_delay(o, 40, H(8, 30), 30);                 /* no arrival: the departure's */
+    expect_delay(o, "T1", 40, H(8, 30), 30);
+    expect_arrival_delay(o, 50, H(8, 40), -15);
+    expect_delay(o, "T1", 50, H(8, 40), -15);                  /* no departure: the arrival's */
+    /* an arrival row finds its stop without its position too */
+    r = arrival_row(o, "T1", 20, 0, H(8, 10), &found);
+    assert_true(found && r.has_prediction && r.delay_s == 60);
+    /* a row of another time (another instance) is not this one's */
+    arrival_row(o, "T1", 20, 1, H(8, 11), &found);
+    assert_false(found);
+    rt_overlay_release(o);
+}
+
+static void test_arrivals_of_canceled_and_skipped(void **state)
+{
+    (void)state;
+    rt_stop_update u[2] = {
+        {.stop_id = "S2", .departure = delay_event(-30)},
+        {.stop_id = "S3", .relationship = RT_STOP_SKIPPED},
+    };
+    rt_trip_update tu = trip_update("T1", u, 2);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    bool found;
+    rt_departure r = arrival_row(o, "T1", 30, 2, H(8, 20), &found);
+    assert_true(found && r.realtime && r.skipped && r.canceled && !r.has_prediction);
+    expect_arrival_delay(o, 40, H(8, 30), -30);
+    rt_overlay_release(o);
+}
+
+/* An ADDED trip arrives at each stop but the first its updates give a time
+ * for (arrival, else departure); its last stop is an arrival without a
+ * departure, so a board of both kinds shows it. */
+static void test_added_trip_arrivals(void **state)
+{
+    (void)state;
+    rt_stop_update u[4] = {
+        {.stop_id = "S2", .departure = time_event(g_monday, H(8, 15))},
+        {.stop_id = "S3", .departure = time_event(g_monday, H(8, 25))},
+        {.stop_id = "S4", .arrival = time_event(g_monday, H(8, 34)), .departure = time_event(g_monday, H(8, 35))},
+        {.stop_id = "S5", .arrival = time_event(g_monday, H(8, 45))},
+    };
+    rt_trip_update tu = added_trip("X1", "R1", u, 4);
+    rt_feed f = feed_of(&tu, 1);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(stats.unmatched_stops, 0);
+    int64_t from = dataset_instant(g_ds, g_monday, H(7, 0)), to = dataset_instant(g_ds, g_monday, H(10, 0));
+    departure d[4];
+    assert_int_equal(rt_overlay_added_events(o, QUERY_ARRIVALS, stop_index("S2"), from, to, d, 4), 0);
+    assert_int_equal(rt_overlay_added_events(o, QUERY_ARRIVALS, stop_index("S3"), from, to, d, 4), 1);
+    assert_true(d[0].arrival);
+    assert_int_equal(d[0].secs, H(8, 25));          /* no arrival given: its departure */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_ARRIVALS, stop_index("S4"), from, to, d, 4), 1);
+    assert_int_equal(d[0].secs, H(8, 34));          /* the arrival time wins */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S4"), from, to, d, 4), 1);
+    assert_false(d[0].arrival);
+    assert_int_equal(d[0].secs, H(8, 35));
+    assert_int_equal(rt_overlay_added_events(o, QUERY_BOTH, stop_index("S4"), from, to, d, 4), 1);
+    assert_false(d[0].arrival);                     /* it departs there */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S5"), from, to, d, 4), 0);
+    assert_int_equal(rt_overlay_added_events(o, QUERY_BOTH, stop_index("S5"), from, to, d, 4), 1);
+    assert_true(d[0].arrival);                      /* where it ends */
+    assert_int_equal(d[0].secs, H(8, 45));
+    assert_int_equal(d[0].stop_sequence, 4);
+    rt_overlay_release(o);
+}
+
+/* The arrivals endpoint's rows carry realtime of their arrivals, and the
+ * ADDED trips' arrivals among them. */
+static void test_arrival_rows_carry_realtime(void **state)
+{
+    (void)state;
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .arrival = delay_event(60),
+                            .departure = delay_event(120)}};
+    rt_stop_update x[2];
+    s1_to_s2(x, H(8, 12), H(8, 19));
+    rt_trip_update tus[2] = {trip_update("T1", u, 1), added_trip("X1", "R1", x, 2)};
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    api_param params[] = {{"time", "2026-11-02T08:00:00-05:00"}, {"window", "30"}};
+    api_request req = {.params = params, .nparams = 2, .id = "S2", .realtime = o};
+    api_thread *t = api_thread_new();
+    api_problem prob;
+    int cache = 0;
+    json_writer w;
+    json_init(&w);
+    assert_int_equal(api_stop_arrivals(t, g_ds, &req, &w, &prob, &cache), 200);
+    const char *p = after(w.buf, "\"arrivals\":[{\"stop_id\":\"S2\",\"trip_id\":\"T1\"", NULL);
+    p = after(w.buf, "\"arrival\":\"2026-11-02T08:10:00-05:00\",\"arrival_secs\":29400,\"stop_sequence\":20,"
+                     "\"scheduled\":\"2026-11-02T08:10:00-05:00\",\"predicted\":\"2026-11-02T08:11:00-05:00\","
+                     "\"delay_s\":60,\"realtime\":true,\"canceled\":false}",
+              p);
+    after(w.buf, "{\"stop_id\":\"S2\",\"trip_id\":\"X1\",\"route_id\":\"R1\",\"route_short_name\":\"1\","
+                 "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
+                 "\"arrival\":\"2026-11-02T08:19:00-05:00\",\"arrival_secs\":29940,\"stop_sequence\":2,"
+                 "\"scheduled\":null,\"predicted\":\"2026-11-02T08:19:00-05:00\",\"delay_s\":null,"
+                 "\"realtime\":true,\"canceled\":false,\"added\":true}",
+          p);
+    json_free(&w);
+    /* the departures of the same stop say the departure's delay */
+    json_init(&w);
+    assert_int_equal(api_stop_departures(t, g_ds, &req, &w, &prob, &cache), 200);
+    after(w.buf, "\"departure\":\"2026-11-02T08:10:00-05:00\",\"departure_secs\":29400,\"stop_sequence\":20,"
+                 "\"scheduled\":\"2026-11-02T08:10:00-05:00\",\"predicted\":\"2026-11-02T08:12:00-05:00\","
+                 "\"delay_s\":120",
+          NULL);
+    assert_null(strstr(w.buf, "\"arrival\""));
+    json_free(&w);
+    api_thread_free(t);
+    rt_overlay_release(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +721,10 @@ int main(void)
         cmocka_unit_test(test_added_trip_departs_where_it_has_times),
         cmocka_unit_test(test_added_trips_counted),
         cmocka_unit_test(test_added_departures_in_answers),
+        cmocka_unit_test(test_arrival_delays),
+        cmocka_unit_test(test_arrivals_of_canceled_and_skipped),
+        cmocka_unit_test(test_added_trip_arrivals),
+        cmocka_unit_test(test_arrival_rows_carry_realtime),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define CLI_OK 0
 #define CLI_RUNTIME_ERROR 1
@@ -91,5 +92,11 @@ void cli_opts_begin(cli_opts *o, int argc, char **argv, const char *shortopts,
  * needs one, NULL when the command line ended before it), CLI_OPT_ARG,
  * CLI_OPT_UNKNOWN, or -1 at the end. Everything after "--" is positional. */
 int cli_opts_next(cli_opts *o);
+
+/* src/cli/cli_files.c: mkdir -p (errno set on failure); and a file replaced
+ * whole (temporary name, fsync, rename) or left as it was, with err. */
+bool cli_make_directories(const char *path);
+bool cli_write_file_atomically(const char *path, const void *data, size_t len, mode_t mode, char *err,
+                               size_t cap);
 
 #endif

@@ -87,73 +87,6 @@ static bool valid_host(const char *host, unsigned char ip[16], size_t *iplen)
     return label > 0 && host[n - 1] != '-';
 }
 
-/* mkdir -p: out and any missing parent. */
-static bool make_directories(const char *out)
-{
-    char path[4096];
-    size_t n = strlen(out);
-    if (n == 0 || n >= sizeof path) {
-        errno = ENAMETOOLONG;
-        return false;
-    }
-    memcpy(path, out, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (path[i] != '/' && path[i] != '\0')
-            continue;
-        char saved = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return false;
-        path[i] = saved;
-    }
-    struct stat st;
-    if (stat(out, &st) != 0)
-        return false;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return false;
-    }
-    return true;
-}
-
-/* Writes data to path through a temporary file renamed into place, so a
- * reader (a server's SIGHUP) never sees half a file. */
-static bool write_file(const char *path, const gnutls_datum_t *data, mode_t mode, char *err,
-                       size_t cap)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) {
-        snprintf(err, cap, "cannot create %s: %s", tmp, strerror(errno));
-        return false;
-    }
-    size_t done = 0;
-    while (done < data->size) {
-        ssize_t w = write(fd, data->data + done, data->size - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            snprintf(err, cap, "cannot write %s: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return false;
-        }
-        done += (size_t)w;
-    }
-    if (fchmod(fd, mode) != 0 || fsync(fd) != 0 || close(fd) != 0) {
-        snprintf(err, cap, "cannot write %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return false;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, cap, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        return false;
-    }
-    return true;
-}
-
 /* Builds and signs the certificate; PEM texts of both into crt_pem/key_pem. */
 static int make_pair(const char *host, const unsigned char *ip, size_t iplen, long days,
                      gnutls_datum_t *crt_pem, gnutls_datum_t *key_pem)
@@ -264,7 +197,7 @@ int cli_cert_main(int argc, char **argv)
     size_t iplen;
     if (!valid_host(host, ip, &iplen))
         return usage_error("--host must be a DNS name or an IP address, got '%s'", host);
-    if (!make_directories(out)) {
+    if (!cli_make_directories(out)) {
         fprintf(stderr, "transitd cert: cannot create %s: %s\n", out, strerror(errno));
         return CLI_RUNTIME_ERROR;
     }
@@ -285,8 +218,8 @@ int cli_cert_main(int argc, char **argv)
         fprintf(stderr, "transitd cert: GnuTLS could not make the certificate: %s\n",
                 gnutls_strerror(rc));
         status = CLI_RUNTIME_ERROR;
-    } else if (!write_file(key_path, &key_pem, 0600, err, sizeof err) ||
-               !write_file(crt_path, &crt_pem, 0644, err, sizeof err)) {
+    } else if (!cli_write_file_atomically(key_path, key_pem.data, key_pem.size, 0600, err, sizeof err) ||
+               !cli_write_file_atomically(crt_path, crt_pem.data, crt_pem.size, 0644, err, sizeof err)) {
         fprintf(stderr, "transitd cert: %s\n", err);
         status = CLI_RUNTIME_ERROR;
     } else {

@@ -51,25 +51,6 @@ static int usage_error(const char *fmt, const char *arg)
     return cli_usage_error("export", print_usage, fmt, arg);
 }
 
-static int mkdirs(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char saved = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        buf[i] = saved;
-    }
-    return 0;
-}
-
 /* Copies src to dst (a hard link when both are on one file system: the
  * version's files are never written again). */
 static int copy_file(const char *src, const char *dst, char *err, size_t cap)
@@ -116,23 +97,6 @@ static int copy_file(const char *src, const char *dst, char *err, size_t cap)
     if (rc)
         snprintf(err, cap, "cannot copy %s to %s: %s", src, dst, strerror(errno));
     return rc;
-}
-
-static int write_text_atomically(const char *path, const char *text, size_t len, char *err,
-                                 size_t cap)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, cap, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
 }
 
 typedef struct exported {
@@ -228,7 +192,7 @@ int cli_export_main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/%s", root, m ? m->version : "");
     if (!m) {
         fprintf(stderr, "transitd export: %s\n", err);
-    } else if (mkdirs(dir) != 0) {
+    } else if (!cli_make_directories(dir)) {
         fprintf(stderr, "transitd export: cannot create %s: %s\n", dir, strerror(errno));
     } else {
         bool ok = true;
@@ -249,7 +213,7 @@ int cli_export_main(int argc, char **argv)
         api_dataset_manifest_write(&w, m, &validity);
         char index[4200];
         snprintf(index, sizeof index, "%s/index.json", root);
-        if (ok && !w.oom && write_text_atomically(index, w.buf, w.len, err, sizeof err) == 0) {
+        if (ok && !w.oom && cli_write_file_atomically(index, w.buf, w.len, 0644, err, sizeof err)) {
             int pruned = prune_exports(root, m->version, (int)keep);
             uint64_t bytes = 0;
             for (uint32_t i = 0; i < m->nfiles; i++)

@@ -140,6 +140,47 @@ static CURL *new_handle(const char *url, char *errbuf)
     return c;
 }
 
+/* A conditional GET of url into *body (NUL-terminated): 200 with the body
+ * and the new ETag in etag, 304, another status, or -1 when it failed. */
+static long get_conditional_why(const char *url, char *etag, size_t etag_cap, body_buf *body,
+                                size_t max, char *why, size_t why_cap)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURL *c = new_handle(url, errbuf);
+    if (!c)
+        return -1;
+    body->max = max;
+    header_capture h = {""};
+    struct curl_slist *headers = NULL;
+    if (etag && etag[0]) {
+        char line[200];
+        snprintf(line, sizeof line, "If-None-Match: %s", etag);
+        headers = curl_slist_append(headers, line);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    }
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_manifest_bytes);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    CURLcode rc = curl_easy_perform(c);
+    long status = -1;
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
+    if (status == 200 && etag)
+        snprintf(etag, etag_cap, "%s", h.etag);
+    if (rc != CURLE_OK && why)
+        snprintf(why, why_cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    return status;
+}
+
+static long get_conditional(const char *url, char *etag, size_t etag_cap, body_buf *body, size_t max)
+{
+    return get_conditional_why(url, etag, etag_cap, body, max, NULL, 0);
+}
+
 /* ------------------------------------------------------------ status */
 
 static void set_error(replica *r, const char *fmt, const char *a, const char *b)
@@ -201,35 +242,14 @@ static bool parse_manifest(const char *text, snapshot_manifest *m, char *err, si
 /* GETs the manifest: 1 new (into r->manifest), 0 unchanged (304), -1 error. */
 static int fetch_manifest(replica *r)
 {
-    char url[2200], errbuf[CURL_ERROR_SIZE] = "", err[300];
+    char url[2200], err[300], etag[128], why[CURL_ERROR_SIZE] = "";
     snprintf(url, sizeof url, "%s/v1/dataset", r->url);
-    CURL *c = new_handle(url, errbuf);
-    if (!c) {
-        set_error(r, "%s%s", "out of memory", "");
-        return -1;
-    }
-    body_buf b = {NULL, 0, 0, MANIFEST_MAX};
-    header_capture h = {""};
-    struct curl_slist *headers = NULL;
-    if (r->etag[0] && r->have_manifest) {
-        char line[200];
-        snprintf(line, sizeof line, "If-None-Match: %s", r->etag);
-        headers = curl_slist_append(headers, line);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    }
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_manifest_bytes);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(headers);
+    snprintf(etag, sizeof etag, "%s", r->have_manifest ? r->etag : "");
+    body_buf b = {NULL, 0, 0, 0};
+    long status = get_conditional_why(url, etag, sizeof etag, &b, MANIFEST_MAX, why, sizeof why);
     int result = -1;
-    if (rc != CURLE_OK) {
-        set_error(r, "cannot read %s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+    if (status < 0) {
+        set_error(r, "cannot read %s: %s", url, why);
     } else if (status == 304) {
         result = 0;
     } else if (status != 200) {
@@ -241,24 +261,20 @@ static int fetch_manifest(replica *r)
         if (!parse_manifest(b.data ? b.data : "", &m, err, sizeof err)) {
             set_error(r, "%s: %s", url, err);
         } else {
-            result = !r->have_manifest || strcmp(m.version, r->manifest.version) != 0 ||
-                     memcmp(&m, &r->manifest, sizeof m) != 0;
+            result = !r->have_manifest || memcmp(&m, &r->manifest, sizeof m) != 0;
             r->manifest = m;
             r->have_manifest = true;
-            snprintf(r->etag, sizeof r->etag, "%s", h.etag);
-            if (result == 0)
-                result = 2;   /* the same manifest, read again (no ETag support) */
+            snprintf(r->etag, sizeof r->etag, "%s", etag);
         }
     }
     free(b.data);
     if (result >= 0) {
         pthread_mutex_lock(&r->lock);
         r->status.last_contact = (int64_t)time(NULL);
-        if (r->have_manifest)
-            snprintf(r->status.offered, sizeof r->status.offered, "%s", r->manifest.version);
+        snprintf(r->status.offered, sizeof r->status.offered, "%s", r->manifest.version);
         pthread_mutex_unlock(&r->lock);
     }
-    return result == 2 ? 0 : result;
+    return result;
 }
 
 /* ------------------------------------------------------------ files */
@@ -493,39 +509,6 @@ static void *replica_main(void *arg)
 }
 
 /* ------------------------------------------------------------ live state */
-
-/* A conditional GET of url into *body (NUL-terminated): 200 with the body
- * and the new ETag in etag, 304, another status, or -1 when it failed. */
-static long get_conditional(const char *url, char *etag, size_t etag_cap, body_buf *body, size_t max)
-{
-    char errbuf[CURL_ERROR_SIZE] = "";
-    CURL *c = new_handle(url, errbuf);
-    if (!c)
-        return -1;
-    body->max = max;
-    header_capture h = {""};
-    struct curl_slist *headers = NULL;
-    if (etag && etag[0]) {
-        char line[200];
-        snprintf(line, sizeof line, "If-None-Match: %s", etag);
-        headers = curl_slist_append(headers, line);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    }
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_manifest_bytes);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    CURLcode rc = curl_easy_perform(c);
-    long status = -1;
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(headers);
-    if (status == 200 && etag)
-        snprintf(etag, etag_cap, "%s", h.etag);
-    return status;
-}
 
 static int64_t utc_seconds(const char *text)
 {

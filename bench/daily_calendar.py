@@ -15,10 +15,10 @@ weekdays between start_date and end_date, plus calendar_dates additions,
 minus removals. A trip whose service runs on no day keeps a calendar.txt row
 with no weekdays (so it is still a known, never-running trip); otherwise
 calendar.txt is dropped. Service ids are "D" and a number; the numbers are
-given to the trips in an order shuffled by --seed, and the calendar_dates rows
-are shuffled by it too, so that nothing may depend on the rows' order. Every
-other member is copied byte for byte. Only trips.txt's service_id column
-changes.
+given to the trips in an order shuffled by --seed. calendar_dates.txt lists
+them as national feeds do: service by service in number order, each one's
+dates in order. Every other member is copied byte for byte; only trips.txt's
+service_id column changes.
 
     python3 bench/daily_calendar.py --source ../shared/gtfs/nyct_bus_brooklyn_2026.zip \\
         --out build/feeds/brooklyn-daily.zip [--seed 28]
@@ -116,7 +116,7 @@ def convert_members(members, seed=28):
     order = list(range(len(rows)))
     rng.shuffle(order)
     number = {t: n for n, t in enumerate(order)}
-    dates, empty = [], []
+    dates, empty = [], []   # dates: (number, service_id, day)
     for t, r in enumerate(rows):
         if svc_col >= len(r) or trip_col >= len(r):
             continue
@@ -126,10 +126,10 @@ def convert_members(members, seed=28):
         sid = f"D{number[t]}"
         r[svc_col] = sid
         if days[old]:
-            dates.extend((sid, d) for d in sorted(days[old]))
+            dates.extend((number[t], sid, d) for d in sorted(days[old]))
         else:
             empty.append(sid)
-    rng.shuffle(dates)
+    dates.sort()
     out = {k: v for k, v in members.items() if k not in ("calendar.txt", "calendar_dates.txt", "trips.txt")}
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -137,7 +137,7 @@ def convert_members(members, seed=28):
     w.writerows(rows)
     out["trips.txt"] = buf.getvalue()
     out["calendar_dates.txt"] = "service_id,date,exception_type\n" + "".join(
-        f"{sid},{_date(d)},1\n" for sid, d in dates)
+        f"{sid},{_date(d)},1\n" for _, sid, d in dates)
     if empty:
         out["calendar.txt"] = ("service_id," + ",".join(WEEKDAYS) + ",start_date,end_date\n" + "".join(
             f"{sid},0,0,0,0,0,0,0,20000101,20000101\n" for sid in empty))
@@ -165,7 +165,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", default=str(DEFAULT_SOURCE), help="a flat GTFS .zip")
     ap.add_argument("--out", required=True, help="the .zip to write")
-    ap.add_argument("--seed", type=int, default=28, help="orders the service numbers and calendar_dates rows")
+    ap.add_argument("--seed", type=int, default=28, help="which trip gets which service number")
     a = ap.parse_args(argv)
     started = time.monotonic()
     n = convert_zip(a.source, a.out, a.seed)

@@ -17,6 +17,7 @@
 
 #include "transit/csv.h"
 #include "transit/gtfs.h"
+#include "import/days_handoff.h"
 
 int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
 {
@@ -388,7 +389,12 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
                  (int)f[2].len, f[2].ptr);
         return 0;
     }
-    uint32_t svc = service_index(b, F(0));
+    /* feeds list a service's dates together: the previous row's service
+     * is checked first, sparing a hash lookup (a cache miss) per row */
+    uint32_t svc = b->calendar_dates.n ? b->calendar_dates.v[b->calendar_dates.n - 1].service : TT_NONE;
+    if (svc == TT_NONE || strlen(tb_str(b, b->services.v[svc])) != f[0].len ||
+        memcmp(tb_str(b, b->services.v[svc]), f[0].ptr, f[0].len) != 0)
+        svc = service_index(b, F(0));
     tb_calendar_date *c = TB_PUSH(b->calendar_dates);
     if (svc == TT_NONE || !c) return oom(b);
     c->service = svc;
@@ -674,6 +680,12 @@ int tb_read_feed(tt_builder *b)
         snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
         return -1;
     }
+    /* the days now, before trips and stop_times: the schedule writer waits for them */
+    if (traffic_days_build(&b->days, b->calendars.v, b->calendars.n, b->calendar_dates.v, b->calendar_dates.n,
+                           (uint32_t)b->services.n, b->err, b->errlen))
+        return -1;
+    if (b->opt->days_out)
+        days_handoff_publish(b->opt->days_out, &b->days, b->strings, b->services.v, (uint32_t)b->services.n);
     if (read_file(b, "trips.txt", TRIP_KEYS, 6, 0x7, trip_row, &b->stats->trips)) return -1;
     if (feed_has(b->feed, "frequencies.txt") &&
         read_file(b, "frequencies.txt", FREQ_KEYS, 4, 0xF, frequency_row, &b->stats->frequencies))
@@ -728,5 +740,6 @@ void tb_free(tt_builder *b)
     free(b->frequencies.v);
     free(b->calendars.v);
     free(b->calendar_dates.v);
+    traffic_days_free(&b->days);
     tz_free(&b->zone);
 }

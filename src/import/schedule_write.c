@@ -25,6 +25,8 @@
  */
 #include "import/schedule_write_internal.h"
 
+#include "import/days_handoff.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -321,13 +323,26 @@ static int write_all(schedule_writer *w, const char *path)
         return -1;
     if (has_calendar && read_file(w, &schedule_calendar_spec, &st->calendar) != 0)
         return -1;
-    if (has_calendar_dates && read_file(w, &schedule_calendar_dates_spec, &st->calendar_dates) != 0)
-        return -1;
-    if (schedule_write_days(w) != 0)
-        return -1;
+    /* With the builder's days coming, stops are read while it reads the
+     * calendars; otherwise calendar_dates.txt is read here. */
+    const days_handoff *days = NULL;
+    if (w->days_in) {
+        if (read_file(w, &schedule_stops_spec, &st->stops) != 0)
+            return -1;
+        days = days_handoff_wait(w->days_in);
+    }
+    if (days) {
+        if (schedule_write_days_from(w, days) != 0)
+            return -1;
+    } else {
+        if (has_calendar_dates && read_file(w, &schedule_calendar_dates_spec, &st->calendar_dates) != 0)
+            return -1;
+        if (schedule_write_days(w) != 0)
+            return -1;
+    }
     if (read_file(w, &schedule_trips_spec, &st->trips) != 0 || schedule_write_trips(w) != 0)
         return -1;
-    if (read_file(w, &schedule_stops_spec, &st->stops) != 0)
+    if (!w->days_in && read_file(w, &schedule_stops_spec, &st->stops) != 0)
         return -1;
     if (schedule_prepare(w, "SELECT 1 FROM stops WHERE stop_id = ?1", &w->find_stop) != 0 ||
         schedule_prepare(w, "SELECT 1 FROM trip_rows WHERE trip_id = ?1", &w->find_trip) != 0)
@@ -393,11 +408,17 @@ static int fill_schedule(void *ctx, sqlite3 *db, const char *path)
     return rc;
 }
 
-int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st, char *err,
-                         size_t errlen)
+int schedule_store_write_days(const feed_t *feed, const char *path, struct days_handoff *days, diag *d,
+                              store_stats *st, char *err, size_t errlen)
 {
     store_stats local;
     st = store_stats_reset(st, &local);
-    schedule_writer w = {.feed = feed, .d = d, .st = st, .err = err, .errlen = errlen};
+    schedule_writer w = {.feed = feed, .d = d, .st = st, .err = err, .errlen = errlen, .days_in = days};
     return store_build_file(path, "schedule.sqlite", fill_schedule, &w, st, err, errlen);
+}
+
+int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st, char *err,
+                         size_t errlen)
+{
+    return schedule_store_write_days(feed, path, NULL, d, st, err, errlen);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import/days_handoff.h"
 #include "import/traffic_days.h"
 #include "transit/gtfs.h"
 
@@ -34,7 +35,12 @@ static int calendar_date_row(schedule_writer *w, const csv_field *f)
         !schedule_strict_int(w, &f[CD_TYPE], "exception_type", 1, 2, DIAG_BAD_VALUE, &type) ||
         gtfs_parse_date(f[CD_DATE].ptr, f[CD_DATE].len, &day) != 0)
         return ROW_CONTINUE;
-    uint32_t service = pool_intern(&w->services, f[CD_SERVICE].ptr, f[CD_SERVICE].len);
+    /* feeds list a service's dates together: the previous row's service
+     * is checked first, sparing a hash lookup (a cache miss) per row */
+    uint32_t service = w->ndates ? w->dates[w->ndates - 1].service + 1 : 0;
+    if (!service || strmap_key_len(&w->services, service - 1) != f[CD_SERVICE].len ||
+        memcmp(strmap_key(&w->services, service - 1), f[CD_SERVICE].ptr, f[CD_SERVICE].len) != 0)
+        service = pool_intern(&w->services, f[CD_SERVICE].ptr, f[CD_SERVICE].len);
     tb_calendar_date *dates = grow_to(w->dates, &w->dates_cap, w->ndates + 1, sizeof *dates);
     if (dates)
         w->dates = dates;
@@ -51,45 +57,31 @@ static int calendar_date_row(schedule_writer *w, const csv_field *f)
 const file_spec schedule_calendar_dates_spec = {"calendar_dates.txt", CALENDAR_DATE_KEYS, CD_N,
                                               (1u << CD_N) - 1, NULL, calendar_date_row};
 
-/* qsort has no context argument in C11; the comparator's context is per thread. */
-static _Thread_local const tb_calendar_date *g_dates;
-
-static int compare_service_date(const void *a, const void *b)
+/* Counts each (service_id, date) given again, in one pass with a bit per
+ * service and date seen. Both rows apply, as in the timetable: the date is
+ * added, then removed if either row removes it. */
+static int count_duplicate_dates(schedule_writer *w, const traffic_days *td)
 {
-    const tb_calendar_date *x = &g_dates[*(const uint32_t *)a], *y = &g_dates[*(const uint32_t *)b];
-    if (x->service != y->service)
-        return x->service < y->service ? -1 : 1;
-    if (x->date != y->date)
-        return x->date < y->date ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* Counts each (service_id, date) given again. Both rows apply, as in the
- * timetable: the date is added, then removed if either row removes it. */
-static int count_duplicate_dates(schedule_writer *w)
-{
-    if (w->ndates < 2)
-        return 0;
-    uint32_t *order = malloc(w->ndates * sizeof *order);
-    if (!order)
+    uint64_t *seen = calloc((size_t)w->services.count * td->words + 1, sizeof *seen);
+    if (!seen)
         return schedule_out_of_memory(w), -1;
-    for (size_t i = 0; i < w->ndates; i++)
-        order[i] = (uint32_t)i;
-    g_dates = w->dates;
-    qsort(order, w->ndates, sizeof *order, compare_service_date);
     w->file = "calendar_dates.txt";
-    for (size_t r = 1; r < w->ndates; r++) {
-        const tb_calendar_date *x = &w->dates[order[r - 1]], *y = &w->dates[order[r]];
-        if (x->service != y->service || x->date != y->date)
+    for (size_t i = 0; i < w->ndates; i++) {
+        const tb_calendar_date *c = &w->dates[i];
+        uint32_t d = (uint32_t)(c->date - td->first_day);
+        uint64_t *word = seen + (size_t)c->service * td->words + d / 64, bit = 1ull << (d % 64);
+        if (!(*word & bit)) {
+            *word |= bit;
             continue;
+        }
         char date[11];
-        format_date(y->date, date);
-        w->line = w->date_lines[order[r]];
-        schedule_skip_row(w, DIAG_DUPLICATE_ID,
-                          "duplicate (service_id, date) ('%s', %s): a removal wins",
-                          strmap_key(&w->services, y->service), date);
+        format_date(c->date, date);
+        w->line = w->date_lines[i];
+        schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate (service_id, date) ('%s', %s): a removal wins",
+                          strmap_key(&w->services, c->service), date);
     }
-    free(order);
+    free(seen);
+    w->file = NULL;
     return 0;
 }
 
@@ -137,9 +129,6 @@ static int write_services(schedule_writer *w, const traffic_days *td)
 
 int schedule_write_days(schedule_writer *w)
 {
-    if (count_duplicate_dates(w) != 0)
-        return -1;
-    w->file = NULL;
     if (w->services.count == 0)
         return 0;    /* nothing to write; trips will all name unknown services */
     traffic_days td;
@@ -149,7 +138,25 @@ int schedule_write_days(schedule_writer *w)
         schedule_fail(w, "%s", err);
         return -1;
     }
-    int rc = write_day_sets(w, &td) == 0 && write_services(w, &td) == 0 ? 0 : -1;
+    int rc = count_duplicate_dates(w, &td) == 0 && write_day_sets(w, &td) == 0 && write_services(w, &td) == 0
+                 ? 0 : -1;
     traffic_days_free(&td);
     return rc;
+}
+
+int schedule_write_days_from(schedule_writer *w, const days_handoff *h)
+{
+    /* the services are the builder's, in its order (calendar.txt's rows
+     * may have interned some here already) */
+    strmap_free(&w->services);
+    if (strmap_init(&w->services, h->nservices) != 0)
+        return schedule_out_of_memory(w), -1;
+    const char *id = h->ids;
+    for (uint32_t i = 0; i < h->nservices; i++) {
+        size_t len = strlen(id);
+        if (pool_intern(&w->services, id, len) != i + 1)
+            return schedule_out_of_memory(w), -1;
+        id += len + 1;
+    }
+    return write_day_sets(w, &h->days) == 0 && write_services(w, &h->days) == 0 ? 0 : -1;
 }

@@ -85,6 +85,7 @@ typedef struct schedule_writer {
     uint64_t line;             /* the line of the row being handled */
     sqlite3_stmt *insert;      /* the current file's INSERT */
     sqlite3_stmt *find_stop, *find_trip;
+    struct days_handoff *days_in;  /* the timetable builder's days, or NULL: read them here */
 
     strmap agencies, routes;
     strmap services;           /* every service_id of calendar and calendar_dates: the services table */
@@ -124,6 +125,10 @@ int schedule_write_trips(schedule_writer *w);
 /* schedule_write_days.c: once calendar.txt and calendar_dates.txt are read,
  * writes the services' shared day sets and the services. 0 or -1. */
 int schedule_write_days(schedule_writer *w);
+/* The same from the timetable builder's days (days_handoff.h), instead of
+ * reading calendar_dates.txt. 0 or -1. */
+struct days_handoff;
+int schedule_write_days_from(schedule_writer *w, const struct days_handoff *h);
 
 /* ------------------------------------------------------------ the writer (schedule_write.c) */
 

@@ -201,10 +201,8 @@ int tt_build_grid(tt_builder *b, tt_out *o)
 
 int tt_build_services(tt_builder *b, tt_out *o)
 {
-    traffic_days td;
-    if (traffic_days_build(&td, b->calendars.v, b->calendars.n, b->calendar_dates.v, b->calendar_dates.n,
-                           (uint32_t)b->services.n, b->err, b->errlen))
-        return -1;
+    traffic_days td = b->days;    /* computed by tb_read_feed; taken over */
+    memset(&b->days, 0, sizeof b->days);
     o->meta.first_day = td.first_day;
     o->meta.ndays = td.ndays;
     o->meta.service_words = td.words;

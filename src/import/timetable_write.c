@@ -9,6 +9,7 @@
  */
 #include "import/timetable_write_internal.h"
 
+#include "import/days_handoff.h"
 #include "import/tt_limits.h"
 
 #include <errno.h>
@@ -392,6 +393,8 @@ int timetable_build(const feed_t *feed, const char *path, const timetable_option
     err[0] = 0;
     double t0 = now_seconds();
     int rc = tb_read_feed(&b);
+    if (b.opt->days_out)
+        days_handoff_withdraw(b.opt->days_out);   /* when tb_read_feed stopped before publishing */
     st->parse_seconds = now_seconds() - t0;
     if (rc == 0) rc = check_read_counts(&b);
     if (rc == 0) rc = layout_and_write(&b, path);

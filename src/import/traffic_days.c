@@ -7,6 +7,8 @@
  */
 #include "import/traffic_days.h"
 
+#include "import/tt_builder.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

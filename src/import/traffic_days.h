@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "import/tt_builder.h"
+
+struct tb_calendar;
+struct tb_calendar_date;
 
 typedef struct traffic_days {
     int32_t first_day;     /* days since the epoch of bit 0 */
@@ -31,7 +33,7 @@ typedef struct traffic_days {
  * (type 2), whatever the rows' order. The range spans every date the rows
  * name. 0, or -1 with err ("calendar.txt/calendar_dates.txt: ..." for no
  * dates or a span over 50 years, or out of memory). */
-int traffic_days_build(traffic_days *out, const tb_calendar *cal, size_t ncal, const tb_calendar_date *dates,
+int traffic_days_build(traffic_days *out, const struct tb_calendar *cal, size_t ncal, const struct tb_calendar_date *dates,
                        size_t ndates, uint32_t nservices, char *err, size_t errlen);
 void traffic_days_free(traffic_days *t);
 

@@ -91,6 +91,7 @@ typedef struct tt_builder {
     TB_VEC(tb_calendar) calendars;
     TB_VEC(tb_calendar_date) calendar_dates;
     traffic_days days;                  /* every service's day set, once the calendars are read */
+    bool services_pending;              /* trips keep their service_id string, resolved later */
     bool have_dist;
 
     tz_zone zone;

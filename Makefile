@@ -87,7 +87,11 @@ CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/eng
                 $(BUILD)/obj/api/% $(BUILD)/obj/client/%,$(LIB_OBJ)) \
               $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/rt_overlay.o
 # what an app links besides it (module.modulemap says the same to Xcode)
+ifeq ($(UNAME_S),Darwin)
+CLIENT_PKGS := sqlite3 zlib libzstd jansson        # SHA-256 from CommonCrypto (libSystem)
+else
 CLIENT_PKGS := sqlite3 zlib libzstd jansson nettle
+endif
 CLIENT_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null) $(PLATFORM_LIBS)
 # programs an app could be: they include only transit/client.h and link only the above
 # (tests/client: the equivalence tests' answerer and the README's example; bench/client:

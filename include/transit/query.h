@@ -45,6 +45,12 @@ typedef struct query_error {
  * failure returns NULL with a message in err. The result has a reference
  * count of 1. */
 dataset *dataset_open(const char *dir, char *err, size_t errlen);
+/* The same for a snapshot whose files were verified against their SHA-256
+ * when they were installed (the client library's): the checksum is not
+ * computed again, and the indexes dataset_open derives are kept in
+ * VERSION/.derived after the first open and mapped by the next ones, which
+ * then answer in a few ms instead of tens. */
+dataset *dataset_open_trusted(const char *dir, char *err, size_t errlen);
 /* Reference counting for hot reload: a server takes a reference per request;
  * the mapping goes away when the last reference is released. Lock-free. */
 dataset *dataset_retain(dataset *ds);

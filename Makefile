@@ -107,7 +107,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client clean demo-feed
 
 all: $(TRANSITD)
 
@@ -218,6 +218,7 @@ bench: deps release-build
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/client_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -265,6 +266,11 @@ bench-compression: release-build
 # primary and replicas: snapshot transfer against nginx, alert propagation, serving through nginx
 bench-replicas: release-build
 	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
+
+# the phone (issue #25): snapshot sizes for every shared feed, update patches, the client
+# library's cold start
+bench-client: release-build
+	@$(PYTHON) bench/client_bench.py --build $(RELEASE_BUILD)
 
 # the iPhone profile (HTTPS keep-alive, URLSession's Accept-Encoding, the mix) against plain
 # HTTP, and new TLS connections per second against nginx

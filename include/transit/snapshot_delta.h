@@ -29,9 +29,13 @@ int snapshot_delta_make(const char *old_path, const char *new_path, int level, u
                         size_t *out_len, char *err, size_t cap);
 
 /* Applying a patch as its bytes arrive: the old file is mapped, what the
- * patch decompresses to is written to out_fd. */
+ * patch decompresses to is written to out_fd. new_size is the size the
+ * manifest gives the new file: a patch that would make more, or that asks
+ * for a larger window than one made for these sizes, is refused (a hostile
+ * patch cannot make the phone allocate or write gigabytes). */
 typedef struct snapshot_patcher snapshot_patcher;
-snapshot_patcher *snapshot_patcher_new(const char *old_path, int out_fd, char *err, size_t cap);
+snapshot_patcher *snapshot_patcher_new(const char *old_path, uint64_t new_size, int out_fd, char *err,
+                                       size_t cap);
 /* The next len bytes of the patch. 0, or -1 with err (not a zstd frame made
  * against this old file, a write error). */
 int snapshot_patcher_write(snapshot_patcher *p, const void *data, size_t len, char *err, size_t cap);

@@ -255,7 +255,7 @@ int transit_update_next(transit_update *u, transit_step *step)
         char why[300];
         if (delta) {
             u->fd = open(staged, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            u->patcher = u->fd >= 0 ? snapshot_patcher_new(held, u->fd, why, sizeof why) : NULL;
+            u->patcher = u->fd >= 0 ? snapshot_patcher_new(held, f->size, u->fd, why, sizeof why) : NULL;
             if (!u->patcher) {
                 close_step(u);
                 u->delta_failed[i] = true;

@@ -127,12 +127,13 @@ struct snapshot_patcher {
     mapped_file old;
     ZSTD_DCtx *d;
     int out_fd;
-    uint64_t written;
+    uint64_t written, expected;
     bool frame_done;
     unsigned char buf[64 * 1024];
 };
 
-snapshot_patcher *snapshot_patcher_new(const char *old_path, int out_fd, char *err, size_t cap)
+snapshot_patcher *snapshot_patcher_new(const char *old_path, uint64_t new_size, int out_fd, char *err,
+                                       size_t cap)
 {
     snapshot_patcher *p = calloc(1, sizeof *p);
     if (!p) {
@@ -140,12 +141,22 @@ snapshot_patcher *snapshot_patcher_new(const char *old_path, int out_fd, char *e
         return NULL;
     }
     p->out_fd = out_fd;
+    p->expected = new_size;
+    if (new_size > SNAPSHOT_DELTA_MAX_FILE) {
+        snprintf(err, cap, "a file of %llu bytes is larger than a delta can make",
+                 (unsigned long long)new_size);
+        free(p);
+        return NULL;
+    }
     if (map_file(old_path, &p->old, err, cap) != 0) {
         free(p);
         return NULL;
     }
+    /* no larger a window than the maker's for these sizes: a patch that
+     * declares more is refused before zstd allocates it */
     p->d = ZSTD_createDCtx();
-    size_t r = p->d ? ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, 30) : (size_t)-1;
+    size_t r = p->d ? ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, window_log_for(p->old.size, (size_t)new_size))
+                    : (size_t)-1;
     if (p->d && !ZSTD_isError(r) && p->old.size)
         r = ZSTD_DCtx_refPrefix(p->d, p->old.data, p->old.size);
     if (!p->d || ZSTD_isError(r)) {
@@ -184,6 +195,11 @@ int snapshot_patcher_write(snapshot_patcher *p, const void *data, size_t len, ch
             snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
             return -1;
         }
+        if (p->written + o.pos > p->expected) {
+            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
+                     (unsigned long long)p->expected);
+            return -1;
+        }
         if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {
             snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
             return -1;
@@ -204,6 +220,11 @@ int snapshot_patcher_finish(snapshot_patcher *p, uint64_t *written, char *err, s
         size_t r = ZSTD_decompressStream(p->d, &o, &in);
         if (ZSTD_isError(r)) {
             snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
+            return -1;
+        }
+        if (p->written + o.pos > p->expected) {
+            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
+                     (unsigned long long)p->expected);
             return -1;
         }
         if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {

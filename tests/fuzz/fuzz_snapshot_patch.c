@@ -27,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char g_held[512], g_out[512];
 
+static void remove_held(void) { unlink(g_held); }
+
 static void make_held(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -48,6 +50,8 @@ static void make_held(void)
         exit(1);
     }
     free(b);
+    if (!getenv("FUZZ_KEEP_HELD"))
+        atexit(remove_held);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -55,10 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int ready;
     if (!ready) {
         make_held();
-        if (getenv("FUZZ_WRITE_HELD")) {   /* for making seeds with the zstd CLI */
-            printf("%s\n", g_held);
-            exit(0);
-        }
+        if (getenv("FUZZ_KEEP_HELD"))   /* for making seeds with the zstd CLI: $TMPDIR/fuzz-patch-held-PID */
+            fprintf(stderr, "fuzz_snapshot_patch: the held file is %s\n", g_held);
         ready = 1;
     }
     if (size == 0)
@@ -80,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *out = fopen(g_out, "wb");
     if (!out)
         return 0;
-    snapshot_patcher *p = snapshot_patcher_new(g_held, fileno(out), err, sizeof err);
+    snapshot_patcher *p = snapshot_patcher_new(g_held, HELD_SIZE + 4096, fileno(out), err, sizeof err);
     if (p) {
         /* pieces of 1, 7, 300 and 4096 bytes, in turn */
         static const size_t pieces[] = {1, 7, 300, 4096};

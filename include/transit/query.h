@@ -66,6 +66,15 @@ typedef struct dataset_extension {
     const char *name;                                        /* for messages */
     void *(*derive)(const dataset *ds, char *err, size_t errlen);   /* NULL + err on failure */
     void (*release)(void *derived);
+    /* Optional: for a dataset opened with dataset_open_trusted, the derived
+     * data is kept in VERSION/.<file> (bound to the timetable it came from)
+     * and read from there by later opens. `save` writes it to fd (0, or -1);
+     * `view` makes it again over those bytes, which stay mapped until the
+     * dataset is freed (release then frees only what view allocated), and
+     * returns NULL when they do not fit this dataset. */
+    const char *file;
+    int (*save)(const void *derived, int fd);
+    void *(*view)(const dataset *ds, const void *bytes, size_t len);
 } dataset_extension;
 #define DATASET_EXTENSIONS_MAX 4
 /* The extension's data for `ds`, derived on the first call (one caller

@@ -31,7 +31,8 @@ static void *derive_manifest(const dataset *ds, char *err, size_t errlen)
     return m;
 }
 
-static const dataset_extension manifest_extension = {"snapshot manifest", derive_manifest, free};
+static const dataset_extension manifest_extension = {
+    .name = "snapshot manifest", .derive = derive_manifest, .release = free};
 
 const snapshot_manifest *api_dataset_manifest(dataset *ds, char *err, size_t errlen)
 {

@@ -472,6 +472,7 @@ static dataset *open_dataset(const char *dir, bool trusted, char *err, size_t er
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
     snprintf(ds->cache_path, sizeof ds->cache_path, "%s/.derived", resolved);
+    ds->trusted = trusted;
     if (verify_and_bind(ds, err, errlen, path, trusted) != 0 || derive_all(ds, trusted, err, errlen) != 0 ||
         (!ds->derived_map && dataset_check_orders(ds, err, errlen, path) != 0)) {
         munmap(base, ds->size);
@@ -499,6 +500,8 @@ void dataset_release(dataset *ds)
             void *data = atomic_load_explicit(&ds->extension_data[i], memory_order_relaxed);
             if (ext && data)
                 ext->release(data);
+            if (ds->extension_map[i])
+                munmap(ds->extension_map[i], ds->extension_map_size[i]);
         }
         pthread_mutex_destroy(&ds->extension_lock);
         munmap((void *)ds->base, ds->size);
@@ -550,7 +553,12 @@ void *dataset_extension_get(dataset *ds, const dataset_extension *ext, char *err
                  DATASET_EXTENSIONS_MAX);
     } else if (!(data = atomic_load_explicit(&ds->extension_data[slot], memory_order_relaxed))) {
         atomic_store_explicit(&ds->extension_kind[slot], ext, memory_order_release);
-        if ((data = ext->derive(ds, err, errlen)))
+        bool keep = ds->trusted && ext->file && ext->save && ext->view;
+        if (keep)
+            data = dataset_cache_load_extension(ds, ext, slot);
+        if (!data && (data = ext->derive(ds, err, errlen)) && keep)
+            dataset_cache_save_extension(ds, ext, data);
+        if (data)
             atomic_store_explicit(&ds->extension_data[slot], data, memory_order_release);
     }
     pthread_mutex_unlock(&ds->extension_lock);

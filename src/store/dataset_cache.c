@@ -210,3 +210,89 @@ int dataset_cache_save(dataset *ds, const char *path)
     }
     return 0;
 }
+
+/* ------------------------------------------------------------ extensions */
+
+#define EXT_MAGIC "TDEXTKP1"
+
+/* Before an extension's bytes: what binds them to one timetable. */
+typedef struct ext_header {
+    char magic[8];
+    uint32_t timetable_format, timetable_checksum;
+    uint64_t timetable_size;
+    uint64_t payload;             /* bytes after this header */
+    char name[32];                /* the extension's file name, cut */
+} ext_header;
+_Static_assert(sizeof(ext_header) == 64, "an extension's bytes start 64-byte aligned");
+
+static void ext_path(const dataset *ds, const dataset_extension *ext, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/.%s", ds->dir, ext->file);
+}
+
+static void fill_ext_header(const dataset *ds, const dataset_extension *ext, ext_header *h)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, EXT_MAGIC, 8);
+    h->timetable_format = ds->hdr->format_version;
+    h->timetable_checksum = ds->hdr->checksum;
+    h->timetable_size = ds->size;
+    snprintf(h->name, sizeof h->name, "%s", ext->file);
+}
+
+void *dataset_cache_load_extension(dataset *ds, const dataset_extension *ext, int slot)
+{
+    char path[4200];
+    ext_path(ds, ext, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ext_header)) {
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return NULL;
+    ext_header want;
+    fill_ext_header(ds, ext, &want);
+    const ext_header *h = map;
+    void *data = NULL;
+    if (memcmp(h->magic, want.magic, 8) == 0 && h->timetable_format == want.timetable_format &&
+        h->timetable_checksum == want.timetable_checksum && h->timetable_size == want.timetable_size &&
+        memcmp(h->name, want.name, sizeof h->name) == 0 && h->payload == size - sizeof *h)
+        data = ext->view(ds, (const char *)map + sizeof *h, (size_t)h->payload);
+    if (!data) {
+        munmap(map, size);
+        return NULL;
+    }
+    ds->extension_map[slot] = map;
+    ds->extension_map_size[slot] = size;
+    return data;
+}
+
+void dataset_cache_save_extension(const dataset *ds, const dataset_extension *ext, const void *data)
+{
+    char path[4200], tmp[4300];
+    ext_path(ds, ext, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;   /* a read-only snapshot: derived at every open */
+    ext_header h;
+    fill_ext_header(ds, ext, &h);
+    bool ok = write_all(fd, &h, sizeof h) && ext->save(data, fd) == 0;
+    off_t end = ok ? lseek(fd, 0, SEEK_END) : -1;
+    if (end >= (off_t)sizeof h) {
+        h.payload = (uint64_t)end - sizeof h;
+        ok = pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && fsync(fd) == 0;
+    } else {
+        ok = false;
+    }
+    close(fd);
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}

@@ -433,11 +433,16 @@ def check_equivalence(tmp_path, feed, seed):
         for path in paths:
             r = s.get(srv.url(path))
             online.append((r.status_code, r.content))
-    offline = answers(tmp_path / "phone", [f"0 {p}" for p in paths])
-    assert len(offline) == len(paths)
-    mismatches = [(paths[i], online[i][0], offline[i][0], online[i][1][:200], offline[i][1][:200])
-                  for i in range(len(paths)) if online[i] != offline[i]]
-    assert not mismatches, f"{len(mismatches)} of {len(paths)} differ; first: {mismatches[0]}"
+    # the first open derives the indexes and the rows' texts and keeps them
+    # (VERSION/.derived, VERSION/.departure-texts); the second maps them
+    version_dir = (tmp_path / "phone" / "current").resolve()
+    for open_kind in ("first open", "kept files"):
+        offline = answers(tmp_path / "phone", [f"0 {p}" for p in paths])
+        assert len(offline) == len(paths)
+        mismatches = [(paths[i], online[i][0], offline[i][0], online[i][1][:200], offline[i][1][:200])
+                      for i in range(len(paths)) if online[i] != offline[i]]
+        assert not mismatches, f"{open_kind}: {len(mismatches)} of {len(paths)} differ; first: {mismatches[0]}"
+        assert (version_dir / ".derived").exists() and (version_dir / ".departure-texts").exists()
     ok = sum(1 for st, _ in online if st == 200)
     assert ok >= len(paths) * 0.9, f"only {ok} of {len(paths)} answered 200: the queries test little"
     return ok
@@ -452,3 +457,32 @@ def test_the_client_answers_byte_for_byte_as_the_server_demo(tmp_path):
 def test_the_client_answers_byte_for_byte_as_the_server(tmp_path, name):
     engine_or_skip()
     check_equivalence(tmp_path, shared_feed(name), seed=zlib.crc32(name.encode()))
+
+
+def test_damaged_or_stale_kept_indexes_are_derived_again(tmp_path, demo_data):
+    with Server(demo_data) as srv:
+        assert fetch(srv.url(""), tmp_path / "phone").returncode == 0
+    stop = json.loads(run([BUILD / "transitd", "query", "--data", demo_data, "search", "a", "--limit", "1"]).stdout)["stops"][0]
+    paths = [f"0 /v1/departures?lat={stop['lat']}&lon={stop['lon']}&radius=1000&time=2026-11-10T08:00&limit=20",
+             "0 /v1/stops?q=a&limit=5"]
+    first = answers(tmp_path / "phone", paths)
+    assert first[0][0] == 200 and b'"departures":[{' in first[0][1]
+    vdir = (tmp_path / "phone" / "current").resolve()
+    derived, texts = vdir / ".derived", vdir / ".departure-texts"
+    assert derived.exists() and texts.exists()
+    # cut in half, bytes flipped in the header, emptied: each is noticed and derived again
+    for damage in (lambda b: b[:len(b) // 2], lambda b: b[:8] + bytes(x ^ 0xff for x in b[8:64]) + b[64:],
+                   lambda b: b""):
+        for f in (derived, texts):
+            f.write_bytes(damage(f.read_bytes()))
+        assert answers(tmp_path / "phone", paths) == first
+        assert derived.stat().st_size > 64 and texts.stat().st_size > 64   # written again
+    # kept files that cannot be written (here: directories in their place, as a
+    # read-only snapshot would refuse them): nothing kept, the same answers
+    derived.unlink()
+    texts.unlink()
+    derived.mkdir()
+    texts.mkdir()
+    assert answers(tmp_path / "phone", paths) == first
+    assert derived.is_dir() and texts.is_dir()
+    assert not [p.name for p in vdir.iterdir() if ".tmp-" in p.name], "temporary files left behind"

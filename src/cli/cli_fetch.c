@@ -29,7 +29,7 @@
 
 static void print_usage(FILE *out)
 {
-    fputs("usage: transitd fetch [--data DIR] [--full] [--shapes] [--quiet] URL\n"
+    fputs("usage: transitd fetch [--data DIR] [--full] [--shapes] [--cacert FILE] [--quiet] URL\n"
           "\n"
           "Brings the data directory to the version the server at URL offers, as a phone\n"
           "does (the client library's update): files the directory already holds are kept,\n"
@@ -43,6 +43,8 @@ static void print_usage(FILE *out)
           "  --full       every file of the version (default: the phone profile, without\n"
           "               shapes.sqlite)\n"
           "  --shapes     the phone profile with shapes.sqlite\n"
+          "  --cacert F   trust the certificate(s) in F for an https:// URL (a server's\n"
+          "               self-signed one, `transitd cert new`); else the system's\n"
           "  --quiet      no progress on stderr\n"
           "\n"
           "exit status: 0 up to date; 1 failed (staged files are kept and resumed next\n"
@@ -95,6 +97,20 @@ typedef struct step_sink {
     double last_report;
 } step_sink;
 
+/* --cacert: what an https:// server's certificate is checked against */
+static const char *g_cacert;
+
+static void set_common(CURL *c)
+{
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "transitd-fetch/" TRANSITD_VERSION);
+    if (g_cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, g_cacert);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -145,14 +161,10 @@ static long get_step(const char *base, const transit_step *step, step_sink *sink
     struct curl_slist *headers = NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+    set_common(c);
     /* a transfer slower than 1 KB/s for 30 s is cut, and resumed by the next attempt */
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 30L);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "transitd-fetch/" TRANSITD_VERSION);
     if (step->kind == TRANSIT_STEP_FILE && step->resume_from > 0) {
         snprintf(range, sizeof range, "%llu-", (unsigned long long)step->resume_from);
         curl_easy_setopt(c, CURLOPT_RANGE, range);
@@ -194,10 +206,7 @@ static int fetch(const char *base, const char *data_dir, const char *profile, bo
         char errbuf[CURL_ERROR_SIZE] = "";
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+        set_common(c);
         curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_manifest);
@@ -277,9 +286,10 @@ int cli_fetch_main(int argc, char **argv)
 {
     const char *data_dir = cli_default_data_dir(), *url = NULL;
     bool full = false, shapes = false, quiet = false;
-    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_FULL, OPT_SHAPES, OPT_QUIET };
+    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_FULL, OPT_SHAPES, OPT_QUIET, OPT_CACERT };
     static const struct option longopts[] = {
         {"data", required_argument, NULL, OPT_DATA},
+        {"cacert", required_argument, NULL, OPT_CACERT},
         {"full", no_argument, NULL, OPT_FULL},
         {"shapes", no_argument, NULL, OPT_SHAPES},
         {"quiet", no_argument, NULL, OPT_QUIET},
@@ -297,6 +307,10 @@ int cli_fetch_main(int argc, char **argv)
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opts.name);
             data_dir = arg;
+        } else if (c == OPT_CACERT) {
+            if (!arg || !*arg)
+                return usage_error("%s needs a value", opts.name);
+            g_cacert = arg;
         } else if (c == OPT_FULL) {
             full = true;
         } else if (c == OPT_SHAPES) {

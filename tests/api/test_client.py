@@ -486,3 +486,19 @@ def test_damaged_or_stale_kept_indexes_are_derived_again(tmp_path, demo_data):
     assert answers(tmp_path / "phone", paths) == first
     assert derived.is_dir() and texts.is_dir()
     assert not [p.name for p in vdir.iterdir() if ".tmp-" in p.name], "temporary files left behind"
+
+
+def test_fetch_over_https_trusts_the_given_certificate(tmp_path, demo_data):
+    certs = tmp_path / "certs"
+    p = run([BUILD / "transitd", "cert", "new", "--host", "localhost", "--out", certs])
+    assert p.returncode == 0, p.stderr
+    crt, key = certs / "localhost.crt", certs / "localhost.key"
+    with Server(demo_data, "--tls-cert", str(crt), "--tls-key", str(key)) as srv:
+        url = f"https://localhost:{srv.port}"
+        refused = fetch(url, tmp_path / "untrusting")
+        assert refused.returncode == 1 and "certificate" in refused.stderr.lower(), refused.stderr
+        assert not (tmp_path / "untrusting" / "current").exists()
+        p = fetch(url, tmp_path / "phone", "--cacert", crt)
+        assert p.returncode == 0, p.stderr
+        version = requests.get(f"{url}/v1/dataset", verify=str(crt)).json()["version"]
+    assert os.readlink(tmp_path / "phone" / "current") == f"versions/{version}"

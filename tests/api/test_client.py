@@ -117,13 +117,19 @@ def test_a_program_on_the_library_loads_no_server_library():
         assert not any(banned in l for l in libs), (banned, libs)
 
 
+def sanitizer_flags():
+    """The flags a program needs to link the archive of a `make SANITIZE=1` build."""
+    p = run(["nm", "-u", CLIENT_LIB]) if shutil.which("nm") else None
+    return ["-fsanitize=address,undefined"] if p and "__asan_" in p.stdout else []
+
+
 def test_the_header_alone_builds_with_every_warning_an_error(tmp_path):
     cc = tool_or_skip("clang", "cc")
     src = tmp_path / "app.c"
     src.write_text('#include "transit/client.h"\n'
                    "int main(void) { transit_error e; transit_snapshot *s = transit_open(\"x\", &e);\n"
                    "  if (s) transit_close(s); return s ? 0 : e.status == 0; }\n")
-    p = run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{ROOT / 'include'}", src,
+    p = run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", *sanitizer_flags(), f"-I{ROOT / 'include'}", src,
              "-o", tmp_path / "app", built(CLIENT_LIB),
              *os.environ.get("TRANSIT_CLIENT_LIBS", "-lsqlite3 -lz -lzstd -ljansson -lnettle -lpthread -lm").split()])
     assert p.returncode == 0, p.stderr

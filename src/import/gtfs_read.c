@@ -639,6 +639,8 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
  * sets and hands them to the schedule writer (days_handoff.c) as soon as
  * they exist. Trips read meanwhile keep their service_id as a string, and
  * are resolved once the thread is joined. */
+#define DATES_BESIDE_BYTES ((uint64_t)1 << 20)   /* Brooklyn as written: 13 KB; day by day: 25.8 MB */
+
 typedef struct dates_job {
     tt_builder hb;                 /* the thread's builder: its strings, services, calendar_dates */
     timetable_stats st;
@@ -796,11 +798,13 @@ static int reset_trip_files(tt_builder *b)
     return strmap_init(&b->trip_ids, 1 << 14) ? oom(b) : 0;
 }
 
-/* calendar_dates.txt on its own thread (inline when none can be started)
- * beside trips, frequencies and stop_times here, their problems counted
- * apart until the services are known. When a trip names an unknown service
- * (a broken feed), the three files are read again the plain way, so that
- * it and its stop times are skipped and counted exactly as always. */
+/* calendar_dates.txt, then trips, frequencies and stop_times. A big
+ * calendar_dates.txt (day-by-day calendars) is read on its own thread
+ * (inline when none can be started) beside the three, whose problems are
+ * counted apart until the services are known. When a trip names an unknown
+ * service (a broken feed), the three files are read again the plain way,
+ * so that it and its stop times are skipped and counted exactly as always.
+ * A small one is read first, and the three the plain way at once. */
 static int read_trips_and_stop_times(tt_builder *b)
 {
     dates_job *j = calloc(1, sizeof *j);
@@ -812,6 +816,16 @@ static int read_trips_and_stop_times(tt_builder *b)
     diag_init(&pending);
     if (dates_job_init(j, b) != 0) {
         oom(b);
+        goto out;
+    }
+    uint64_t beside = b->opt->dates_beside_bytes ? b->opt->dates_beside_bytes : DATES_BESIDE_BYTES;
+    if (!feed_has(b->feed, "calendar_dates.txt") || feed_size(b->feed, "calendar_dates.txt") <= (int64_t)beside) {
+        read_dates(j);
+        if (j->rc != 0) {
+            snprintf(b->err, b->errlen, "%s", j->err);
+            goto out;
+        }
+        if (dates_job_merge(j, b) == 0) rc = read_trip_files(b);
         goto out;
     }
     threaded = pthread_create(&thread, NULL, read_dates, j) == 0;

@@ -4,13 +4,20 @@
 #include "test_support.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "import/days_handoff.h"
 #include "import/traffic_days.h"
 #include "import/tt_builder.h"
+#include "transit/diag.h"
+#include "transit/feed.h"
 #include "transit/gtfs.h"
+#include "transit/timetable.h"
 
 static int32_t day(int y, unsigned m, unsigned d) { return days_from_civil(y, m, d); }
 
@@ -155,6 +162,101 @@ static void test_handoff_withdrawn_wakes_the_writer(void **state)
     days_handoff_destroy(&h);
 }
 
+/* ------------------------------------------------------------ calendar_dates beside trips */
+
+/* A feed with a trip of an unknown service, a duplicate trip and stop
+ * times of unknown trips: every kind of problem whose count depends on
+ * the services being known when trips are read. */
+static void write_feed(const char *dir)
+{
+    test_write_file(dir, "agency.txt", "agency_name,agency_url,agency_timezone\nA,http://a,America/New_York\n");
+    test_write_file(dir, "stops.txt", "stop_id,stop_name,stop_lat,stop_lon\nS1,One,40.0,-73.0\nS2,Two,40.01,-73.0\n");
+    test_write_file(dir, "routes.txt", "route_id,route_short_name,route_type\nR,R,3\n");
+    test_write_file(dir, "calendar.txt", "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
+                                         "start_date,end_date\nWK,1,1,1,1,1,0,0,20260601,20260630\n");
+    test_write_file(dir, "calendar_dates.txt", "service_id,date,exception_type\nD1,20260606,1\nD1,20260607,1\n"
+                                               "WK,20260603,2\nD1,20260607,2\n");
+    test_write_file(dir, "trips.txt", "route_id,service_id,trip_id,direction_id\nR,WK,T1,0\nR,D1,T2,7\n"
+                                      "R,NOPE,T3,1\nR,WK,T1,1\nR,D1,T4,0\n");
+    test_write_file(dir, "stop_times.txt", "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
+                                           "T1,08:00:00,08:00:00,S1,1\nT1,08:10:00,08:10:00,S2,2\n"
+                                           "T2,09:00:00,09:00:00,S1,1\nT2,09:10:00,09:10:00,S2,2\n"
+                                           "T3,10:00:00,10:00:00,S1,1\nT3,10:10:00,10:10:00,S2,2\n"
+                                           "T4,11:00:00,11:00:00,S1,1\nT4,11:10:00,11:10:00,S2,2\n"
+                                           "T9,12:00:00,12:00:00,S1,1\n");
+}
+
+/* Builds dir's timetable with calendar_dates.txt read first (beside = 0)
+ * or beside trips and stop_times (beside = 1 byte); its diag and stats. */
+static void build(const char *dir, uint64_t beside, diag *d, timetable_stats *st)
+{
+    char err[512], path[1200];
+    feed_t *f = feed_open(dir, err, sizeof err);
+    assert_non_null(f);
+    snprintf(path, sizeof path, "%s/timetable-%llu.bin", dir, (unsigned long long)beside);
+    timetable_options opt = {NULL, NULL, NULL, beside ? beside : (uint64_t)1 << 40};
+    diag_init(d);
+    int rc = timetable_build(f, path, &opt, d, st, err, sizeof err);
+    feed_close(f);
+    if (rc != 0)
+        fail_msg("timetable_build: %s", err);
+}
+
+/* same_bytes: a read again keeps the first reading's strings (T3 and NOPE)
+ * in the file, so only then may the sizes differ. */
+static void assert_same_build(const char *dir, bool same_bytes)
+{
+    diag first, beside;
+    timetable_stats a, b;
+    build(dir, 0, &first, &a);
+    build(dir, 1, &beside, &b);
+    for (int k = 0; k < DIAG_KIND_COUNT; k++)
+        assert_int_equal(first.count[k], beside.count[k]);
+    assert_int_equal(a.ntrips, b.ntrips);
+    assert_int_equal(a.nservices, b.nservices);
+    assert_int_equal(a.ngroups, b.ngroups);
+    assert_int_equal(a.nruns, b.nruns);
+    assert_int_equal(a.stop_times_kept, b.stop_times_kept);
+    assert_int_equal(a.calendar_dates, b.calendar_dates);
+    if (same_bytes)
+        assert_int_equal(a.bytes, b.bytes);
+    diag_destroy(&first);
+    diag_destroy(&beside);
+}
+
+/* A trip of an unknown service makes the beside path read trips and stop
+ * times again: the same trips kept, the same problems counted. */
+static void test_beside_with_an_unknown_service_counts_as_first(void **state)
+{
+    (void)state;
+    char dir[512];
+    test_tmpdir(dir, sizeof dir, "traffic-days-beside");
+    write_feed(dir);
+    assert_same_build(dir, false);
+    diag d;
+    timetable_stats st;
+    build(dir, 1, &d, &st);
+    assert_int_equal(d.count[DIAG_UNKNOWN_SERVICE], 1);   /* T3 */
+    assert_int_equal(d.count[DIAG_UNKNOWN_TRIP], 3);      /* T3's two stop times, T9's */
+    assert_int_equal(d.count[DIAG_DUPLICATE_ID], 1);      /* the second T1 */
+    assert_int_equal(d.count[DIAG_BAD_VALUE], 1);         /* T2's direction_id */
+    assert_int_equal(st.ntrips, 3);
+    assert_int_equal(st.nservices, 2);
+    diag_destroy(&d);
+}
+
+/* Without one, the trips read beside the calendar dates are kept as read. */
+static void test_beside_without_unknown_services_counts_as_first(void **state)
+{
+    (void)state;
+    char dir[512];
+    test_tmpdir(dir, sizeof dir, "traffic-days-beside-ok");
+    write_feed(dir);
+    test_write_file(dir, "trips.txt", "route_id,service_id,trip_id,direction_id\nR,WK,T1,0\nR,D1,T2,7\n"
+                                      "R,WK,T1,1\nR,D1,T4,0\n");
+    assert_same_build(dir, true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_long_spans_and_their_limit),
         cmocka_unit_test(test_handoff_publishes_a_copy),
         cmocka_unit_test(test_handoff_withdrawn_wakes_the_writer),
+        cmocka_unit_test(test_beside_with_an_unknown_service_counts_as_first),
+        cmocka_unit_test(test_beside_without_unknown_services_counts_as_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
  * Why it exists: both stores need every service's day set, and a feed with
  * day-by-day calendars has millions of calendar_dates rows. Read twice (once
  * per store, on a 2-core machine) they cost as much as a third of
- * stop_times.txt. The timetable builder reads calendar_dates.txt on a
- * thread of its own beside trips and stop_times (gtfs_read.c), publishes a
+ * stop_times.txt. The timetable builder reads calendar_dates.txt (a big
+ * one on a thread of its own beside trips and stop_times, gtfs_read.c), publishes a
  * copy of the result here as soon as it has it, and the schedule writer
  * (which reads stops meanwhile) waits for it. When the builder stops before
  * that, it says none is coming, and the writer reads the calendars itself.

@@ -103,6 +103,16 @@ uint64_t rt_overlay_generation(const rt_overlay *o);
 /* Fills `out` for a departure row of the overlay's dataset; false (and out
  * all zero) when the overlay knows nothing of the row's trip instance. */
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out);
+/* How far predictions move rows at `stop`: the most any predicted event
+ * there (departure or arrival, of any trip instance) is later than
+ * scheduled (*late_s) and earlier (*early_s), seconds, each at most
+ * RT_OVERLAY_SLACK_MAX; 0 and 0 at a stop without predictions. A board
+ * ordered by predicted times (board.h) reads the schedule that much
+ * around its window. rt_overlay_slack gives the same over every stop. */
+#define RT_OVERLAY_SLACK_MAX 86400
+void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s);
+void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
  * row of a response first, so their cache misses overlap. */
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d);

@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/board_predicted.h"
 #include "transit/rt_merge.h"
 
 struct board_scratch {
     departure deps[QUERY_LIMIT_MAX];
     board_row rows[QUERY_LIMIT_MAX];
     rt_merge_scratch *merge;     /* ADDED trips' rows, put among the scheduled ones */
+    predicted_scratch *predicted;   /* boards by predicted time */
 };
 
 board_scratch *board_scratch_new(void)
@@ -23,8 +25,10 @@ board_scratch *board_scratch_new(void)
     board_scratch *b = malloc(sizeof *b);
     if (!b)
         return NULL;
-    if (!(b->merge = rt_merge_scratch_new())) {
-        free(b);
+    b->merge = rt_merge_scratch_new();
+    b->predicted = predicted_scratch_new();
+    if (!b->merge || !b->predicted) {
+        board_scratch_free(b);
         return NULL;
     }
     return b;
@@ -35,6 +39,7 @@ void board_scratch_free(board_scratch *b)
     if (!b)
         return;
     rt_merge_scratch_free(b->merge);
+    predicted_scratch_free(b->predicted);
     free(b);
 }
 
@@ -93,6 +98,17 @@ static int finish_board(board_scratch *b, const dataset *ds, const board_sources
     return QUERY_OK;
 }
 
+/* The overlay a board is chosen by predicted times with, or NULL: one of
+ * this dataset that predicts something, unless the schedule is asked for.
+ * Without predictions (no overlay, or one with only ADDED trips) the
+ * scheduled path is the same board. */
+static const rt_overlay *predicting(const dataset *ds, const board_sources *src)
+{
+    if (!src || !src->realtime || src->order == BOARD_BY_SCHEDULE) return NULL;
+    const rt_overlay *rt = src->realtime;
+    return rt_overlay_dataset(rt) == ds && rt_overlay_trip_count(rt) ? rt : NULL;
+}
+
 int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop,
                int64_t from, uint32_t window_s, uint32_t limit, const board_sources *src, board *out,
                query_error *err)
@@ -100,6 +116,12 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
+    const rt_overlay *rt = predicting(ds, src);
+    if (rt) {
+        int rc = board_predicted_stop(b->predicted, ds, s, rt, kind, stop, from, window_s, limit, b->deps, &count,
+                                      &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, out);
+    }
     /* the departures (the default board) through their own entry point,
      * where the search is inlined with its kind a constant (query.c) */
     int rc = kind == QUERY_DEPARTURES
@@ -118,6 +140,12 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
+    const rt_overlay *rt = predicting(ds, src);
+    if (rt) {
+        int rc = board_predicted_nearby(b->predicted, ds, s, rt, kind, lat, lon, radius_m, from, window_s, limit,
+                                        b->deps, &count, &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, out);
+    }
     int rc = kind == QUERY_DEPARTURES
                  ? nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
                                      err)

@@ -85,6 +85,10 @@ struct rt_overlay {
     uint32_t event_count, event_cap;
     uint32_t *stop_events;     /* per dataset stop s: its events are [stop_events[s], stop_events[s + 1]) */
     uint32_t nstops;
+    /* per dataset stop: the most any prediction there is later (late) or
+     * earlier (early) than scheduled, seconds, capped (rt_overlay_stop_slack) */
+    uint32_t *slack;           /* late, early: two per stop */
+    uint32_t slack_late_max, slack_early_max;   /* over every stop */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -265,6 +269,27 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
         last_pred = pred;
     }
 #undef ADVANCE
+}
+
+/* Widens the slack of the instance's stops (st[k].stop) by its predictions. */
+static void note_slack(rt_overlay *o, const trip_stop_time *st, uint32_t n, const rt_stop_entry *out,
+                       const rt_arrival_entry *arr)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (st[k].stop >= o->nstops) continue;
+        uint32_t *slack = o->slack + 2 * (size_t)st[k].stop;
+        int32_t delays[2] = {(out[k].flags & STOP_PREDICTED) ? out[k].delay : 0,
+                             (out[k].flags & STOP_ARR_PREDICTED) ? arr[k].delay : 0};
+        for (int i = 0; i < 2; i++) {
+            int64_t d = delays[i];
+            uint32_t late = d > 0 ? (d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d) : 0;
+            uint32_t early = d < 0 ? (-d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)-d) : 0;
+            if (late > slack[0]) slack[0] = late;
+            if (early > slack[1]) slack[1] = early;
+            if (late > o->slack_late_max) o->slack_late_max = late;
+            if (early > o->slack_early_max) o->slack_early_max = early;
+        }
+    }
 }
 
 /* ------------------------------------------------------------ ADDED trips */
@@ -538,11 +563,13 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     dataset_get_counts(ds, &counts);
     o->ntrips = counts.trips;
     o->trip_bits = calloc((size_t)o->ntrips / 64 + 1, sizeof *o->trip_bits);
+    o->nstops = dataset_stop_count(ds);
+    o->slack = calloc(2 * (size_t)o->nstops + 2, sizeof *o->slack);
     uint32_t nupdates = feed ? feed->trip_update_count : 0;
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
-    if (!o->trip_bits || !o->trips || !st) goto oom;
+    if (!o->trip_bits || !o->trips || !st || !o->slack) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
         const rt_trip_update *tu = &feed->trip_updates[i];
@@ -594,6 +621,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         rt_stop_entry *out = reserve_stops(o, n);
         if (!out) goto oom;
         propagate(ds, tu, st, n, date, offset, out, o->arr_stops + o->stop_count, stats);
+        note_slack(o, st, n, out, o->arr_stops + o->stop_count);
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
@@ -647,7 +675,20 @@ void rt_overlay_release(rt_overlay *o)
     free(o->added_ids);
     free(o->events);
     free(o->stop_events);
+    free(o->slack);
     free(o);
+}
+
+void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s)
+{
+    *late_s = stop < o->nstops ? o->slack[2 * (size_t)stop] : 0;
+    *early_s = stop < o->nstops ? o->slack[2 * (size_t)stop + 1] : 0;
+}
+
+void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s)
+{
+    *late_s = o->slack_late_max;
+    *early_s = o->slack_early_max;
 }
 
 const dataset *rt_overlay_dataset(const rt_overlay *o) { return o->ds; }

@@ -233,16 +233,20 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
  * instant or `early` seconds before it, so the scan starts the largest
  * `late` before `from` and ends the largest `early` after the window (each
  * capped at QUERY_SCAN_SLACK_MAX). The visitor sees every event of that
- * window, by instant then the contract's order (as `rank` gives it), until
- * it returns false. */
+ * window, by instant then the contract's order (as `ranks` give it), in
+ * batches of at most QUERY_SCAN_BATCH (so that it can ask for what the rows
+ * need all at once), until it returns false or the next event is scheduled
+ * after *until (which the visitor may lower as it learns where to stop). */
 #define QUERY_SCAN_SLACK_MAX 86400
+#define QUERY_SCAN_BATCH 32
 typedef struct query_rank {
     uint32_t stop, route, trip;   /* ranks of stop_id, route_short_name, trip_id (bytewise) */
 } query_rank;
 typedef struct query_scan {
     void (*slack)(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early);
-    bool (*visit)(void *ctx, const departure *d, const query_rank *rank);
+    bool (*visit)(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n);
     void *ctx;
+    const int64_t *until;
 } query_scan;
 /* stop_events as a scan; QUERY_OK, or an error as stop_events gives it. */
 int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,

@@ -114,8 +114,12 @@ void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s,
 void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
 
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
- * row of a response first, so their cache misses overlap. */
+ * row of a response first, so their cache misses overlap. It reads where the
+ * row's trip instance lies; rt_overlay_prefetch_trip over every row before
+ * it starts that read too (two passes over a batch of rows, the first
+ * loading what the second reads). */
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
+void rt_overlay_prefetch_trip(const rt_overlay *o, const departure *d);
 
 /* ------------------------------------------------------------ ADDED trips
  * A departure row of an ADDED trip carries trip index `ntrips + k` (ntrips:

@@ -33,15 +33,17 @@ predicted_scratch *predicted_scratch_new(void);
 void predicted_scratch_free(predicted_scratch *p);
 
 /* The rows of a stop's board (a station: its platforms) by predicted time,
- * into deps (room for `limit`, at most QUERY_LIMIT_MAX). `rt` is an overlay
- * of `ds`. QUERY_OK, else a query error as stop_events gives it. */
+ * into deps (room for `limit`, at most QUERY_LIMIT_MAX), and beside each in
+ * rts what the overlay says of it (rt_overlay_lookup's answer; an ADDED
+ * trip's row: realtime only). `rt` is an overlay of `ds`. QUERY_OK, else a
+ * query error as stop_events gives it. */
 int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                          query_kind kind, uint32_t stop, int64_t from, uint32_t window_s, uint32_t limit,
-                         departure *deps, uint32_t *count, bool *truncated, query_error *err);
+                         departure *deps, rt_departure *rts, uint32_t *count, bool *truncated, query_error *err);
 /* The same for the stops within radius_m of a point (nearby_events). */
 int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                            query_kind kind, double lat, double lon, double radius_m, int64_t from,
-                           uint32_t window_s, uint32_t limit, departure *deps, uint32_t *count, bool *truncated,
-                           query_error *err);
+                           uint32_t window_s, uint32_t limit, departure *deps, rt_departure *rts, uint32_t *count,
+                           bool *truncated, query_error *err);
 
 #endif

@@ -570,36 +570,44 @@ static void drain(const dataset *ds, const tt_run *runs, query_scratch *s, int64
     *count = n;
 }
 
-/* drain for a scan (query_scan): hands every event of [from, to) in order
- * to scan->visit until it says stop, with the ranks that order ties. The
- * same pops as drain's, kept apart so that drain stays as it is. */
+/* drain for a scan (query_scan): hands the events of [from, to) in order,
+ * QUERY_SCAN_BATCH at a time, to scan->visit until it says stop, with the
+ * ranks that order ties. The same pops as drain's, kept apart so that drain
+ * stays as it is. */
 static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s, int64_t from, int64_t to,
                         const query_scan *scan)
 {
     int64_t offset_from = 1, offset_until = 0;
     int32_t offset = 0;
+    departure batch[QUERY_SCAN_BATCH];
+    query_rank ranks[QUERY_SCAN_BATCH];
+    uint32_t n = 0;
     while (s->heap_n) {
         heap_entry *top = &s->heap[0];
         cursor *c = &s->cur[top->cursor];
         const tt_run *r = &runs[c->run];
-        departure d;
+        departure *d = &batch[n];
         int64_t instant = from + (int64_t)(top->hi >> 32);
+        if (instant > *scan->until) break;
         if (instant < offset_from || instant >= offset_until)
             offset = dataset_utc_offset_span(ds, instant, &offset_from, &offset_until);
-        d.instant = instant;
-        d.utc_offset = offset;
-        d.service_date = c->day;
-        d.secs = (uint32_t)(instant - c->base);
-        d.stop = c->stop;
-        d.trip = r->trip;
-        d.stop_sequence = c->stop_sequence;
-        d.pos = c->pos;
-        d.arrival = c->arrival;
-        d.distance_m = near_distance(s, c->near);
-        query_rank rank = {(uint32_t)top->hi, (uint32_t)(top->lo >> 32), (uint32_t)top->lo};
-        if (!scan->visit(scan->ctx, &d, &rank)) {
-            s->heap_n = 0;
-            return;
+        d->instant = instant;
+        d->utc_offset = offset;
+        d->service_date = c->day;
+        d->secs = (uint32_t)(instant - c->base);
+        d->stop = c->stop;
+        d->trip = r->trip;
+        d->stop_sequence = c->stop_sequence;
+        d->pos = c->pos;
+        d->arrival = c->arrival;
+        d->distance_m = near_distance(s, c->near);
+        ranks[n++] = (query_rank){(uint32_t)top->hi, (uint32_t)(top->lo >> 32), (uint32_t)top->lo};
+        if (n == QUERY_SCAN_BATCH) {
+            if (!scan->visit(scan->ctx, batch, ranks, n)) {
+                s->heap_n = 0;
+                return;
+            }
+            n = 0;
         }
         c->run++;
         if (c->run < c->run_end) {
@@ -615,6 +623,8 @@ static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s,
         s->heap_n--;
         if (s->heap_n) heap_replace_top(s->heap, s->heap_n, s->heap[s->heap_n]);
     }
+    s->heap_n = 0;
+    if (n) scan->visit(scan->ctx, batch, ranks, n);
 }
 
 /* The window a scan reads: [from, to) widened by the largest slack its

@@ -247,6 +247,9 @@ typedef struct query_scan {
     bool (*visit)(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n);
     void *ctx;
     const int64_t *until;
+    /* may be NULL; else called with each row as it is found, a batch before
+     * visit sees it: time for what the visitor will read to arrive */
+    void (*prefetch)(void *ctx, const departure *d);
 } query_scan;
 /* stop_events as a scan; QUERY_OK, or an error as stop_events gives it. */
 int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,

@@ -156,11 +156,16 @@ static void slack_of(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early)
     if (*early > c->early) c->early = *early;
 }
 
+static void prefetch_row(void *ctx, const departure *d)
+{
+    const choice *c = ctx;
+    rt_overlay_prefetch_trip(c->rt, d);
+}
+
 static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n)
 {
     choice *c = ctx;
     /* what each row's look-up reads, asked for a pass ahead */
-    for (uint32_t i = 0; i < n; i++) rt_overlay_prefetch_trip(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) rt_overlay_prefetch(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
         const departure *d = &rows[i];
@@ -169,7 +174,9 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
-        if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.has_prediction && !x->rt.canceled) at += x->rt.delay_s;
+        if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.has_prediction && !x->rt.canceled &&
+            x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
+            at += x->rt.delay_s;
         if (at < c->from || at >= c->to) continue;
         x->d = *d;
         x->at = at;
@@ -215,7 +222,7 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
     *count = 0;
     *truncated = false;
     choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until};
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row};
     int rc = stop_events_scan(ds, s, kind, stop, from, window_s, &scan, err);
     if (rc != QUERY_OK) return rc;
     if (rt_overlay_added_trip_count(rt)) {
@@ -246,7 +253,7 @@ int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratc
     *count = 0;
     *truncated = false;
     choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until};
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row};
     int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s, &scan, err);
     if (rc != QUERY_OK) return rc;
     if (rt_overlay_added_trip_count(rt)) {

@@ -11,7 +11,8 @@
  * delay where the overlay predicts the row (rt_overlay_lookup:
  * has_prediction and not canceled), else the scheduled instant: a canceled
  * trip and a skipped stop stay where the schedule has them, marked
- * canceled. ADDED trips' rows are at their own times. Rows are those whose
+ * canceled. A delay of more than RT_OVERLAY_SLACK_MAX (a day) either way
+ * does not move the row either (the scan reaches no further). ADDED trips' rows are at their own times. Rows are those whose
  * predicted instant is in [from, from + window_s), ordered by it, then
  * stop_id, route_short_name, trip_id, and cut at `limit` (truncated when
  * more are in the window). The schedule is scanned from the largest delay

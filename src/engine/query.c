@@ -601,6 +601,7 @@ static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s,
         d->pos = c->pos;
         d->arrival = c->arrival;
         d->distance_m = near_distance(s, c->near);
+        if (scan->prefetch) scan->prefetch(scan->ctx, d);
         ranks[n++] = (query_rank){(uint32_t)top->hi, (uint32_t)(top->lo >> 32), (uint32_t)top->lo};
         if (n == QUERY_SCAN_BATCH) {
             if (!scan->visit(scan->ctx, batch, ranks, n)) {

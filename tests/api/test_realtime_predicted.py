@@ -7,7 +7,7 @@ as before. Checked on a small feed through `transitd query --gtfs-rt`
 feeds built by the protobuf package (gtfs_rt_pb.py), not by hand: a trip
 delayed into the window, one predicted out of it, one running early into
 it, a canceled trip and a skipped stop (both kept at their scheduled time),
-a delay past midnight, the limit, arrivals and kind=both, a station,
+a delay past midnight, one of more than a day (which does not move the row), the limit, arrivals and kind=both, a station,
 nearby departures, and a bad parameter.
 
 The feed: trips K0800..K1000 leave A (a platform of station STA) every ten
@@ -70,6 +70,7 @@ def updates():
                     [(1, {"departure_time": instant("2026-11-02T10:10:00-05:00")})])
     add_trip_update(m, "u6", "K1000", DAY, [(1, {"departure_delay": -180})])         # 09:57
     add_trip_update(m, "u7", "N2350", DAY, [(1, {"departure_delay": 1200})])         # 00:10
+    add_trip_update(m, "u8", "K0810", DAY, [(1, {"departure_delay": 90000})])        # over a day: stays
     return m.SerializeToString()
 
 
@@ -169,6 +170,13 @@ def test_delay_past_midnight_moves_the_row_to_the_next_day(pred):
     before = board(pred, "2026-11-02T23:30:00-05:00", window=30)
     assert trip_ids(before) == []
     assert trip_ids(board(pred, "2026-11-02T23:30:00-05:00", window=30, realtime="scheduled")) == ["N2350"]
+
+
+def test_a_prediction_over_a_day_away_does_not_move_the_row(pred):
+    body = board(pred, "2026-11-02T08:00:00-05:00")
+    assert trip_ids(body) == ["K0800", "K0810", "K0820", "K0830", "K0840"]
+    assert body["departures"][1]["delay_s"] == 90000
+    assert body["departures"][1]["predicted"] == "2026-11-03T09:10:00-05:00"
 
 
 def test_arrivals_and_both_by_predicted_time(pred):

@@ -17,6 +17,8 @@ import oracle
 # What realtime says of one event: delay (None: no prediction), canceled, skipped.
 Said = collections.namedtuple("Said", "delay canceled skipped")
 NOTHING = Said(None, False, False)
+# A prediction further than this from the schedule leaves the row at its scheduled time.
+MOVES_AT_MOST = 86400
 
 
 def _delay(what, name, scheduled):
@@ -49,8 +51,8 @@ class Predictions:
     def _note(self, trip, day, seq, stop_id, arrival, said):
         self.said[(trip, day, seq, arrival)] = said
         if said.delay is not None:
-            self.late[stop_id] = max(self.late[stop_id], said.delay)
-            self.early[stop_id] = max(self.early[stop_id], -said.delay)
+            self.late[stop_id] = max(self.late[stop_id], min(said.delay, MOVES_AT_MOST))
+            self.early[stop_id] = max(self.early[stop_id], min(-said.delay, MOVES_AT_MOST))
 
     def _propagate(self, trip, day, u):
         seqs, arrs, deps, stops = self.feed.trip_times[trip]
@@ -101,7 +103,9 @@ class Predictions:
         prediction where there is one, else the schedule (canceled trips and
         skipped stops have none)."""
         said = self.of(e)
-        return e.instant + said.delay if said.delay is not None else e.instant
+        if said.delay is None or abs(said.delay) > MOVES_AT_MOST:
+            return e.instant
+        return e.instant + said.delay
 
     # ------------------------------------------------------------ boards
 

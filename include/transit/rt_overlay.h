@@ -112,6 +112,10 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
 #define RT_OVERLAY_SLACK_MAX 86400
 void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s);
 void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+/* The same for one trip, over its instances and stops: the most any of its
+ * events is predicted later than scheduled (0 without realtime). Cheap: it
+ * reads what rt_overlay_prefetch_trip asks for. */
+uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip);
 
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
  * row of a response first, so their cache misses overlap. It reads where the

@@ -169,6 +169,8 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
     for (uint32_t i = 0; i < n; i++) rt_overlay_prefetch(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
         const departure *d = &rows[i];
+        /* before the window, and its trip never late enough to reach it */
+        if (d->instant < c->from && (int64_t)rt_overlay_trip_late(c->rt, d->trip) < c->from - d->instant) continue;
         /* full, and this row (so every later one) is predicted after the
          * limit-th: the first `limit` are settled */
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;

@@ -48,7 +48,9 @@ typedef struct rt_arrival_entry {
 typedef struct rt_trip_head {
     int32_t service_date;
     uint32_t first_stop, stop_count;   /* in stops[] */
-    uint32_t reserved;                 /* 16 bytes: a head never straddles two cache lines */
+    uint32_t late;                     /* the most any instance of the trip runs late, seconds
+                                        * (capped at RT_OVERLAY_SLACK_MAX); 16 bytes in all, so
+                                        * a head never straddles two cache lines */
 } rt_trip_head;
 
 typedef struct rt_trip_entry {
@@ -656,7 +658,12 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         uint32_t t = o->trips[i].trip;
         o->trip_bits[t / 64] |= (uint64_t)1 << (t % 64);
         o->trip_first[t] = i;
-        o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, 0};
+        uint32_t late = i + 1 < kept && o->trips[i + 1].trip == t ? o->heads[t].late : 0;
+        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++) {
+            int32_t d = o->stops[k].delay > o->arr_stops[k].delay ? o->stops[k].delay : o->arr_stops[k].delay;
+            if (d > 0 && (uint32_t)d > late) late = (uint32_t)d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d;
+        }
+        o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
     }
     stats->matched = kept;
     if (finish_added(o, ds, stats)) goto oom;
@@ -725,6 +732,12 @@ void rt_overlay_prefetch(const rt_overlay *o, const departure *d)
         __builtin_prefetch(&o->stops[h->first_stop + d->pos]);
         if (d->arrival) __builtin_prefetch(&o->arr_stops[h->first_stop + d->pos]);
     }
+}
+
+uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip)
+{
+    if (trip >= o->ntrips || !(o->trip_bits[trip / 64] >> (trip % 64) & 1)) return 0;
+    return o->heads[trip].late;
 }
 
 /* Fills `out` from stop entry `k` of an instance when it is the row's

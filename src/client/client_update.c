@@ -15,7 +15,9 @@
  *     transfer cut by a tunnel, or by the app being killed, goes on from
  *     there: a staging directory left by a dead process is adopted;
  *   - the new version is activated with the importer's atomic steps only
- *     when every file matches the manifest (transit/datadir.h).
+ *     when every file matches the manifest (transit/datadir.h), and opened
+ *     once, so that the indexes a trusted open keeps (dataset_cache.c) are
+ *     there before the app's next start.
  */
 #include "transit/client.h"
 
@@ -30,7 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/departure_json.h"
 #include "transit/datadir.h"
+#include "transit/query.h"
 #include "transit/snapshot.h"
 #include "transit/snapshot_delta.h"
 
@@ -418,6 +422,16 @@ int transit_update_commit(transit_update *u, transit_error *err)
         fail(err, 503, "cannot activate version %s: %s", u->m.version, why);
     }
     datadir_unlock(lock_fd);
+    if (rc == 0) {
+        /* the first open derives the indexes and the rows' texts and keeps them
+         * (dataset_open_trusted): done here, where the app updates in the
+         * background, so that the open after an update is as fast as any */
+        dataset *ds = dataset_open_trusted(u->dir, why, sizeof why);
+        if (ds) {
+            departure_json_prepare(ds, why, sizeof why);
+            dataset_close(ds);
+        }
+    }
     return rc;
 }
 

@@ -182,6 +182,10 @@ def test_fetch_then_query_offline(tmp_path, demo_data):
         assert "shapes.sqlite" in [f["name"] for f in with_shapes["files"]]
         r = requests.get(srv.url("/v1/dataset?profile=tablet"))
         assert r.status_code == 400 and "profile" in r.json()["detail"]
+        # a phone's poll revalidates: 304 with the version's ETag, 400 stays 400
+        etag = f'"{manifest["version"]}"'
+        assert requests.get(srv.url("/v1/dataset?profile=phone"), headers={"If-None-Match": etag}).status_code == 304
+        assert requests.get(srv.url("/v1/dataset?profile=x"), headers={"If-None-Match": etag}).status_code == 400
         p = fetch(srv.url(""), tmp_path / "phone")
         assert p.returncode == 0, p.stderr
         assert p.stdout.strip() == manifest["version"]

@@ -34,6 +34,7 @@
 
 #include "api/departure_json.h"
 #include "transit/datadir.h"
+#include "transit/fd_io.h"
 #include "transit/query.h"
 #include "transit/snapshot.h"
 #include "transit/snapshot_delta.h"
@@ -202,13 +203,7 @@ static bool copy_file(const char *from, const char *to)
             ok = n == 0;
             break;
         }
-        for (ssize_t done = 0; ok && done < n;) {
-            ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            ok = w > 0;
-            done += w > 0 ? w : 0;
-        }
+        ok = fd_write_all(out, buf, (size_t)n) == 0;
     }
     if (in >= 0)
         close(in);
@@ -304,18 +299,10 @@ int transit_update_write(transit_update *u, const void *bytes, size_t length, tr
         }
         return 0;
     }
-    const unsigned char *p = bytes;
-    while (length > 0) {
-        ssize_t w = write(u->fd, p, length);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            fail(err, 503, "cannot write %s: %s", u->step.file, strerror(errno));
-            u->step_broken = true;
-            return -1;
-        }
-        p += w;
-        length -= (size_t)w;
+    if (fd_write_all(u->fd, bytes, length) != 0) {
+        fail(err, 503, "cannot write %s: %s", u->step.file, strerror(errno));
+        u->step_broken = true;
+        return -1;
     }
     return 0;
 }

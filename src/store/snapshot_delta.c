@@ -20,6 +20,8 @@
 
 #include <zstd.h>
 
+#include "transit/fd_io.h"
+
 /* A read-only mapping of a whole file (NULL for an empty one). */
 typedef struct mapped_file {
     void *data;
@@ -167,17 +169,18 @@ snapshot_patcher *snapshot_patcher_new(const char *old_path, uint64_t new_size, 
     return p;
 }
 
-static int write_all(int fd, const unsigned char *data, size_t len)
+/* Writes what zstd made of the patch (bounded by the expected size). */
+static int emit(snapshot_patcher *p, size_t n, char *err, size_t cap)
 {
-    while (len > 0) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
+    if (p->written + n > p->expected) {
+        snprintf(err, cap, "the delta makes more than the file's %llu bytes", (unsigned long long)p->expected);
+        return -1;
     }
+    if (n && fd_write_all(p->out_fd, p->buf, n) != 0) {
+        snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
+        return -1;
+    }
+    p->written += n;
     return 0;
 }
 
@@ -195,16 +198,8 @@ int snapshot_patcher_write(snapshot_patcher *p, const void *data, size_t len, ch
             snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
             return -1;
         }
-        if (p->written + o.pos > p->expected) {
-            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
-                     (unsigned long long)p->expected);
+        if (emit(p, o.pos, err, cap) != 0)
             return -1;
-        }
-        if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {
-            snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
-            return -1;
-        }
-        p->written += o.pos;
         if (r == 0)
             p->frame_done = true;
     }
@@ -222,16 +217,8 @@ int snapshot_patcher_finish(snapshot_patcher *p, uint64_t *written, char *err, s
             snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
             return -1;
         }
-        if (p->written + o.pos > p->expected) {
-            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
-                     (unsigned long long)p->expected);
+        if (emit(p, o.pos, err, cap) != 0)
             return -1;
-        }
-        if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {
-            snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
-            return -1;
-        }
-        p->written += o.pos;
         if (r == 0)
             p->frame_done = true;
         else if (o.pos == 0)

@@ -220,13 +220,20 @@ def edited(feed, out, *args):
     return out
 
 
-def test_an_update_patches_changed_files_and_keeps_the_others(tmp_path, demo_data):
+def phone_then_retimed(tmp_path, demo_data):
+    """A primary holding the demo feed, a phone fetched from it, then the
+    primary given a version with 5 % of the trips retimed; the old version."""
     primary = tmp_path / "primary"
     shutil.copytree(demo_data, primary, symlinks=True)
     with Server(primary) as srv:
         assert fetch(srv.url(""), tmp_path / "phone").returncode == 0
         old = requests.get(srv.url("/v1/dataset")).json()["version"]
     import_feed(edited(demo_feed(), tmp_path / "retimed.zip", "--retime", "5"), primary)
+    return primary, old
+
+
+def test_an_update_patches_changed_files_and_keeps_the_others(tmp_path, demo_data):
+    primary, old = phone_then_retimed(tmp_path, demo_data)
     with Server(primary) as srv:
         new = requests.get(srv.url("/v1/dataset?profile=phone")).json()
         assert new["version"] != old
@@ -314,12 +321,7 @@ def fake_primary(export_root, old_version, delta_dir, mode):
 def two_versions(tmp_path, demo_data):
     """A phone holding the demo's version, an export of a retimed version,
     and the real patches between them."""
-    primary = tmp_path / "primary"
-    shutil.copytree(demo_data, primary, symlinks=True)
-    with Server(primary) as srv:
-        assert fetch(srv.url(""), tmp_path / "phone").returncode == 0
-        old = requests.get(srv.url("/v1/dataset")).json()["version"]
-    import_feed(edited(demo_feed(), tmp_path / "retimed.zip", "--retime", "5"), primary)
+    primary, old = phone_then_retimed(tmp_path, demo_data)
     deltas = tmp_path / "deltas"
     deltas.mkdir()
     with Server(primary) as srv:

@@ -426,15 +426,16 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
                       int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", "kind", NULL};
-    static const char *const allowed_arrivals[] = {"time", "window", "limit", NULL};
+    static const char *const allowed[] = {"time", "window", "limit", "kind", "realtime", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", NULL};
     long window, limit;
     time_param tp;
     query_kind kind = QUERY_ARRIVALS;
+    board_order order;
     if (api_check_params(req, arrivals_endpoint ? allowed_arrivals : allowed, prob) ||
         api_need_id(req, "stop_id", prob) || api_get_time_syntax(req, &tp, prob) ||
         api_get_window(req, &window, prob) || api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) ||
-        (!arrivals_endpoint && api_get_kind(req, &kind, prob)))
+        (!arrivals_endpoint && api_get_kind(req, &kind, prob)) || api_get_realtime_order(req, &order, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -443,7 +444,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
         return prob->status;
     int64_t from = api_resolve_time(ds, req, &tp);
     query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
     board b;
     int rc = board_stop(t->board, ds, t->scratch, kind, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
                         &b, &err);
@@ -481,21 +482,23 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
                    api_problem *prob, int *cache_seconds)
 {
     static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
-                                          NULL};
+                                          "realtime", NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
     query_kind kind;
+    board_order order;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
         api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
         api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
-        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) || api_get_kind(req, &kind, prob))
+        api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) || api_get_kind(req, &kind, prob) ||
+        api_get_realtime_order(req, &order, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
     int64_t from = api_resolve_time(ds, req, &tp);
     query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
     board b;
     int rc = board_nearby(t->board, ds, t->scratch, kind, lat, lon, (double)radius, from, (uint32_t)window * 60,
                           (uint32_t)limit, &src, &b, &err);

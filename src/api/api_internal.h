@@ -78,6 +78,8 @@ int api_get_limit(const api_request *req, long def, long *out, api_problem *prob
 int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *prob);
 /* `kind`: departures (the default), arrivals or both. */
 int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
+/* realtime=predicted (the default) or scheduled: which time chooses a board's rows. */
+int api_get_realtime_order(const api_request *req, board_order *out, api_problem *prob);
 /* `include`: a comma-separated list of the NULL-terminated `names` (at most
  * 16), each at most once; bit i of *out says names[i] was asked for. */
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);

@@ -43,13 +43,13 @@ static const subcommand subcommands[] = {
     {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit"},
      {"lat", "lon"}, NULL, NULL, "stops near a point (GET /v1/stops/nearby)"},
     {"departures", api_departures, "/v1/departures",
-     {"lat", "lon", "radius", "time", "window", "limit", "kind"}, {"lat", "lon"}, NULL, NULL,
+     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime"}, {"lat", "lon"}, NULL, NULL,
      "departures from the stops near a point (GET /v1/departures)"},
     {"stop-departures", api_stop_departures, "/v1/stops/%s/departures",
-     {"time", "window", "limit", "kind"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "kind", "realtime"}, {"stop"}, "stop", NULL,
      "departures from one stop or station (GET /v1/stops/{id}/departures)"},
     {"stop-arrivals", api_stop_arrivals, "/v1/stops/%s/arrivals",
-     {"time", "window", "limit"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "realtime"}, {"stop"}, "stop", NULL,
      "arrivals at one stop or station (GET /v1/stops/{id}/arrivals)"},
     {"search", api_stops_search, "/v1/stops", {"limit"}, {NULL}, NULL, "TEXT",
      "stops by name (GET /v1/stops?q=TEXT)"},
@@ -91,6 +91,9 @@ static const char *option_help(const char *name)
     if (strcmp(name, "kind") == 0)
         return "--kind K         departures (default), arrivals, or both (each call once: its departure,\n"
                "                   else its arrival)";
+    if (strcmp(name, "realtime") == 0)
+        return "--realtime M     with --gtfs-rt: predicted (default: rows chosen and ordered by predicted\n"
+               "                   time) or scheduled (by scheduled time, predictions added)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
     if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
     return name;

@@ -132,7 +132,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* A decimal "-?DIGITS[.DIGITS]" without libc (strtod follows the locale).
+/* A decimal "-?DIGITS[.DIGITS][e[+-]DIGITS]" without libc (strtod follows the locale).
  * Up to 15 significant digits the result is the correctly rounded double. */
 static bool parse_decimal(const char *s, double *out)
 {
@@ -169,6 +169,21 @@ static bool parse_decimal(const char *s, double *out)
         }
         if (frac_digits == 0)
             return false;
+    }
+    if (*p == 'e' || *p == 'E') {   /* JSON's exponent, as clients print small and large numbers */
+        p++;
+        bool exp_negative = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        int exponent = 0, exp_digits = 0;
+        while (*p >= '0' && *p <= '9' && exp_digits < 4) {
+            exponent = exponent * 10 + (*p - '0');
+            p++;
+            exp_digits++;
+        }
+        if (exp_digits == 0)
+            return false;
+        scale += exp_negative ? exponent : -exponent;
     }
     if (*p != '\0')
         return false;

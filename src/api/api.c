@@ -204,22 +204,101 @@ static alert_marks *begin_alerts(api_thread *t, const api_request *req, const da
     return usable ? t->marks : NULL;
 }
 
-/* ],"truncated":B[,"warning":"..."],"alerts":[…]} — closes a departures list
- * with the alerts its rows (or its stop) showed. The warning comes only with
+/* What a board's next link is made of (api_cursor.c): asked for only when
+ * the page was cut. */
+typedef struct board_next {
+    const api_request *req;
+    board_link link;
+    const char *endpoint;       /* what the cursor is bound to, with the parameters */
+    query_kind kind;
+    double lat, lon;
+    long radius, limit;
+    const board_page_key *after;  /* the request's cursor, or NULL */
+} board_next;
+
+/* ],"truncated":B,"next":L[,"warning":"..."],"alerts":[…]} — closes a
+ * departures list with the link to the rows after it (null when none follow)
+ * and the alerts its rows (or its stop) showed. The warning comes only with
  * an empty list whose window lies outside the feed's service, so a normal
  * answer pays one comparison and no bytes. */
-static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, uint32_t count,
-                           bool truncated, int64_t from, long window_minutes)
+static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, const board *b,
+                           int64_t from, long window_minutes, const board_next *next)
 {
     json_array_end(w);
-    json_kv_bool(w, "truncated", truncated);
+    json_kv_bool(w, "truncated", b->truncated);
+    board_page_key last;
+    if (b->truncated && api_board_key_after(ds, b, next->after, &last)) {
+        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->lat, next->lon,
+                                             next->radius, from, window_minutes);
+        api_write_board_next(w, next->req, &next->link, from, window_minutes, next->limit, binding, &last);
+    } else {
+        json_kv_null(w, "next");
+    }
     char warning[256];
     static const char *const what[] = {"departures", "arrivals", "departures or arrivals"};
-    if (count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
-                                                   sizeof warning))
+    if (b->count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
+                                                      sizeof warning))
         json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
+}
+
+/* Which board a request asks for: a stop's, or the one near a point. */
+typedef struct board_query {
+    bool nearby;
+    uint32_t stop;
+    double lat, lon, radius_m;
+} board_query;
+
+static int run_board(api_thread *t, const dataset *ds, query_kind kind, const board_query *q, int64_t from,
+                     uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err)
+{
+    if (q->nearby)
+        return board_nearby(t->board, ds, t->scratch, kind, q->lat, q->lon, q->radius_m, from, window_s, limit,
+                            src, out, err);
+    return board_stop(t->board, ds, t->scratch, kind, q->stop, from, window_s, limit, src, out, err);
+}
+
+/* One page of a board. Without a cursor: the board as asked. With one: the
+ * rows after the cursor's row up to `limit`, found by asking from its
+ * instant for enough rows to step over those earlier pages showed there,
+ * then joined again so that only the page's rows mark alerts. 0, or a
+ * problem (410 when the rows at the cursor's instant grew past what a page
+ * can step over, as a new dataset may make them). */
+static int board_page(api_thread *t, const dataset *ds, const api_request *req, query_kind kind,
+                      const board_query *q, int64_t from, long window, long limit, const board_page_key *after,
+                      board *out, api_problem *prob)
+{
+    query_error err = {0};
+    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    if (!after) {
+        int rc = run_board(t, ds, kind, q, from, (uint32_t)window * 60, (uint32_t)limit, &src, out, &err);
+        return rc == QUERY_OK ? 0 : api_query_problem(prob, rc, &err);
+    }
+    int64_t end = from + (int64_t)window * 60;
+    uint64_t want = (uint64_t)limit + after->skip;
+    uint32_t fetch = want > QUERY_LIMIT_MAX ? QUERY_LIMIT_MAX : (uint32_t)want;
+    board_sources unmarked = {req->realtime, NULL};
+    board all;
+    int rc = run_board(t, ds, kind, q, after->instant, (uint32_t)(end - after->instant), fetch, &unmarked, &all,
+                       &err);
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
+    uint32_t shown = api_board_rows_shown(ds, &all, after);
+    uint32_t n = all.count - shown;
+    bool more = all.truncated;
+    if (n == 0 && more)
+        return api_fail(prob, 410, "cursor",
+                        "the board changed under the cursor: more rows share its instant than a page can step "
+                        "over; start again without cursor");
+    if (n > (uint32_t)limit) {
+        n = (uint32_t)limit;
+        more = true;
+    }
+    board_join(ds, all.deps + shown, n, &src, t->page_rows, out);
+    out->truncated = more;
+    out->arrivals = all.arrivals;
+    return 0;
 }
 
 /* The board's rows into the open departures array; a problem (503) when
@@ -426,8 +505,9 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
                       int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", "kind", NULL};
-    static const char *const allowed_arrivals[] = {"time", "window", "limit", NULL};
+    static const char *const allowed[] = {"time", "window", "limit", "kind", "cursor", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", "cursor", NULL};
+    static const char *const kept[] = {"kind", NULL};
     long window, limit;
     time_param tp;
     query_kind kind = QUERY_ARRIVALS;
@@ -442,13 +522,19 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     if (find_stop(ds, req->id, &stop, prob))
         return prob->status;
     int64_t from = api_resolve_time(ds, req, &tp);
-    query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board_next next = {req, {"/v1/stops/", req->id, arrivals_endpoint ? "/arrivals" : "/departures", kept},
+                       arrivals_endpoint ? "arrivals" : "departures", kind, 0, 0, 0, limit, NULL};
+    board_page_key after;
+    bool paged = false;
+    if (api_param_value(req, "cursor") &&
+        api_get_board_cursor(req, api_board_binding(next.endpoint, req->id, kind, 0, 0, 0, from, window), from,
+                             from + window * 60, &after, &paged, prob))
+        return prob->status;
+    next.after = paged ? &after : NULL;
+    board_query q = {false, stop, 0, 0, 0};
     board b;
-    int rc = board_stop(t->board, ds, t->scratch, kind, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
-                        &b, &err);
-    if (rc != QUERY_OK)
-        return api_query_problem(prob, rc, &err);
+    if (board_page(t, ds, req, kind, &q, from, window, limit, next.after, &b, prob))
+        return prob->status;
     stop_info st;
     dataset_stop(ds, stop, &st);
     json_object_begin(out);
@@ -461,7 +547,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
-    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -481,7 +567,8 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
                    api_problem *prob, int *cache_seconds)
 {
     static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
-                                          NULL};
+                                          "cursor", NULL};
+    static const char *const kept[] = {"lat", "lon", "radius", "kind", NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
@@ -494,16 +581,21 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (!ds)
         return api_no_dataset(prob);
     int64_t from = api_resolve_time(ds, req, &tp);
-    query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds)};
+    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, lat, lon, radius, limit, NULL};
+    board_page_key after;
+    bool paged = false;
+    if (api_param_value(req, "cursor") &&
+        api_get_board_cursor(req, api_board_binding(next.endpoint, NULL, kind, lat, lon, radius, from, window),
+                             from, from + window * 60, &after, &paged, prob))
+        return prob->status;
+    next.after = paged ? &after : NULL;
+    board_query q = {true, 0, lat, lon, (double)radius};
     board b;
-    int rc = board_nearby(t->board, ds, t->scratch, kind, lat, lon, (double)radius, from, (uint32_t)window * 60,
-                          (uint32_t)limit, &src, &b, &err);
-    if (rc != QUERY_OK)
-        return api_query_problem(prob, rc, &err);
+    if (board_page(t, ds, req, kind, &q, from, window, limit, next.after, &b, prob))
+        return prob->status;
     api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))
         return prob->status;
-    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

@@ -23,6 +23,7 @@ int api_fail(api_problem *prob, int status, const char *param, const char *fmt, 
     switch (status) {
     case 400: prob->title = "Bad Request"; break;
     case 404: prob->title = "Not Found"; break;
+    case 410: prob->title = "Gone"; break;
     case 422: prob->title = "Unprocessable Content"; break;
     case 503: prob->title = "Service Unavailable"; break;
     default: prob->title = "Internal Server Error"; break;

@@ -1,0 +1,360 @@
+/* api_cursor.c — the `cursor` of a departures board's pages and its `next` link.
+ *
+ * Why it exists: a board is cut at `limit`; a client pages through the rest
+ * with the `next` link of each answer. The cursor in that link names the last
+ * row shown by value — its instant and the strings the board orders by after
+ * it (stop_id, route_short_name, trip_id) — not by position, so the next page
+ * continues after that row even when a new dataset was swapped in between
+ * (rows before it are never shown twice, rows after it never skipped). It
+ * also counts the rows earlier pages showed at that instant, to ask the engine
+ * for enough rows to step over them. The link repeats the request's other
+ * parameters, `time` pinned to the instant the first page resolved; the
+ * cursor is bound to them (a hash) and checked by a checksum, so a cursor
+ * that was edited or sent with other parameters is a 400 naming `cursor`.
+ * The cursor is opaque to clients: its layout may change with any release.
+ *
+ * Layout (then base64url without padding): version 1, binding (8 bytes),
+ * instant (8), skip (2), then stop_id, route_short_name and trip_id each as a
+ * length byte and the bytes, then a checksum (8) of all before it. Little
+ * endian throughout.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "transit/rfc3339.h"
+
+#define CURSOR_VERSION 1
+#define CURSOR_FIXED (1 + 8 + 8 + 2)
+#define CURSOR_MAX_BYTES (CURSOR_FIXED + 3 * (1 + API_CURSOR_ID_MAX) + 8)
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+#define FNV_OFFSET 14695981039346656037ull
+
+/* A hash of the finished 64 bits, so neighbouring inputs do not give
+ * neighbouring checksums (splitmix64's finaliser). */
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, double lat, double lon,
+                           long radius, int64_t from, long window_minutes)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, endpoint, strlen(endpoint) + 1);
+    h = id ? fnv1a(h, id, strlen(id) + 1) : fnv1a(h, "", 1);
+    int64_t numbers[4] = {(int64_t)kind, (int64_t)radius, from, (int64_t)window_minutes};
+    h = fnv1a(h, numbers, sizeof numbers);
+    h = fnv1a(h, &lat, sizeof lat);
+    h = fnv1a(h, &lon, sizeof lon);
+    return mix(h);
+}
+
+/* ------------------------------------------------------------ row keys */
+
+/* The strings row i is ordered by after its instant (as rt_merge.c and the
+ * engine's ranks order them). */
+static void row_strings(const dataset *ds, const board *b, uint32_t i, const char **stop_id,
+                        const char **route_short_name, const char **trip_id)
+{
+    const departure *d = &b->deps[i];
+    stop_info s;
+    route_info r;
+    dataset_stop(ds, d->stop, &s);
+    *stop_id = s.id;
+    const rt_added_trip *added = b->rows ? b->rows[i].added : NULL;
+    if (added) {
+        dataset_route(ds, added->route, &r);
+        *trip_id = added->trip_id;
+    } else {
+        trip_info t;
+        dataset_trip(ds, d->trip, &t);
+        dataset_route(ds, t.route, &r);
+        *trip_id = t.id;
+    }
+    *route_short_name = r.short_name ? r.short_name : "";
+}
+
+/* Whether row i comes at or before the cursor's row. */
+static bool row_shown(const dataset *ds, const board *b, uint32_t i, const board_page_key *after)
+{
+    const departure *d = &b->deps[i];
+    if (d->instant != after->instant)
+        return d->instant < after->instant;
+    const char *stop_id, *rsn, *trip_id;
+    row_strings(ds, b, i, &stop_id, &rsn, &trip_id);
+    int c = strcmp(stop_id, after->stop_id);
+    if (!c)
+        c = strcmp(rsn, after->route_short_name);
+    if (!c)
+        c = strcmp(trip_id, after->trip_id);
+    return c <= 0;
+}
+
+uint32_t api_board_rows_shown(const dataset *ds, const board *b, const board_page_key *after)
+{
+    uint32_t k = 0;
+    while (k < b->count && row_shown(ds, b, k, after))
+        k++;
+    return k;
+}
+
+bool api_board_key_after(const dataset *ds, const board *b, const board_page_key *previous,
+                         board_page_key *out)
+{
+    if (b->count == 0)
+        return false;
+    uint32_t last = b->count - 1;
+    const char *stop_id, *rsn, *trip_id;
+    row_strings(ds, b, last, &stop_id, &rsn, &trip_id);
+    size_t ls = strlen(stop_id), lr = strlen(rsn), lt = strlen(trip_id);
+    if (ls > API_CURSOR_ID_MAX || lr > API_CURSOR_ID_MAX || lt > API_CURSOR_ID_MAX)
+        return false;
+    out->instant = b->deps[last].instant;
+    uint32_t same = 0;
+    for (uint32_t i = b->count; i > 0 && b->deps[i - 1].instant == out->instant; i--)
+        same++;
+    if (previous && previous->instant == out->instant)
+        same += previous->skip;
+    out->skip = same > UINT16_MAX ? UINT16_MAX : same;
+    memcpy(out->stop_id, stop_id, ls + 1);
+    memcpy(out->route_short_name, rsn, lr + 1);
+    memcpy(out->trip_id, trip_id, lt + 1);
+    return true;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static size_t base64url_encode(const unsigned char *in, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)in[i + 1] << 8;
+        if (i + 2 < n)
+            v |= in[i + 2];
+        out[o++] = b64url[(v >> 18) & 63];
+        out[o++] = b64url[(v >> 12) & 63];
+        if (i + 1 < n)
+            out[o++] = b64url[(v >> 6) & 63];
+        if (i + 2 < n)
+            out[o++] = b64url[v & 63];
+    }
+    out[o] = '\0';
+    return o;
+}
+
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '-')
+        return 62;
+    if (c == '_')
+        return 63;
+    return -1;
+}
+
+/* Decodes into out (cap bytes); the length, or -1 when s is not base64url. */
+static long base64url_decode(const char *s, unsigned char *out, size_t cap)
+{
+    size_t len = strlen(s), o = 0;
+    if (len % 4 == 1)
+        return -1;
+    for (size_t i = 0; i < len; i += 4) {
+        uint32_t v = 0;
+        size_t chunk = len - i < 4 ? len - i : 4;
+        for (size_t j = 0; j < 4; j++) {
+            int x = j < chunk ? b64_value(s[i + j]) : 0;
+            if (x < 0)
+                return -1;
+            v = v << 6 | (uint32_t)x;
+        }
+        size_t bytes = chunk - 1;
+        if (o + bytes > cap)
+            return -1;
+        for (size_t j = 0; j < bytes; j++)
+            out[o++] = (unsigned char)(v >> (16 - 8 * j));
+    }
+    return (long)o;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static size_t put_text(unsigned char *p, const char *s)
+{
+    size_t n = strlen(s);
+    p[0] = (unsigned char)n;
+    memcpy(p + 1, s, n);
+    return n + 1;
+}
+
+static size_t cursor_encode(uint64_t binding, const board_page_key *k, char *out)
+{
+    unsigned char raw[CURSOR_MAX_BYTES];
+    size_t n = 0;
+    raw[n++] = CURSOR_VERSION;
+    put_u64(raw + n, binding);
+    n += 8;
+    put_u64(raw + n, (uint64_t)k->instant);
+    n += 8;
+    raw[n++] = (unsigned char)(k->skip & 0xff);
+    raw[n++] = (unsigned char)(k->skip >> 8);
+    n += put_text(raw + n, k->stop_id);
+    n += put_text(raw + n, k->route_short_name);
+    n += put_text(raw + n, k->trip_id);
+    put_u64(raw + n, mix(fnv1a(FNV_OFFSET, raw, n)));
+    n += 8;
+    return base64url_encode(raw, n, out);
+}
+
+static bool get_text(const unsigned char *raw, size_t len, size_t *at, char *out)
+{
+    if (*at >= len)
+        return false;
+    size_t n = raw[*at];
+    if (*at + 1 + n > len || memchr(raw + *at + 1, '\0', n))
+        return false;
+    memcpy(out, raw + *at + 1, n);
+    out[n] = '\0';
+    *at += 1 + n;
+    return true;
+}
+
+int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from, int64_t end,
+                         board_page_key *after, bool *given, api_problem *prob)
+{
+    const char *v = api_param_value(req, "cursor");
+    *given = v != NULL;
+    if (!v)
+        return 0;
+    unsigned char raw[CURSOR_MAX_BYTES];
+    long len = strlen(v) <= (CURSOR_MAX_BYTES * 4 + 2) / 3 ? base64url_decode(v, raw, sizeof raw) : -1;
+    size_t at = CURSOR_FIXED;
+    if (len < CURSOR_FIXED + 3 + 8 || raw[0] != CURSOR_VERSION ||
+        get_u64(raw + len - 8) != mix(fnv1a(FNV_OFFSET, raw, (size_t)len - 8)))
+        return api_fail(prob, 400, "cursor", "cursor is not one this server wrote: follow the next link "
+                                             "of the previous page as it is");
+    size_t body = (size_t)len - 8;
+    if (!get_text(raw, body, &at, after->stop_id) || !get_text(raw, body, &at, after->route_short_name) ||
+        !get_text(raw, body, &at, after->trip_id) || at != body)
+        return api_fail(prob, 400, "cursor", "cursor is not one this server wrote: follow the next link "
+                                             "of the previous page as it is");
+    after->instant = (int64_t)get_u64(raw + 9);
+    after->skip = (uint32_t)raw[17] | (uint32_t)raw[18] << 8;
+    if (get_u64(raw + 1) != binding)
+        return api_fail(prob, 400, "cursor", "cursor belongs to a board with other parameters: keep time, "
+                                             "window, kind and the place of the next link as they are");
+    if (after->instant < from || after->instant >= end)
+        return api_fail(prob, 400, "cursor", "cursor lies outside the board's window");
+    return 0;
+}
+
+/* ------------------------------------------------------------ the next link */
+
+static size_t put_encoded(char *out, size_t o, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < cap; p++) {
+        unsigned char c = *p;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '.' || c == '_' || c == '~') {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    out[o] = '\0';
+    return o;
+}
+
+static size_t put_plain(char *out, size_t o, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (o + n + 1 > cap)
+        n = o + 1 < cap ? cap - o - 1 : 0;
+    memcpy(out + o, s, n);
+    out[o + n] = '\0';
+    return o + n;
+}
+
+static size_t put_param(char *out, size_t o, size_t cap, const char *key, const char *value)
+{
+    o = put_plain(out, o, cap, out[o - 1] == '?' ? "" : "&");
+    o = put_plain(out, o, cap, key);
+    o = put_plain(out, o, cap, "=");
+    return put_encoded(out, o, cap, value);
+}
+
+void api_write_board_next(json_writer *w, const api_request *req, const board_link *link, int64_t from,
+                          long window_minutes, long limit, uint64_t binding, const board_page_key *last)
+{
+    char url[API_NEXT_LINK_MAX];
+    size_t cap = sizeof url, o = 0;
+    /* what the link can take, each byte percent-encoded at worst */
+    size_t need = strlen(link->path_head) + strlen(link->path_tail) + 3 * (link->id ? strlen(link->id) : 0) +
+                  (CURSOR_MAX_BYTES * 4 + 2) / 3 + 160;
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
+    }
+    if (need >= cap) {
+        json_kv_null(w, "next");   /* a path or parameter too long to repeat */
+        return;
+    }
+    o = put_plain(url, o, cap, link->path_head);
+    if (link->id)
+        o = put_encoded(url, o, cap, link->id);
+    o = put_plain(url, o, cap, link->path_tail);
+    o = put_plain(url, o, cap, "?");
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        if (v)
+            o = put_param(url, o, cap, *k, v);
+    }
+    char text[32];
+    rfc3339_format_utc(from, text);
+    o = put_param(url, o, cap, "time", text);
+    snprintf(text, sizeof text, "%ld", window_minutes);
+    o = put_param(url, o, cap, "window", text);
+    snprintf(text, sizeof text, "%ld", limit);
+    o = put_param(url, o, cap, "limit", text);
+    char cursor[(CURSOR_MAX_BYTES * 4 + 2) / 3 + 1];
+    cursor_encode(binding, last, cursor);
+    put_param(url, o, cap, "cursor", cursor);
+    json_kv_string(w, "next", url);
+}

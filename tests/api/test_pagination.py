@@ -1,0 +1,176 @@
+"""Paging through departures boards with their `next` links: the stop board
+(every kind), the arrivals board and the nearby board, page by page, give the
+very rows of the unpaged board; ties on the instant are stepped over one row at
+a time; a cursor continues across a dataset swap without repeating or skipping
+a row; a cursor that was edited or sent with other parameters is a 400 naming
+`cursor`.
+
+Runs against the demo feed (bench/gtfs_gen.py --scale demo, seed 1) and a copy
+of it whose trips of route 10000_1 are doubled (the same times under other
+trip_ids, so rows tie on their instant), so it needs nothing from ../shared.
+"""
+import csv
+import io
+import shutil
+import signal
+import time
+import urllib.parse
+import zipfile
+
+import pytest
+import requests
+
+import schema_check
+from http_server import Server, demo_feed, import_feed, TMP
+
+DOC = schema_check.load_openapi()
+STATION = urllib.parse.quote("de:11000:900100001", safe="")
+WHEN = "2026-11-23T08:00"
+BOARDS = [
+    (f"/v1/stops/{STATION}/departures?time={WHEN}&window=240", "departures", "/v1/stops/{id}/departures"),
+    (f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&kind=arrivals", "departures",
+     "/v1/stops/{id}/departures"),
+    (f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&kind=both", "departures",
+     "/v1/stops/{id}/departures"),
+    (f"/v1/stops/{STATION}/arrivals?time={WHEN}&window=240", "arrivals", "/v1/stops/{id}/arrivals"),
+    (f"/v1/departures?lat=52.5271&lon=13.2343&radius=1500&time={WHEN}&window=90", "departures",
+     "/v1/departures"),
+    (f"/v1/departures?lat=52.5271&lon=13.2343&radius=1500&time={WHEN}&window=90&kind=both", "departures",
+     "/v1/departures"),
+]
+
+
+def doubled_feed(path):
+    """The demo feed with every trip of route 10000_1 twice (trip_id + "b")."""
+    src = zipfile.ZipFile(demo_feed(1))
+    trips = list(csv.DictReader(io.StringIO(src.read("trips.txt").decode("utf-8-sig"))))
+    doubled = {t["trip_id"] for t in trips if t["route_id"] == "10000_1"}
+    with zipfile.ZipFile(path, "w") as z:
+        for name in src.namelist():
+            text = src.read(name).decode("utf-8-sig")
+            if name in ("trips.txt", "stop_times.txt"):
+                rows = list(csv.DictReader(io.StringIO(text)))
+                out = io.StringIO()
+                w = csv.DictWriter(out, fieldnames=list(rows[0].keys()), lineterminator="\n")
+                w.writeheader()
+                for row in rows:
+                    w.writerow(row)
+                    if row["trip_id"] in doubled:
+                        w.writerow({**row, "trip_id": row["trip_id"] + "b"})
+                text = out.getvalue()
+            z.writestr(name, text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def servers():
+    base = TMP / "pagination"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    import_feed(demo_feed(1), base / "demo")
+    import_feed(doubled_feed(base / "doubled.zip"), base / "doubled")
+    with Server(base / "demo") as demo, Server(base / "doubled") as doubled:
+        yield {"demo": demo, "doubled": doubled}
+
+
+def page_through(server, path, key, limit, api_path):
+    rows, pages, url = [], 0, server.url(f"{path}&limit={limit}")
+    while url:
+        r = requests.get(url, timeout=10)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        errors = schema_check.validate(body, schema_check.response_schema(DOC, api_path), DOC)
+        assert not errors, errors
+        assert body["truncated"] == (body["next"] is not None)
+        assert len(body[key]) <= limit
+        rows += body[key]
+        pages += 1
+        assert pages <= 1000
+        url = server.url(body["next"]) if body["next"] else None
+    return rows, pages
+
+
+@pytest.mark.parametrize("which", ["demo", "doubled"])
+@pytest.mark.parametrize("path,key,api_path", BOARDS)
+def test_paging_through_a_board_gives_the_unpaged_board(servers, which, path, key, api_path):
+    server = servers[which]
+    whole = requests.get(server.url(f"{path}&limit=500"), timeout=10).json()
+    assert not whole["truncated"] and whole["next"] is None and len(whole[key]) > 10
+    for limit in (1, 2, 7):
+        rows, pages = page_through(server, path, key, limit, api_path)
+        assert rows == whole[key], f"limit {limit}"
+        assert pages == max(1, -(-len(rows) // limit))
+
+
+def test_ties_are_stepped_over(servers):
+    server = servers["doubled"]
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240"
+    rows = requests.get(server.url(f"{path}&limit=500"), timeout=10).json()["departures"]
+    instants = [r["departure"] for r in rows]
+    assert len(instants) - len(set(instants)) >= 10      # the doubled trips tie
+
+
+def test_the_next_link_pins_time_and_keeps_the_parameters(servers):
+    server = servers["demo"]
+    body = requests.get(server.url(f"/v1/departures?lat=52.5271&lon=13.2343&radius=1500&kind=both&limit=2"
+                                   f"&time={WHEN}"), timeout=10).json()
+    link = urllib.parse.urlsplit(body["next"])
+    query = dict(urllib.parse.parse_qsl(link.query))
+    assert link.path == "/v1/departures" and not link.netloc
+    assert query["time"] == "2026-11-23T07:00:00Z" and query["window"] == "60" and query["limit"] == "2"
+    assert query["lat"] == "52.5271" and query["lon"] == "13.2343" and query["kind"] == "both"
+    assert query["radius"] == "1500"
+    # without time, the first page resolves now and the link pins it
+    body = requests.get(server.url(f"/v1/stops/{STATION}/departures?limit=1&window=1440"), timeout=10).json()
+    if body["next"]:
+        assert "time=" in body["next"]
+
+
+def test_bad_cursors_are_400_naming_cursor(servers):
+    server = servers["demo"]
+    first = requests.get(server.url(f"/v1/stops/{STATION}/departures?time={WHEN}&limit=2"), timeout=10).json()
+    link = first["next"]
+    cursor = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(link).query))["cursor"]
+    flipped = cursor[:10] + ("A" if cursor[10] != "A" else "B") + cursor[11:]
+    bad = [link.replace(cursor, flipped), link.replace(cursor, cursor[:-4]), link.replace(cursor, "x"),
+           link.replace(cursor, cursor + "!"), link.replace("window=60", "window=61"),
+           link.replace("/departures?", "/arrivals?"),
+           link.replace("departures?", "departures?kind=both&")]
+    for url in bad:
+        r = requests.get(server.url(url), timeout=10)
+        assert r.status_code == 400, url
+        assert r.json()["detail"].startswith("cursor "), r.text
+    # another stop's board
+    other = urllib.parse.quote("de:11000:900100001::1", safe="")
+    r = requests.get(server.url(link.replace(STATION, other)), timeout=10)
+    assert r.status_code == 400 and "cursor" in r.json()["detail"]
+    # limit may change from page to page
+    assert requests.get(server.url(link.replace("limit=2", "limit=5")), timeout=10).status_code == 200
+
+
+def test_a_cursor_continues_across_a_dataset_swap(tmp_path):
+    """Page 1 from the demo feed; the doubled feed is swapped in; the next
+    pages continue after page 1's last row: nothing repeated, nothing of the
+    new board after it skipped."""
+    data = tmp_path / "data"
+    import_feed(demo_feed(1), data)
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240"
+    with Server(data) as s:
+        first = requests.get(s.url(f"{path}&limit=9"), timeout=10).json()
+        version = requests.get(s.url("/v1/feed"), timeout=10).json()["feed"]["version"]
+        import_feed(doubled_feed(tmp_path / "doubled.zip"), data)
+        s.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while requests.get(s.url("/v1/feed"), timeout=10).json()["feed"]["version"] == version:
+            assert time.monotonic() < deadline, "the new dataset was not swapped in"
+            time.sleep(0.1)
+        rest, url = [], s.url(first["next"])
+        while url:
+            body = requests.get(url, timeout=10).json()
+            rest += body["departures"]
+            url = s.url(body["next"]) if body["next"] else None
+        new_board = requests.get(s.url(f"{path}&limit=500"), timeout=10).json()["departures"]
+    last = first["departures"][-1]
+    cut = new_board.index(last) + 1       # the last row shown is in the new board too
+    assert rest == new_board[cut:]
+    assert not {r["trip_id"] for r in rest} & {r["trip_id"] for r in first["departures"]}

@@ -13,6 +13,7 @@ Runs against the demo feed (bench/gtfs_gen.py --scale demo, seed 1), so it
 needs nothing from ../shared; Schemathesis comes from the contract venv that
 `.ci/deps test` makes (skipped without it, failed under CI=true).
 """
+import os
 import shutil
 import subprocess
 import time
@@ -22,6 +23,7 @@ from http_server import Server, demo_feed, import_feed, TMP
 from test_alerts_api import make_token
 
 CONFIG = ROOT / "tests" / "api" / "schemathesis.toml"
+HOOKS = ROOT / "tests" / "api" / "schemathesis_hooks.py"
 SPEC = ROOT / "docs" / "openapi.json"
 
 
@@ -42,7 +44,7 @@ def test_every_operation_keeps_the_contract():
              "--phases", "examples,coverage,fuzzing,stateful",
              "--header", f"Authorization: Bearer {token}"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-            timeout=900, cwd=base)
+            timeout=900, cwd=base, env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)})
         seconds = time.monotonic() - t0
     report = p.stdout
     print(f"schemathesis: {seconds:.1f} s\n" + report[-1500:])

@@ -185,14 +185,6 @@ void api_end_list(json_writer *w)
     json_object_end(w);
 }
 
-/* ],"truncated":B} — closes a list the engine may have cut at the limit. */
-static void end_truncated_list(json_writer *w, bool truncated)
-{
-    json_array_end(w);
-    json_kv_bool(w, "truncated", truncated);
-    json_object_end(w);
-}
-
 /* Starts the response's alert marks: the request's view when it was
  * resolved against this dataset and holds alerts; returns the marks for the
  * departure rows, or NULL when no alert can apply. */
@@ -327,12 +319,49 @@ int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seco
     return 200;
 }
 
+/* A list page of rows [offset, offset + limit) out of the first `count`
+ * rows the engine gave when asked for `fetch` (it cut more when
+ * `engine_truncated`): how many the page shows, and whether a next page can
+ * follow (lists page through their first QUERY_LIMIT_MAX rows). */
+static uint32_t list_page(uint32_t count, bool engine_truncated, uint32_t offset, long limit, bool *truncated,
+                          bool *has_next)
+{
+    uint32_t shown = count > offset ? count - offset : 0;
+    if (shown > (uint32_t)limit)
+        shown = (uint32_t)limit;
+    *truncated = engine_truncated || offset + shown < count;
+    *has_next = *truncated && offset + shown < QUERY_LIMIT_MAX && shown > 0;
+    return shown;
+}
+
+/* ],"truncated":B,"next":L} — closes a list page. */
+static void end_list_page(json_writer *w, const api_request *req, const dataset *ds, bool truncated,
+                          bool has_next, const board_link *link, const char *endpoint, long limit,
+                          uint32_t next_offset)
+{
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    if (has_next)
+        api_write_list_next(w, req, ds, link, endpoint, limit, next_offset);
+    else
+        json_kv_null(w, "next");
+    json_object_end(w);
+}
+
+/* How many rows to ask the engine for: the page's and those before it. */
+static uint32_t list_fetch(uint32_t offset, long limit)
+{
+    uint64_t want = (uint64_t)offset + (uint64_t)limit;
+    return want > QUERY_LIMIT_MAX ? QUERY_LIMIT_MAX : (uint32_t)want;
+}
+
 /* ------------------------------------------------------------ endpoints */
 
 int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                      api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"lat", "lon", "radius", "limit", NULL};
+    static const char *const allowed[] = {"lat", "lon", "radius", "limit", "cursor", NULL};
+    static const char *const kept[] = {"lat", "lon", "radius", NULL};
     double lat, lon;
     long radius, limit;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
@@ -341,27 +370,33 @@ int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
+    uint32_t offset;
+    if (api_get_list_cursor(req, ds, "stops_nearby", &offset, prob))
+        return prob->status;
     uint32_t count = 0;
-    bool truncated = false;
+    bool engine_truncated = false, truncated, has_next;
     query_error err = {0};
-    int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, (uint32_t)limit, t->nearby,
-                          &count, &truncated, &err);
+    int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, list_fetch(offset, limit), t->nearby,
+                          &count, &engine_truncated, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);
+    uint32_t shown = list_page(count, engine_truncated, offset, limit, &truncated, &has_next);
     api_begin_list(out, "stops");
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = offset; i < offset + shown; i++) {
         stop_info st;
         dataset_stop(ds, t->nearby[i].stop, &st);
         write_stop(out, ds, &st, &t->nearby[i].distance_m);
     }
-    end_truncated_list(out, truncated);
+    board_link link = {"/v1/stops/nearby", NULL, "", kept};
+    end_list_page(out, req, ds, truncated, has_next, &link, "stops_nearby", limit, offset + shown);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
 int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                      api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"q", "limit", NULL};
+    static const char *const allowed[] = {"q", "limit", "cursor", NULL};
+    static const char *const kept[] = {"q", NULL};
     long limit;
     if (api_check_params(req, allowed, prob))
         return prob->status;
@@ -377,18 +412,22 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
+    uint32_t offset;
+    if (api_get_list_cursor(req, ds, "stops_search", &offset, prob))
+        return prob->status;
     schedule_db *db;
     if (api_take_schedule(ds, &db, prob))
         return prob->status;
-    bool truncated = false;
+    bool engine_truncated = false, truncated, has_next;
     char err[256] = "";
-    int n = schedule_stop_search(db, q, (uint32_t)limit, t->found_ids, &truncated, err,
+    int n = schedule_stop_search(db, q, list_fetch(offset, limit), t->found_ids, &engine_truncated, err,
                                  sizeof err);
     dataset_give_schedule(ds, db);
     if (n < 0)
         return api_fail(prob, 503, "q", "the stop search failed: %s", err);
+    uint32_t shown = list_page((uint32_t)n, engine_truncated, offset, limit, &truncated, &has_next);
     api_begin_list(out, "stops");
-    for (int i = 0; i < n; i++) {
+    for (uint32_t i = offset; i < offset + shown; i++) {
         const char *id = t->found_ids[i].id;
         uint32_t stop = dataset_find_stop(ds, id, strlen(id));
         if (stop == QUERY_NONE)
@@ -397,7 +436,8 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         dataset_stop(ds, stop, &st);
         write_stop(out, ds, &st, NULL);
     }
-    end_truncated_list(out, truncated);
+    board_link link = {"/v1/stops", NULL, "", kept};
+    end_list_page(out, req, ds, truncated, has_next, &link, "stops_search", limit, offset + shown);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 

@@ -358,3 +358,128 @@ void api_write_board_next(json_writer *w, const api_request *req, const board_li
     put_param(url, o, cap, "cursor", cursor);
     json_kv_string(w, "next", url);
 }
+
+/* ------------------------------------------------------------ list pages
+ *
+ * A list (stops near a point, a stop search, routes, agencies) pages by
+ * position: its order is the dataset's, so a cursor is good only for the
+ * dataset it was written with, and answers 410 Gone after a swap. Layout:
+ * version 2, the parameters' hash (8), the dataset version's hash (8), the
+ * offset (4), a checksum (8).
+ */
+#define LIST_CURSOR_VERSION 2
+#define LIST_CURSOR_BYTES (1 + 8 + 8 + 4 + 8)
+
+/* The request's parameters but cursor and limit, in any order. */
+static uint64_t list_params_hash(const char *endpoint, const char *id, const api_request *req)
+{
+    uint64_t h = fnv1a(FNV_OFFSET, endpoint, strlen(endpoint) + 1);
+    h = id ? fnv1a(h, id, strlen(id) + 1) : h;
+    uint64_t pairs = 0;
+    for (int i = 0; i < req->nparams; i++) {
+        const api_param *p = &req->params[i];
+        if (strcmp(p->key, "cursor") == 0 || strcmp(p->key, "limit") == 0)
+            continue;
+        uint64_t x = fnv1a(FNV_OFFSET, p->key, strlen(p->key) + 1);
+        pairs += mix(fnv1a(x, p->value, strlen(p->value)));
+    }
+    return mix(fnv1a(h, &pairs, sizeof pairs));
+}
+
+static uint64_t dataset_hash(const dataset *ds)
+{
+    const char *v = dataset_version(ds);
+    return mix(fnv1a(FNV_OFFSET, v, strlen(v)));
+}
+
+int api_get_list_cursor(const api_request *req, const dataset *ds, const char *endpoint, uint32_t *offset,
+                        api_problem *prob)
+{
+    *offset = 0;
+    const char *v = api_param_value(req, "cursor");
+    if (!v)
+        return 0;
+    unsigned char raw[LIST_CURSOR_BYTES];
+    long len = strlen(v) <= (LIST_CURSOR_BYTES * 4 + 2) / 3 ? base64url_decode(v, raw, sizeof raw) : -1;
+    if (len != LIST_CURSOR_BYTES || raw[0] != LIST_CURSOR_VERSION ||
+        get_u64(raw + len - 8) != mix(fnv1a(FNV_OFFSET, raw, (size_t)len - 8)))
+        return api_fail(prob, 400, "cursor", "cursor is not one this server wrote: follow the next link "
+                                             "of the previous page as it is");
+    if (get_u64(raw + 1) != list_params_hash(endpoint, req->id, req))
+        return api_fail(prob, 400, "cursor", "cursor belongs to a list with other parameters: keep those "
+                                             "of the next link as they are");
+    if (get_u64(raw + 9) != dataset_hash(ds))
+        return api_fail(prob, 410, "cursor", "the list's dataset was replaced since this cursor was "
+                                             "written: start again without cursor");
+    *offset = (uint32_t)raw[17] | (uint32_t)raw[18] << 8 | (uint32_t)raw[19] << 16 | (uint32_t)raw[20] << 24;
+    return 0;
+}
+
+void api_write_list_next(json_writer *w, const api_request *req, const dataset *ds, const board_link *link,
+                         const char *endpoint, long limit, uint32_t offset)
+{
+    unsigned char raw[LIST_CURSOR_BYTES];
+    raw[0] = LIST_CURSOR_VERSION;
+    put_u64(raw + 1, list_params_hash(endpoint, req->id, req));
+    put_u64(raw + 9, dataset_hash(ds));
+    for (int i = 0; i < 4; i++)
+        raw[17 + i] = (unsigned char)(offset >> (8 * i));
+    put_u64(raw + 21, mix(fnv1a(FNV_OFFSET, raw, 21)));
+    char cursor[(LIST_CURSOR_BYTES * 4 + 2) / 3 + 1];
+    base64url_encode(raw, sizeof raw, cursor);
+    char url[API_NEXT_LINK_MAX];
+    size_t cap = sizeof url, o = 0;
+    size_t need = strlen(link->path_head) + strlen(link->path_tail) + 3 * (link->id ? strlen(link->id) : 0) +
+                  sizeof cursor + 64;
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
+    }
+    if (need >= cap) {
+        json_kv_null(w, "next");
+        return;
+    }
+    o = put_plain(url, o, cap, link->path_head);
+    if (link->id)
+        o = put_encoded(url, o, cap, link->id);
+    o = put_plain(url, o, cap, link->path_tail);
+    o = put_plain(url, o, cap, "?");
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        if (v)
+            o = put_param(url, o, cap, *k, v);
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%ld", limit);
+    o = put_param(url, o, cap, "limit", text);
+    put_param(url, o, cap, "cursor", cursor);
+    json_kv_string(w, "next", url);
+}
+
+void api_write_next_after(json_writer *w, const api_request *req, const board_link *link, long limit,
+                          const char *after)
+{
+    char url[API_NEXT_LINK_MAX];
+    size_t cap = sizeof url, o = 0;
+    size_t need = strlen(link->path_head) + 3 * strlen(after) + 64;
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
+    }
+    if (need >= cap) {
+        json_kv_null(w, "next");
+        return;
+    }
+    o = put_plain(url, o, cap, link->path_head);
+    o = put_plain(url, o, cap, "?");
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        if (v)
+            o = put_param(url, o, cap, *k, v);
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%ld", limit);
+    o = put_param(url, o, cap, "limit", text);
+    put_param(url, o, cap, "after", after);
+    json_kv_string(w, "next", url);
+}

@@ -92,6 +92,21 @@ bool api_board_key_after(const dataset *ds, const board *b, const board_page_key
 void api_write_board_next(json_writer *w, const api_request *req, const board_link *link, int64_t from,
                           long window_minutes, long limit, uint64_t binding, const board_page_key *last);
 
+/* `cursor` of a list page: *offset (0 without one), or a 400 naming cursor
+ * when it is not one this server wrote for these parameters, a 410 when it
+ * was written for another dataset. */
+int api_get_list_cursor(const api_request *req, const dataset *ds, const char *endpoint, uint32_t *offset,
+                        api_problem *prob);
+/* "next":"<link>" to the list page starting at `offset` (null when the link
+ * would not fit); the link repeats the parameters in link->kept and limit. */
+void api_write_list_next(json_writer *w, const api_request *req, const dataset *ds, const board_link *link,
+                         const char *endpoint, long limit, uint32_t offset);
+
+/* "next":"<link>" for a list that pages by id (the alerts): the parameters
+ * in link->kept, limit, and after=<the last id shown>. */
+void api_write_next_after(json_writer *w, const api_request *req, const board_link *link, long limit,
+                          const char *after);
+
 /* ------------------------------------------------------------ parameters (api_params.c) */
 
 /* The allowed list of an endpoint that takes no query parameters. */

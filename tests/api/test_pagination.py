@@ -10,6 +10,7 @@ of it whose trips of route 10000_1 are doubled (the same times under other
 trip_ids, so rows tie on their instant), so it needs nothing from ../shared.
 """
 import csv
+import json
 import io
 import shutil
 import signal
@@ -174,3 +175,103 @@ def test_a_cursor_continues_across_a_dataset_swap(tmp_path):
     cut = new_board.index(last) + 1       # the last row shown is in the new board too
     assert rest == new_board[cut:]
     assert not {r["trip_id"] for r in rest} & {r["trip_id"] for r in first["departures"]}
+
+
+LISTS = [
+    ("/v1/stops/nearby?lat=52.5271&lon=13.2343&radius=3000", "stops", "/v1/stops/nearby", 500),
+    ("/v1/stops?q=U", "stops", "/v1/stops", 500),
+    ("/v1/routes?", "routes", "/v1/routes", None),
+    ("/v1/agencies?", "agencies", "/v1/agencies", None),
+]
+
+
+@pytest.mark.parametrize("path,key,api_path,whole_limit", LISTS)
+def test_paging_through_a_list_gives_the_whole_list(servers, path, key, api_path, whole_limit):
+    server = servers["demo"]
+    sep = "" if path.endswith("?") else "&"
+    whole = requests.get(server.url(path + (f"{sep}limit={whole_limit}" if whole_limit else "")),
+                         timeout=10).json()
+    assert whole["next"] is None and len(whole[key]) >= 2
+    for limit in (1, 3):
+        rows, pages, url = [], 0, server.url(f"{path}{sep}limit={limit}")
+        while url:
+            r = requests.get(url, timeout=10)
+            assert r.status_code == 200, r.text
+            body = r.json()
+            errors = schema_check.validate(body, schema_check.response_schema(DOC, api_path), DOC)
+            assert not errors, errors
+            rows += body[key]
+            pages += 1
+            assert pages <= 1000
+            url = server.url(body["next"]) if body["next"] else None
+        assert rows == whole[key], f"limit {limit}"
+
+
+def test_a_list_cursor_is_gone_after_a_dataset_swap(tmp_path):
+    data = tmp_path / "data"
+    import_feed(demo_feed(1), data)
+    with Server(data) as s:
+        first = requests.get(s.url("/v1/routes?limit=2"), timeout=10).json()
+        bad = first["next"].replace("limit=2", "limit=2&x=1")
+        assert requests.get(s.url(bad), timeout=10).status_code == 400
+        cursor = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(first["next"]).query))["cursor"]
+        other = requests.get(s.url(f"/v1/agencies?limit=2&cursor={cursor}"), timeout=10)
+        assert other.status_code == 400 and other.json()["detail"].startswith("cursor ")
+        version = requests.get(s.url("/v1/feed"), timeout=10).json()["feed"]["version"]
+        import_feed(doubled_feed(tmp_path / "doubled.zip"), data)
+        s.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while requests.get(s.url("/v1/feed"), timeout=10).json()["feed"]["version"] == version:
+            assert time.monotonic() < deadline, "the new dataset was not swapped in"
+            time.sleep(0.1)
+        r = requests.get(s.url(first["next"]), timeout=10)
+        assert r.status_code == 410, r.text
+        assert r.headers["Content-Type"].startswith("application/problem+json")
+        assert r.json()["title"] == "Gone" and "without cursor" in r.json()["detail"]
+
+
+def test_alerts_pages_carry_a_next_link(tmp_path):
+    from test_alerts_api import alert_body, make_token
+    data = tmp_path / "data"
+    import_feed(demo_feed(1), data)
+    tokens = tmp_path / "tokens"
+    token = make_token(tokens)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with Server(data, "--tokens", str(tokens)) as s:
+        for n in range(5):
+            assert requests.put(s.url(f"/v1/alerts/a{n}"), data=json.dumps(alert_body()),
+                                headers=headers, timeout=10).status_code == 201
+        rows, url = [], s.url("/v1/alerts?limit=2&stop_id=de:11000:900100001")
+        while url:
+            body = requests.get(url, timeout=10).json()
+            rows += [a["id"] for a in body["alerts"]]
+            assert (body["next"] is None) == (not body["truncated"])
+            url = s.url(body["next"]) if body["next"] else None
+        assert rows == [f"a{n}" for n in range(5)]
+
+
+def test_query_cli_pages_with_the_same_cursors(servers):
+    """`transitd query` prints the same next links, and --cursor follows them."""
+    import subprocess
+    from conftest import transitd_bin
+    data = TMP / "pagination" / "demo"
+
+    def query(*args):
+        p = subprocess.run([transitd_bin(), "query", "--data", str(data), *args], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    server = servers["demo"]
+    args = ["stop-departures", "--stop", "de:11000:900100001", "--time", WHEN, "--window", "240", "--limit", "5"]
+    first = query(*args)
+    assert first == requests.get(server.url(f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=5"),
+                                 timeout=10).json()
+    link = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(first["next"]).query))
+    second = query("stop-departures", "--stop", "de:11000:900100001", "--time", link["time"], "--window", "240",
+                   "--limit", "5", "--cursor", link["cursor"])
+    assert second == requests.get(server.url(first["next"]), timeout=10).json()
+    routes = query("routes", "--limit", "1")
+    cursor = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(routes["next"]).query))["cursor"]
+    assert query("routes", "--limit", "1", "--cursor", cursor)["routes"] == \
+        requests.get(server.url("/v1/routes"), timeout=10).json()["routes"][1:2]

@@ -18,7 +18,6 @@
  * length byte and the bytes, then a checksum (8) of all before it. Little
  * endian throughout.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "api/api_internal.h"
@@ -28,14 +27,25 @@
 #define CURSOR_FIXED (1 + 8 + 8 + 2)
 #define CURSOR_MAX_BYTES (CURSOR_FIXED + 3 * (1 + API_CURSOR_ID_MAX) + 8)
 
+/* A hash of bytes, eight at a time (the next links are written on every cut
+ * board, so this runs on the hot path): each word is folded in with a
+ * multiply and a rotation; the caller finishes with mix(). */
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h = h << 31 | h >> 33;
+        p += 8;
+        len -= 8;
     }
-    return h;
+    uint64_t tail = len;
+    for (size_t i = 0; i < len; i++)
+        tail |= (uint64_t)p[i] << (8 * (i + 1));
+    h = (h ^ tail) * 1099511628211ull;
+    return h ^ (h >> 29);
 }
 
 #define FNV_OFFSET 14695981039346656037ull
@@ -142,19 +152,21 @@ static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 static size_t base64url_encode(const unsigned char *in, size_t n, char *out)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < n)
-            v |= in[i + 2];
-        out[o++] = b64url[(v >> 18) & 63];
+    size_t o = 0, i = 0;
+    for (; i + 3 <= n; i += 3) {   /* whole groups, no branch per byte */
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o] = b64url[v >> 18];
+        out[o + 1] = b64url[(v >> 12) & 63];
+        out[o + 2] = b64url[(v >> 6) & 63];
+        out[o + 3] = b64url[v & 63];
+        o += 4;
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+        out[o++] = b64url[v >> 18];
         out[o++] = b64url[(v >> 12) & 63];
         if (i + 1 < n)
             out[o++] = b64url[(v >> 6) & 63];
-        if (i + 2 < n)
-            out[o++] = b64url[v & 63];
     }
     out[o] = '\0';
     return o;
@@ -282,81 +294,125 @@ int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from,
     return 0;
 }
 
-/* ------------------------------------------------------------ the next link */
+/* ------------------------------------------------------------ the next link
+ *
+ * Written on every cut board, so on the hot path: one pass into a fixed
+ * buffer, percent-encoding by table, the cursor (base64url) copied as it is.
+ * A link that would not fit (an absurdly long id or coordinate) is null. */
 
-static size_t put_encoded(char *out, size_t o, size_t cap, const char *s)
+typedef struct link_buf {
+    char *p, *end;
+    bool full;
+} link_buf;
+
+/* RFC 3986 unreserved characters: copied; every other byte is %XX. */
+static const unsigned char unreserved[256] = {
+    ['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1,
+    ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1,
+    ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1,
+    ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
+    ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+static void put_bytes(link_buf *b, const char *s, size_t n)
+{
+    if ((size_t)(b->end - b->p) <= n) {
+        b->full = true;
+        return;
+    }
+    memcpy(b->p, s, n);
+    b->p += n;
+}
+
+static void put_encoded(link_buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < cap; p++) {
-        unsigned char c = *p;
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '.' || c == '_' || c == '~') {
-            out[o++] = (char)c;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (b->end - b->p < 4) {
+            b->full = true;
+            return;
+        }
+        if (unreserved[*c]) {
+            *b->p++ = (char)*c;
         } else {
-            out[o++] = '%';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
+            b->p[0] = '%';
+            b->p[1] = hex[*c >> 4];
+            b->p[2] = hex[*c & 15];
+            b->p += 3;
         }
     }
-    out[o] = '\0';
-    return o;
 }
 
-static size_t put_plain(char *out, size_t o, size_t cap, const char *s)
+/* "&key=" (or the first "key=" after the '?') and the value, encoded. */
+static void put_param(link_buf *b, const char *key, const char *value, bool encode)
 {
-    size_t n = strlen(s);
-    if (o + n + 1 > cap)
-        n = o + 1 < cap ? cap - o - 1 : 0;
-    memcpy(out + o, s, n);
-    out[o + n] = '\0';
-    return o + n;
+    if (b->p[-1] != '?')
+        put_bytes(b, "&", 1);
+    put_bytes(b, key, strlen(key));
+    put_bytes(b, "=", 1);
+    if (encode)
+        put_encoded(b, value);
+    else
+        put_bytes(b, value, strlen(value));
 }
 
-static size_t put_param(char *out, size_t o, size_t cap, const char *key, const char *value)
+/* v (>= 0) in decimal; text holds 21 bytes. */
+static const char *decimal(long v, char text[21])
 {
-    o = put_plain(out, o, cap, out[o - 1] == '?' ? "" : "&");
-    o = put_plain(out, o, cap, key);
-    o = put_plain(out, o, cap, "=");
-    return put_encoded(out, o, cap, value);
+    char *p = text + 20;
+    *p = '\0';
+    unsigned long u = v < 0 ? 0 : (unsigned long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return p;
+}
+
+/* The path and the kept parameters as the request gave them, then "?" or
+ * "&" for what follows. */
+static void put_head(link_buf *b, const api_request *req, const board_link *link)
+{
+    put_bytes(b, link->path_head, strlen(link->path_head));
+    if (link->id)
+        put_encoded(b, link->id);
+    put_bytes(b, link->path_tail, strlen(link->path_tail));
+    put_bytes(b, "?", 1);
+    for (const char *const *k = link->kept; *k; k++) {
+        const char *v = api_param_value(req, *k);
+        if (v)
+            put_param(b, *k, v, true);
+    }
+}
+
+static void write_link(json_writer *w, char *url, const link_buf *b)
+{
+    if (b->full) {
+        json_kv_null(w, "next");   /* a path or parameter too long to repeat */
+        return;
+    }
+    json_key(w, "next");
+    json_string_plain(w, url, (size_t)(b->p - url));   /* percent-encoded: nothing to escape */
 }
 
 void api_write_board_next(json_writer *w, const api_request *req, const board_link *link, int64_t from,
                           long window_minutes, long limit, uint64_t binding, const board_page_key *last)
 {
     char url[API_NEXT_LINK_MAX];
-    size_t cap = sizeof url, o = 0;
-    /* what the link can take, each byte percent-encoded at worst */
-    size_t need = strlen(link->path_head) + strlen(link->path_tail) + 3 * (link->id ? strlen(link->id) : 0) +
-                  (CURSOR_MAX_BYTES * 4 + 2) / 3 + 160;
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
-    }
-    if (need >= cap) {
-        json_kv_null(w, "next");   /* a path or parameter too long to repeat */
-        return;
-    }
-    o = put_plain(url, o, cap, link->path_head);
-    if (link->id)
-        o = put_encoded(url, o, cap, link->id);
-    o = put_plain(url, o, cap, link->path_tail);
-    o = put_plain(url, o, cap, "?");
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        if (v)
-            o = put_param(url, o, cap, *k, v);
-    }
+    link_buf b = {url, url + sizeof url, false};
+    put_head(&b, req, link);
     char text[32];
     rfc3339_format_utc(from, text);
-    o = put_param(url, o, cap, "time", text);
-    snprintf(text, sizeof text, "%ld", window_minutes);
-    o = put_param(url, o, cap, "window", text);
-    snprintf(text, sizeof text, "%ld", limit);
-    o = put_param(url, o, cap, "limit", text);
+    put_param(&b, "time", text, true);
+    put_param(&b, "window", decimal(window_minutes, text), false);
+    put_param(&b, "limit", decimal(limit, text), false);
     char cursor[(CURSOR_MAX_BYTES * 4 + 2) / 3 + 1];
     cursor_encode(binding, last, cursor);
-    put_param(url, o, cap, "cursor", cursor);
-    json_kv_string(w, "next", url);
+    put_param(&b, "cursor", cursor, false);   /* base64url: unreserved only */
+    write_link(w, url, &b);
 }
 
 /* ------------------------------------------------------------ list pages
@@ -427,59 +483,21 @@ void api_write_list_next(json_writer *w, const api_request *req, const dataset *
     put_u64(raw + 21, mix(fnv1a(FNV_OFFSET, raw, 21)));
     char cursor[(LIST_CURSOR_BYTES * 4 + 2) / 3 + 1];
     base64url_encode(raw, sizeof raw, cursor);
-    char url[API_NEXT_LINK_MAX];
-    size_t cap = sizeof url, o = 0;
-    size_t need = strlen(link->path_head) + strlen(link->path_tail) + 3 * (link->id ? strlen(link->id) : 0) +
-                  sizeof cursor + 64;
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
-    }
-    if (need >= cap) {
-        json_kv_null(w, "next");
-        return;
-    }
-    o = put_plain(url, o, cap, link->path_head);
-    if (link->id)
-        o = put_encoded(url, o, cap, link->id);
-    o = put_plain(url, o, cap, link->path_tail);
-    o = put_plain(url, o, cap, "?");
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        if (v)
-            o = put_param(url, o, cap, *k, v);
-    }
-    char text[32];
-    snprintf(text, sizeof text, "%ld", limit);
-    o = put_param(url, o, cap, "limit", text);
-    put_param(url, o, cap, "cursor", cursor);
-    json_kv_string(w, "next", url);
+    char url[API_NEXT_LINK_MAX], text[32];
+    link_buf b = {url, url + sizeof url, false};
+    put_head(&b, req, link);
+    put_param(&b, "limit", decimal(limit, text), false);
+    put_param(&b, "cursor", cursor, false);
+    write_link(w, url, &b);
 }
 
 void api_write_next_after(json_writer *w, const api_request *req, const board_link *link, long limit,
                           const char *after)
 {
-    char url[API_NEXT_LINK_MAX];
-    size_t cap = sizeof url, o = 0;
-    size_t need = strlen(link->path_head) + 3 * strlen(after) + 64;
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        need += v ? strlen(*k) + 2 + 3 * strlen(v) : 0;
-    }
-    if (need >= cap) {
-        json_kv_null(w, "next");
-        return;
-    }
-    o = put_plain(url, o, cap, link->path_head);
-    o = put_plain(url, o, cap, "?");
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        if (v)
-            o = put_param(url, o, cap, *k, v);
-    }
-    char text[32];
-    snprintf(text, sizeof text, "%ld", limit);
-    o = put_param(url, o, cap, "limit", text);
-    put_param(url, o, cap, "after", after);
-    json_kv_string(w, "next", url);
+    char url[API_NEXT_LINK_MAX], text[32];
+    link_buf b = {url, url + sizeof url, false};
+    put_head(&b, req, link);
+    put_param(&b, "limit", decimal(limit, text), false);
+    put_param(&b, "after", after, true);
+    write_link(w, url, &b);
 }

@@ -28,7 +28,7 @@ endif
 
 CC := clang
 OBJC := clang
-PKGS := libmicrohttpd gnutls sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate nettle
+PKGS := libmicrohttpd gnutls sqlite3 zlib libzip jansson libprotobuf-c libcurl libbrotlienc libdeflate nettle libzstd
 
 ifeq ($(UNAME_S),Darwin)
 # Homebrew's sqlite is keg-only; prefer it (FTS5) over the system one.
@@ -60,7 +60,7 @@ LIBS := $(PKG_LIBS) $(PLATFORM_LIBS)
 
 # src/ holds one folder per layer (see docs/ARCHITECTURE.md); every .c in
 # them but the CLI's main() goes into libtransit.a.
-LAYERS := base import store engine live serving api http cli
+LAYERS := base import store engine live serving api http client cli
 LIB_SRC := $(filter-out src/cli/main.c,$(wildcard $(addprefix src/,$(addsuffix /*.c,$(LAYERS)))))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 SRC_HDR := $(wildcard src/*/*.h)
@@ -79,6 +79,25 @@ BENCH_C := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_C))
 
 LIBTRANSIT := $(BUILD)/libtransit.a
+# The phone's library (include/transit/client.h, issue #25): the layers a query needs and
+# the two live files a board reads (no alerts or realtime are given to it, but the board
+# code refers to them); nothing that links libmicrohttpd, libcurl, protobuf or Objective-C.
+CLIENT_LIB := $(BUILD)/libtransit_client.a
+CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/engine/% \
+                $(BUILD)/obj/api/% $(BUILD)/obj/client/%,$(LIB_OBJ)) \
+              $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/rt_overlay.o
+# what an app links besides it (module.modulemap says the same to Xcode)
+ifeq ($(UNAME_S),Darwin)
+CLIENT_PKGS := sqlite3 zlib libzstd jansson        # SHA-256 from CommonCrypto (libSystem)
+else
+CLIENT_PKGS := sqlite3 zlib libzstd jansson nettle
+endif
+CLIENT_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null) $(PLATFORM_LIBS)
+# programs an app could be: they include only transit/client.h and link only the above
+# (tests/client: the equivalence tests' answerer and the README's example; bench/client:
+# cold start)
+CLIENT_BIN := $(patsubst tests/client/%.c,$(BUILD)/client/%,$(wildcard tests/client/*.c)) \
+              $(patsubst bench/client/%.c,$(BUILD)/client/%,$(wildcard bench/client/*.c))
 TRANSITD := $(BUILD)/transitd
 BASELINE := $(BUILD)/bench/hello_mhd
 
@@ -88,7 +107,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client clean demo-feed
 
 all: $(TRANSITD)
 
@@ -124,6 +143,21 @@ $(LIBTRANSIT): $(LIB_OBJ) $(RT_PB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+$(CLIENT_LIB): $(CLIENT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+client: $(CLIENT_LIB)
+
+$(BUILD)/client/%: tests/client/%.c include/transit/client.h $(CLIENT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -Iinclude $< -o $@ $(LDFLAGS_ALL) $(CLIENT_LIB) $(CLIENT_LIBS)
+
+$(BUILD)/client/%: bench/client/%.c include/transit/client.h $(CLIENT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) $(SAN_FLAGS) -D_DEFAULT_SOURCE -Iinclude $< -o $@ $(LDFLAGS_ALL) $(CLIENT_LIB) $(CLIENT_LIBS)
+
 $(TRANSITD): $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT)
 	$(OBJC) $(LDFLAGS_ALL) -o $@ $(BUILD)/obj/cli/main.o $(OBJC_OBJ) $(LIBTRANSIT) $(OBJC_LIBS) $(LIBS)
 
@@ -148,7 +182,7 @@ BENCH_LIBS_bench_csv := -lcsv
 BENCH_CFLAGS_bench_hash := $(shell pkg-config --cflags libcrypto 2>/dev/null)
 BENCH_LIBS_bench_hash := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
-build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN)
+build-tests: $(TRANSITD) $(UNIT_BIN) $(BENCH_BIN) $(CLIENT_LIB) $(CLIENT_BIN)
 
 # ---------------------------------------------------------------- the two commands
 
@@ -184,6 +218,7 @@ bench: deps release-build
 	@$(PYTHON) bench/compression_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/tls_bench.py --build $(RELEASE_BUILD)
 	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
+	@$(PYTHON) bench/client_bench.py --build $(RELEASE_BUILD)
 
 bench-smoke: build-tests
 	@$(PYTHON) bench/run_bench.py --build $(BUILD) --smoke
@@ -231,6 +266,11 @@ bench-compression: release-build
 # primary and replicas: snapshot transfer against nginx, alert propagation, serving through nginx
 bench-replicas: release-build
 	@$(PYTHON) bench/replicas_bench.py --build $(RELEASE_BUILD)
+
+# the phone (issue #25): snapshot sizes for every shared feed, update patches, the client
+# library's cold start
+bench-client: release-build
+	@$(PYTHON) bench/client_bench.py --build $(RELEASE_BUILD)
 
 # the iPhone profile (HTTPS keep-alive, URLSession's Accept-Encoding, the mix) against plain
 # HTTP, and new TLS connections per second against nginx

@@ -7,7 +7,9 @@
  * SHA-256, it never changes (Cache-Control: immutable), and Range requests
  * (206, with If-Range) let an interrupted transfer resume. Only the served
  * version's files are offered: a replica that asks for another one gets 404
- * and reads the manifest again.
+ * and reads the manifest again. With ?from=OLD a file comes as a zstd patch
+ * against OLD's (a phone's update, api_dataset_delta), while OLD is still
+ * held beside the served version.
  */
 #import "TDResource.h"
 #import "TDServer.h"
@@ -161,7 +163,77 @@ static void free_gzip(void *cls)
     free(g);
 }
 
+/* A patch being sent: the cache's buffer, held by reference. */
+typedef struct delta_body {
+    api_delta *delta;
+    const unsigned char *bytes;
+    size_t len;
+} delta_body;
+
+static ssize_t read_delta(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    delta_body *b = cls;
+    if (pos >= b->len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = b->len - (size_t)pos < max ? b->len - (size_t)pos : max;
+    memcpy(buf, b->bytes + pos, n);
+    return (ssize_t)n;
+}
+
+static void free_delta(void *cls)
+{
+    delta_body *b = cls;
+    api_delta_release(b->delta);
+    free(b);
+}
+
 @implementation TDDatasetFileResource
+
+/* ?from=OLD: the file as a zstd patch against OLD's (api_dataset_delta). Its
+ * own strong validator: the file's digest and the base it applies to. */
+- (void)sendDelta:(TDRequest *)req from:(const char *)from file:(const snapshot_file *)f
+{
+    api_delta *d = NULL;
+    int status = api_dataset_delta(req->dataset, from, f->name, &d, &req->problem);
+    if (status != 200) {
+        req->status = status;
+        req->problem.status = status;
+        if (!req->problem.title)
+            req->problem.title = td_status_title(status);
+        return;
+    }
+    char tag[128];
+    snprintf(tag, sizeof tag, "\"%s-from-%s\"", f->sha256, from);
+    const char *inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_IF_NONE_MATCH);
+    if (inm && td_etag_matches(inm, tag)) {
+        api_delta_release(d);
+        snprintf(req->responseEtag, sizeof req->responseEtag, "%s", tag);
+        req->cacheImmutable = true;
+        req->status = 304;
+        return;
+    }
+    delta_body *b = calloc(1, sizeof *b);
+    struct MHD_Response *r = NULL;
+    if (b) {
+        b->delta = d;
+        b->bytes = api_delta_bytes(d, &b->len);
+        r = MHD_create_response_from_callback(b->len, 64 * 1024, read_delta, b, free_delta);
+    }
+    if (!r) {
+        if (b)
+            free(b);
+        api_delta_release(d);
+        td_request_problem(req, 503, NULL, "out of memory while sending a delta");
+        return;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, tag);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/zstd");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "public, max-age=31536000, immutable");
+    MHD_add_response_header(r, "Delta-Base", from);
+    MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
+    req->ownedResponse = r;
+}
 
 + (BOOL)needsDataset
 {
@@ -176,10 +248,16 @@ static void free_gzip(void *cls)
 - (void)get:(TDRequest *)req
 {
     const char *version = req->resourceId, *name = req->resourceSubId;
-    if (req->nparams) {
-        td_request_problem(req, 400, req->params[0].key, "unknown parameter '%.60s' (none is taken)",
-                           req->params[0].key);
-        return;
+    const char *base = NULL;   /* ?from= */
+    for (int i = 0; i < req->nparams; i++) {
+        if (strcmp(req->params[i].key, "from") != 0 || base) {
+            td_request_problem(req, 400, req->params[i].key, strcmp(req->params[i].key, "from") == 0
+                                   ? "parameter '%.60s' is given twice"
+                                   : "unknown parameter '%.60s' (only from is taken)",
+                               req->params[i].key);
+            return;
+        }
+        base = req->params[i].value;
     }
     if (!version || !name || strcmp(version, dataset_version(req->dataset)) != 0) {
         td_request_problem(req, 404, NULL, "version '%.40s' is not served here (it serves %s; "
@@ -195,6 +273,10 @@ static void free_gzip(void *cls)
     const snapshot_file *f = snapshot_file_name_ok(name) ? snapshot_find(m, name) : NULL;
     if (!f) {
         td_request_problem(req, 404, NULL, "version %s has no file '%.60s'", m->version, name);
+        return;
+    }
+    if (base) {
+        [self sendDelta:req from:base file:f];
         return;
     }
     snprintf(req->responseEtag, sizeof req->responseEtag, "\"%s\"", f->sha256);

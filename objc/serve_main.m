@@ -650,6 +650,7 @@ static void shut_down(TDServer *server, const td_config *cfg, td_daemon *daemon,
     server->follower = NULL;
     serving_follower_free(follower);
     [server release];
+    api_dataset_delta_forget_all();
     if (cfg->gtfs_rt)
         rt_fetch_global_cleanup();
     signal(SIGHUP, SIG_DFL);

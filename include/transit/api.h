@@ -90,17 +90,35 @@ int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *o
               api_problem *prob, int *cache_seconds);                  /* GET /v1/alerts/{id} */
 
 /* The manifest of the served version (GET /v1/dataset): version, created,
- * feed_validity, files with size and SHA-256 (transit/snapshot.h). */
+ * feed_validity, files with size and SHA-256 (transit/snapshot.h).
+ * `profile=phone` lists only the files the client library reads
+ * (api_dataset_phone_file); `include=shapes` adds shapes.sqlite to it. */
 int api_dataset(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                 api_problem *prob, int *cache_seconds);                /* GET /v1/dataset */
 struct snapshot_manifest;
 struct feed_validity;
+/* Whether a phone snapshot carries the file of this name. */
+bool api_dataset_phone_file(const char *name, bool with_shapes);
 /* The dataset's manifest, derived once and kept with the dataset; NULL with
  * err when its files cannot be read. */
 const struct snapshot_manifest *api_dataset_manifest(dataset *ds, char *err, size_t errlen);
 /* The manifest's JSON; validity may be NULL (then left out). */
 void api_dataset_manifest_write(json_writer *out, const struct snapshot_manifest *m,
                                 const struct feed_validity *validity);
+
+/* GET /v1/dataset/{version}/{file}?from=OLD: the served version's file as a
+ * zstd patch against the same file of version OLD, which must still be in
+ * the data directory beside the served one (transit/snapshot_delta.h).
+ * 200 and *out (a reference: api_delta_release it), or 400 (from is not a
+ * version name), 404 (no such file, or OLD or its file is gone: the client
+ * fetches the whole file), 500; the problem in prob. Patches are cached. */
+typedef struct api_delta api_delta;
+int api_dataset_delta(dataset *ds, const char *from, const char *name, api_delta **out,
+                      api_problem *prob);
+const unsigned char *api_delta_bytes(const api_delta *d, size_t *len);
+void api_delta_release(api_delta *d);
+/* Empties the patch cache (at exit, so that leak checkers see nothing). */
+void api_dataset_delta_forget_all(void);
 
 /* Writes a problem as application/problem+json into out. */
 void api_problem_write(const api_problem *prob, const char *instance_path, json_writer *out);

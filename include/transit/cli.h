@@ -30,6 +30,7 @@ int cli_token_main(int argc, char **argv);    /* src/cli/cli_token.c */
 int cli_health_main(int argc, char **argv);   /* src/cli/cli_health.c */
 int cli_cert_main(int argc, char **argv);     /* src/cli/cli_cert.c */
 int cli_export_main(int argc, char **argv);   /* src/cli/cli_export.c */
+int cli_fetch_main(int argc, char **argv);    /* src/cli/cli_fetch.c */
 
 /* The data directory: --data, else $TRANSITD_DATA, else "./data". */
 const char *cli_default_data_dir(void);

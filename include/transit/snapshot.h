@@ -43,6 +43,12 @@ bool snapshot_file_name_ok(const char *name);
 /* The entry for name, or NULL. */
 const snapshot_file *snapshot_find(const snapshot_manifest *m, const char *name);
 
+/* Reads a manifest as GET /v1/dataset writes it (len bytes of JSON): a
+ * version name, and 1..SNAPSHOT_MAX_FILES files each with a valid name, a
+ * size and a lower-case hex SHA-256, the version's COMPLETE marker among
+ * them. 0, or -1 with err saying what is wrong. */
+int snapshot_manifest_parse(const char *text, size_t len, snapshot_manifest *m, char *err, size_t cap);
+
 /* SHA-256 of a whole file, hex, and its size. 0, or -1 with err. */
 int snapshot_hash_file(const char *path, char hex[65], uint64_t *size, char *err, size_t cap);
 

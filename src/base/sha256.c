@@ -9,7 +9,36 @@
  * is a plain struct, and it would be a new library to link where nettle is
  * not: libmicrohttpd links gnutls, which is built on nettle, on Debian and in
  * Homebrew alike. `make bench-hash` (bench/bench_hash.c) measures all three.
+ * On Apple systems CommonCrypto's SHA-256 is used instead: it is part of the
+ * OS on macOS and iOS alike, so the phone's client library (which verifies
+ * every file it receives) needs no nettle there.
  */
+#if defined(__APPLE__)
+#include <CommonCrypto/CommonDigest.h>
+
+#include "transit/sha256.h"
+
+_Static_assert(sizeof(CC_SHA256_CTX) <= sizeof(((sha256_ctx *)0)->opaque),
+               "CommonCrypto's SHA-256 context outgrew transit's sha256_ctx");
+
+static CC_SHA256_CTX *lib(sha256_ctx *c) { return (CC_SHA256_CTX *)(void *)c->opaque.bytes; }
+
+void sha256_init(sha256_ctx *c) { CC_SHA256_Init(lib(c)); }
+
+void sha256_update(sha256_ctx *c, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len > 0) {   /* CC_LONG is 32 bits */
+        CC_LONG n = len > (1u << 30) ? (1u << 30) : (CC_LONG)len;
+        CC_SHA256_Update(lib(c), p, n);
+        p += n;
+        len -= n;
+    }
+}
+
+void sha256_final(sha256_ctx *c, uint8_t digest[32]) { CC_SHA256_Final(digest, lib(c)); }
+
+#else
 #include <nettle/sha2.h>
 
 /* nettle maps sha256_init, sha256_update and sha256_digest to its own
@@ -37,6 +66,8 @@ void sha256_update(sha256_ctx *c, const void *data, size_t len)
 }
 
 void sha256_final(sha256_ctx *c, uint8_t digest[32]) { nettle_sha256_digest(lib(c), SHA256_DIGEST_SIZE, digest); }
+
+#endif
 
 void sha256_hex(const uint8_t digest[32], char out[65])
 {

@@ -30,6 +30,7 @@ static void print_usage(FILE *out)
           "  health        ask a running server whether it is ready (exit 0 or 1)\n"
           "  cert new      make a self-signed certificate and key for HTTPS on a LAN\n"
           "  export        write the active version as static files for replicas\n"
+          "  fetch URL     bring a snapshot directory to a server's version, as a phone does\n"
           "  version       print the version of transitd and of its libraries\n"
           "  help [CMD]    show this help, or a command's help\n"
           "\n"
@@ -68,6 +69,8 @@ static command_fn find_command(const char *name)
         return cli_cert_main;
     if (strcmp(name, "export") == 0)
         return cli_export_main;
+    if (strcmp(name, "fetch") == 0)
+        return cli_fetch_main;
     return NULL;
 }
 

@@ -304,7 +304,7 @@ oom:
 }
 
 static const dataset_extension group_headsigns_extension = {
-    "groups' headsigns", derive_group_headsigns, release_group_headsigns,
+    .name = "groups' headsigns", .derive = derive_group_headsigns, .release = release_group_headsigns,
 };
 
 /* Adds the headsigns of the groups departing from one stop to s->lines[0..*n). */

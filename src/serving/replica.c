@@ -199,46 +199,6 @@ static void count(replica *r, uint64_t *field, uint64_t n)
 
 /* ------------------------------------------------------------ the manifest */
 
-static bool parse_manifest(const char *text, snapshot_manifest *m, char *err, size_t cap)
-{
-    json_error_t jerr;
-    json_t *root = json_loads(text, 0, &jerr);
-    memset(m, 0, sizeof *m);
-    if (!root || !json_is_object(root)) {
-        snprintf(err, cap, "the manifest is not a JSON object (%s)", root ? "" : jerr.text);
-        json_decref(root);
-        return false;
-    }
-    const char *version = json_string_value(json_object_get(root, "version"));
-    json_t *files = json_object_get(root, "files");
-    bool ok = version && datadir_is_version_name(version) && json_is_array(files) &&
-              json_array_size(files) > 0 && json_array_size(files) <= SNAPSHOT_MAX_FILES;
-    if (ok)
-        snprintf(m->version, sizeof m->version, "%s", version);
-    for (size_t i = 0; ok && i < json_array_size(files); i++) {
-        json_t *f = json_array_get(files, i);
-        const char *name = json_string_value(json_object_get(f, "name"));
-        const char *sha = json_string_value(json_object_get(f, "sha256"));
-        json_t *size = json_object_get(f, "size");
-        ok = name && snapshot_file_name_ok(name) && sha && strlen(sha) == 64 &&
-             strspn(sha, "0123456789abcdef") == 64 && json_is_integer(size) &&
-             json_integer_value(size) >= 0;
-        if (ok) {
-            snapshot_file *out = &m->files[m->nfiles++];
-            snprintf(out->name, sizeof out->name, "%s", name);
-            snprintf(out->sha256, sizeof out->sha256, "%s", sha);
-            out->size = (uint64_t)json_integer_value(size);
-        }
-    }
-    if (ok && !snapshot_find(m, DATADIR_MARKER))
-        ok = false;
-    if (!ok)
-        snprintf(err, cap, "the manifest lacks a version, or a files list with names, sizes "
-                           "and SHA-256 digests including %s", DATADIR_MARKER);
-    json_decref(root);
-    return ok;
-}
-
 /* GETs the manifest: 1 new (into r->manifest), 0 unchanged (304), -1 error. */
 static int fetch_manifest(replica *r)
 {
@@ -258,7 +218,7 @@ static int fetch_manifest(replica *r)
         set_error(r, "%s answered %s", url, s);
     } else {
         snapshot_manifest m;
-        if (!parse_manifest(b.data ? b.data : "", &m, err, sizeof err)) {
+        if (snapshot_manifest_parse(b.data ? b.data : "", b.len, &m, err, sizeof err) != 0) {
             set_error(r, "%s: %s", url, err);
         } else {
             result = !r->have_manifest || memcmp(&m, &r->manifest, sizeof m) != 0;

@@ -48,7 +48,7 @@ static int check_section(const tt_header *h, int id, uint32_t elem, uint64_t cou
 #define SEC(ds, id, type) ((const type *)((ds)->base + (ds)->hdr->sections[id].offset))
 #define SEC_N(ds, id) ((ds)->hdr->sections[id].size / ((ds)->hdr->sections[id].elem_size))
 
-static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *path)
+static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *path, bool trusted)
 {
     const char *why = NULL;
     if (ds->size < sizeof(tt_header) || memcmp(ds->base, TT_MAGIC, 8) != 0) {
@@ -74,7 +74,8 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
                  (unsigned long long)ds->size, (unsigned long long)h->file_size);
         return -1;
     }
-    uint32_t crc = tt_crc32(tt_crc32_init(), ds->base + h->header_size, h->file_size - h->header_size);
+    uint32_t crc = trusted ? h->checksum
+                           : tt_crc32(tt_crc32_init(), ds->base + h->header_size, h->file_size - h->header_size);
     if (crc != h->checksum) {
         snprintf(err, errlen, "%s: checksum mismatch (the file is damaged); re-import the feed", path);
         return -1;
@@ -139,6 +140,9 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
     ds->npattern_stops = SEC_N(ds, TT_SEC_PATTERN_STOPS);
     ds->nprofiles = SEC_N(ds, TT_SEC_PROFILES);
     ds->nvisits = SEC_N(ds, TT_SEC_VISITS);
+    /* a trusted open with a .derived for this file validated it when it wrote that */
+    if (trusted && dataset_cache_load(ds, ds->cache_path) == 0)
+        return 0;
     return dataset_validate_indices(ds, err, errlen, path);
 bad:
     snprintf(err, errlen, "%s: malformed: %s; re-import the feed", path, why);
@@ -352,6 +356,11 @@ static int derive_route_trips(dataset *ds, char *err, size_t errlen)
 
 static void free_derived(dataset *ds)
 {
+    if (ds->derived_map) {   /* mapped from VERSION/.derived: nothing of it is owned */
+        munmap(ds->derived_map, ds->derived_map_size);
+        ds->derived_map = NULL;
+        return;
+    }
     free(ds->route_trip_first);
     free(ds->route_trips);
     free(ds->visit_hot);
@@ -366,7 +375,33 @@ static void free_derived(dataset *ds)
     free(ds->arr_grid);
 }
 
-dataset *dataset_open(const char *dir, char *err, size_t errlen)
+/* The derived arrays, unless verify_and_bind mapped them from
+ * VERSION/.derived: derived, and when trusted (and the timetable passed
+ * every check) written there for the next open. A .derived exists only for
+ * a timetable that passed them, so an open that maps one skips them. */
+static int derive_all(dataset *ds, bool trusted, char *err, size_t errlen)
+{
+    if (ds->derived_map)
+        return 0;   /* mapped by verify_and_bind */
+    if (derive_visit_hot(ds, err, errlen) != 0 || derive_grid_points(ds, err, errlen) != 0 ||
+        derive_id_hashes(ds, err, errlen) != 0 || derive_route_trips(ds, err, errlen) != 0 ||
+        dataset_derive_arrivals(ds, err, errlen) != 0)
+        return -1;
+    if (trusted && dataset_check_orders(ds, err, errlen, ds->dir) == 0)
+        dataset_cache_save(ds, ds->cache_path);   /* best effort: a read-only directory derives each time */
+    return 0;
+}
+
+static dataset *open_dataset(const char *dir, bool trusted, char *err, size_t errlen);
+
+dataset *dataset_open(const char *dir, char *err, size_t errlen) { return open_dataset(dir, false, err, errlen); }
+
+dataset *dataset_open_trusted(const char *dir, char *err, size_t errlen)
+{
+    return open_dataset(dir, true, err, errlen);
+}
+
+static dataset *open_dataset(const char *dir, bool trusted, char *err, size_t errlen)
 {
     char path[PATH_MAX], resolved[PATH_MAX];
     struct stat st;
@@ -436,10 +471,10 @@ dataset *dataset_open(const char *dir, char *err, size_t errlen)
     snprintf(ds->dir, sizeof ds->dir, "%s", resolved);
     const char *slash = strrchr(resolved, '/');
     snprintf(ds->version, sizeof ds->version, "%s", slash ? slash + 1 : resolved);
-    if (verify_and_bind(ds, err, errlen, path) != 0 || derive_visit_hot(ds, err, errlen) != 0 ||
-        derive_grid_points(ds, err, errlen) != 0 || derive_id_hashes(ds, err, errlen) != 0 ||
-        derive_route_trips(ds, err, errlen) != 0 || dataset_check_orders(ds, err, errlen, path) != 0 ||
-        dataset_derive_arrivals(ds, err, errlen) != 0) {
+    snprintf(ds->cache_path, sizeof ds->cache_path, "%s/.derived", resolved);
+    ds->trusted = trusted;
+    if (verify_and_bind(ds, err, errlen, path, trusted) != 0 || derive_all(ds, trusted, err, errlen) != 0 ||
+        (!ds->derived_map && dataset_check_orders(ds, err, errlen, path) != 0)) {
         munmap(base, ds->size);
         free_derived(ds);
         pthread_mutex_destroy(&ds->extension_lock);
@@ -465,6 +500,8 @@ void dataset_release(dataset *ds)
             void *data = atomic_load_explicit(&ds->extension_data[i], memory_order_relaxed);
             if (ext && data)
                 ext->release(data);
+            if (ds->extension_map[i])
+                munmap(ds->extension_map[i], ds->extension_map_size[i]);
         }
         pthread_mutex_destroy(&ds->extension_lock);
         munmap((void *)ds->base, ds->size);
@@ -516,7 +553,12 @@ void *dataset_extension_get(dataset *ds, const dataset_extension *ext, char *err
                  DATASET_EXTENSIONS_MAX);
     } else if (!(data = atomic_load_explicit(&ds->extension_data[slot], memory_order_relaxed))) {
         atomic_store_explicit(&ds->extension_kind[slot], ext, memory_order_release);
-        if ((data = ext->derive(ds, err, errlen)))
+        bool keep = ds->trusted && ext->file && ext->save && ext->view;
+        if (keep)
+            data = dataset_cache_load_extension(ds, ext, slot);
+        if (!data && (data = ext->derive(ds, err, errlen)) && keep)
+            dataset_cache_save_extension(ds, ext, data);
+        if (data)
             atomic_store_explicit(&ds->extension_data[slot], data, memory_order_release);
     }
     pthread_mutex_unlock(&ds->extension_lock);

@@ -136,6 +136,11 @@ struct dataset {
     uint64_t narr_visits;
     arrival_range *arr_stops;      /* nstops, owned */
     arrival_range *arr_grid;       /* ngrid_stops, owned: arr_stops in GRID_STOPS order */
+    void *derived_map;             /* the arrays above mapped from VERSION/.derived
+                                    * (dataset_cache.c) instead of owned, or NULL */
+    size_t derived_map_size;
+    char cache_path[4112];         /* VERSION/.derived */
+    bool trusted;                  /* opened by dataset_open_trusted */
     uint64_t file_dev, file_ino;   /* of the mapped timetable.bin */
     int pin_fd;                    /* shared lock on the version's .readers.lock, or -1 */
     char pin_problem[160];         /* why pin_fd is -1, or "" */
@@ -149,6 +154,8 @@ struct dataset {
     pthread_mutex_t extension_lock;
     const dataset_extension *_Atomic extension_kind[DATASET_EXTENSIONS_MAX];
     void *_Atomic extension_data[DATASET_EXTENSIONS_MAX];
+    void *extension_map[DATASET_EXTENSIONS_MAX];     /* VERSION/.<file> mapped for a view, or NULL */
+    size_t extension_map_size[DATASET_EXTENSIONS_MAX];
 };
 
 /* The UTC offset at `instant`, and the span [*from, *until) it holds over. */
@@ -157,6 +164,17 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
 /* Refuses (-1, err) indexes and runs not in the orders the engine relies
  * on (dataset_check.c). */
 int dataset_check_orders(const dataset *ds, char *err, size_t errlen, const char *path);
+/* The derived arrays from a VERSION/.derived file written for this very
+ * timetable (dataset_cache.c): 0 and ds's derived fields pointing into its
+ * mapping, or -1 (absent, stale, damaged) with nothing changed. */
+int dataset_cache_load(dataset *ds, const char *path);
+/* Writes the derived arrays to path (atomically); -1 when it cannot. */
+int dataset_cache_save(dataset *ds, const char *path);
+/* An extension's kept data (dataset_extension's file, save and view) for a
+ * trusted dataset: its view over VERSION/.<file>, mapped into slot's
+ * extension_map, or NULL (absent, stale, not fitting); and writing it. */
+void *dataset_cache_load_extension(dataset *ds, const dataset_extension *ext, int slot);
+void dataset_cache_save_extension(const dataset *ds, const dataset_extension *ext, const void *data);
 /* Fills the arrival fields (event_runs .. arr_grid) from the mapped
  * timetable (dataset_arrivals.c); -1 with err when out of memory. The
  * caller frees them with the other derived arrays. */

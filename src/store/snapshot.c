@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,4 +129,44 @@ int snapshot_manifest_of(const char *version_dir, snapshot_manifest *m, char *er
     if (rc == 0)
         qsort(m->files, m->nfiles, sizeof m->files[0], by_name);
     return rc;
+}
+
+int snapshot_manifest_parse(const char *text, size_t len, snapshot_manifest *m, char *err, size_t cap)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    memset(m, 0, sizeof *m);
+    if (!root || !json_is_object(root)) {
+        snprintf(err, cap, "the manifest is not a JSON object (%s)", root ? "" : jerr.text);
+        json_decref(root);
+        return -1;
+    }
+    const char *version = json_string_value(json_object_get(root, "version"));
+    json_t *files = json_object_get(root, "files");
+    bool ok = version && datadir_is_version_name(version) && json_is_array(files) &&
+              json_array_size(files) > 0 && json_array_size(files) <= SNAPSHOT_MAX_FILES;
+    if (ok)
+        snprintf(m->version, sizeof m->version, "%s", version);
+    for (size_t i = 0; ok && i < json_array_size(files); i++) {
+        json_t *f = json_array_get(files, i);
+        const char *name = json_string_value(json_object_get(f, "name"));
+        const char *sha = json_string_value(json_object_get(f, "sha256"));
+        json_t *size = json_object_get(f, "size");
+        ok = name && snapshot_file_name_ok(name) && sha && strlen(sha) == 64 &&
+             strspn(sha, "0123456789abcdef") == 64 && json_is_integer(size) &&
+             json_integer_value(size) >= 0;
+        if (ok) {
+            snapshot_file *out = &m->files[m->nfiles++];
+            snprintf(out->name, sizeof out->name, "%s", name);
+            snprintf(out->sha256, sizeof out->sha256, "%s", sha);
+            out->size = (uint64_t)json_integer_value(size);
+        }
+    }
+    if (ok && !snapshot_find(m, DATADIR_MARKER))
+        ok = false;
+    if (!ok)
+        snprintf(err, cap, "the manifest lacks a version, or a files list with names, sizes "
+                           "and SHA-256 digests including %s", DATADIR_MARKER);
+    json_decref(root);
+    return ok ? 0 : -1;
 }

@@ -22,7 +22,9 @@ ALLOWED = {
     "api": {"base", "store", "live", "engine"},
     "serving": {"base", "store", "live", "engine", "api"},
     "http": {"base"},
-    "cli": {"base", "store", "import", "live", "engine", "api", "serving", "http"},
+    # the phone's library (libtransit_client.a): the server's queries, no serving, no HTTP
+    "client": {"base", "store", "live", "engine", "api"},
+    "cli": {"base", "store", "import", "live", "engine", "api", "serving", "http", "client"},
 }
 
 # public headers without a src/LAYER/NAME.c of their own

@@ -17,7 +17,8 @@ meets them:
               departures near a point, as the server's JSON and as structs, then
               1,000 queries; the resident memory the open and the queries add.
               `first` is the first open of a new snapshot (it derives and writes
-              VERSION/.derived); `warm` a later open (an app's relaunch: the files
+              VERSION/.derived and, with the first JSON answer, VERSION/.departure-texts);
+              `kept` the bytes of those two files; `warm` a later open (an app's relaunch: the files
               in the page cache); `cold` a later open after the snapshot's files
               were evicted from the page cache (posix_fadvise DONTNEED, as after
               a reboot). Medians of --reps processes. Target (Brooklyn): first
@@ -162,8 +163,9 @@ def cold_start(build, transitd, work, reps):
             runs = []
             for i in range(reps):
                 if state == "first":
-                    (version_dir / ".derived").unlink(missing_ok=True)
-                elif state == "warm" and not (version_dir / ".derived").exists():
+                    for kept in (".derived", ".departure-texts"):
+                        (version_dir / kept).unlink(missing_ok=True)
+                elif state == "warm" and not (version_dir / ".departure-texts").exists():
                     run([prog, phone, now, 40.6504, -73.9496, 1, 1, mode])
                 if state == "cold":
                     evict(version_dir)
@@ -176,6 +178,9 @@ def cold_start(build, transitd, work, reps):
                        round((med["rss_after_queries_kb"] - med["rss_before_kb"]) / 1024, 2),
                    "query_us_median": med["query_us_median"], "runs": runs}
             results[f"{mode}-{state}"] = row
+            if state == "first" and mode == "json":   # both kept files exist after a JSON answer
+                results["kept_bytes"] = sum((version_dir / k).stat().st_size for k in (".derived", ".departure-texts")
+                                            if (version_dir / k).exists())
             log(f"  {mode:6} {state:5}: open {row['open_ms']:.2f} ms, first answer {row['first_answer_ms']:.2f} ms, "
                 f"+{row['rss_added_by_open_and_1000_queries_mb']:.1f} MB resident after 1,000 queries "
                 f"(median query {row['query_us_median']:.0f} us)")

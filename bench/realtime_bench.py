@@ -14,11 +14,13 @@ instance with a delay at a stop in its middle, 2 % canceled, 2 % with a
 skipped stop. With --added N, N of the 20,000 are ADDED trips instead:
 copies of trips running on the service date, three minutes later under new
 trip_ids, whose rows the server merges into the departures it answers.
-Written with tests/api/gtfs_rt_wire.py. The report is the median of the
+The realtime side answers by predicted time (realtime=predicted, the
+default); --scheduled also runs it with realtime=scheduled, the boards the
+schedule chooses. Written with tests/api/gtfs_rt_wire.py. The report is the median of the
 per-repetition ratios, and beside it the ratio of the server's CPU time per
 request (plain / realtime), which other load on the machine disturbs less.
 
-    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F] [--added 200]
+    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F] [--added 200] [--scheduled]
     make bench-realtime
 """
 import datetime
@@ -134,10 +136,11 @@ def trip_updates_feed(seqs, added, service_date, rng):
     return feed(*entities, timestamp=int(time.time()))
 
 
-def measured(server, args, work, rep):
-    """wrk/departures.lua against server, with the server's CPU µs per request."""
+def measured(server, args, work, rep, extra=""):
+    """wrk/departures.lua against server, with the server's CPU µs per request;
+    `extra` is appended to every query string (realtime=scheduled)."""
     return rb.run_wrk_with_cpu("departures", server, CONNS, args.duration, work / "inputs",
-                               seed=args.seed + rep)
+                               seed=args.seed + rep, env_extra={"TRANSITD_BENCH_QUERY_EXTRA": extra})
 
 
 def metric(port, name):
@@ -160,6 +163,9 @@ def main(argv=None):
     ap = rb.side_bench_parser(__doc__, "realtime")
     ap.add_argument("--added", type=int, default=0,
                     help="how many of the 20,000 trip updates are ADDED trips (default 0)")
+    ap.add_argument("--scheduled", action="store_true",
+                    help="also measure the realtime server with realtime=scheduled (boards by scheduled "
+                         "time), after the default predicted-time run of each repetition")
     args = ap.parse_args(argv)
     n_added = max(0, min(args.added, UPDATES))
     transitd, work, feed_path, data_dir = rb.prepare_side_bench(args, "realtime")
@@ -211,12 +217,19 @@ def main(argv=None):
                 raise rb.BenchError("the realtime overlay matched no trip update (or showed no ADDED "
                                     "trip) within 60 s")
             realtime = measured(s, args, work, rep)
+            by_schedule = measured(s, args, work, rep, "realtime=scheduled") if args.scheduled else None
         finally:
             s.stop()
         ratio = realtime["req_per_s"] / plain["req_per_s"] if plain["req_per_s"] else 0.0
         cpu_p, cpu_r = plain["server_cpu_us_per_req"], realtime["server_cpu_us_per_req"]
         cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
-        ok = plain["ok"] and realtime["ok"]
+        ok = plain["ok"] and realtime["ok"] and (by_schedule is None or by_schedule["ok"])
+        if by_schedule:
+            cpu_s = by_schedule["server_cpu_us_per_req"]
+            rb.log(f"rep {rep + 1}: realtime=scheduled {by_schedule['req_per_s']:,.0f} req/s (ratio "
+                   f"{by_schedule['req_per_s'] / plain['req_per_s']:.3f})"
+                   + (f"; server CPU {cpu_s:.1f} µs/request (ratio {cpu_p / cpu_s:.3f})" if cpu_p and cpu_s
+                      else ""))
         rb.log(f"rep {rep + 1}: departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
                f"trip instances matched and {shown or 0:,.0f} added {realtime['req_per_s']:,.0f} req/s; "
                f"ratio {ratio:.3f}"
@@ -224,7 +237,7 @@ def main(argv=None):
                   if cpu_ratio else "")
                + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
         runs.append({"rep": rep, "plain": plain, "realtime": realtime, "matched": matched,
-                     "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok})
+                     "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok, "scheduled": by_schedule})
     good = [r for r in runs if r["ok"]]
     if args.smoke:
         rb.log(f"realtime smoke {'OK' if len(good) == len(runs) else 'FAILED'}")
@@ -238,6 +251,16 @@ def main(argv=None):
         "plain_req_per_s": statistics.median(r["plain"]["req_per_s"] for r in good),
         "realtime_req_per_s": statistics.median(r["realtime"]["req_per_s"] for r in good),
     }
+    if args.scheduled:
+        sched = [r for r in good if r["scheduled"]]
+        fields["scheduled_req_per_s"] = statistics.median(r["scheduled"]["req_per_s"] for r in sched)
+        fields["scheduled_ratio"] = statistics.median(r["scheduled"]["req_per_s"] / r["plain"]["req_per_s"]
+                                                      for r in sched)
+        cpu = [r["plain"]["server_cpu_us_per_req"] / r["scheduled"]["server_cpu_us_per_req"] for r in sched
+               if r["plain"]["server_cpu_us_per_req"] and r["scheduled"]["server_cpu_us_per_req"]]
+        fields["scheduled_cpu_ratio"] = statistics.median(cpu) if cpu else None
+        rb.log(f"realtime=scheduled (median): {fields['scheduled_req_per_s']:,.0f} req/s, ratio "
+               f"{fields['scheduled_ratio']:.3f}, server CPU ratio {fields['scheduled_cpu_ratio'] or 0:.3f}")
     return rb.finish_side_bench(
         "realtime", args, CONNS, feed_path, runs, good, TARGET, fields,
         lambda res: f"departures without realtime {res['plain_req_per_s']:,.0f} req/s; with "

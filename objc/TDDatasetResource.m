@@ -55,6 +55,13 @@
         return;
     }
     td_request_run_endpoint(req, api_dataset);
+    /* a phone's poll (?profile=phone) revalidates as cheaply, once its
+     * parameters are known to be good */
+    if (req->status == 200 && inm && td_etag_matches(inm, req->responseEtag)) {
+        json_reset(req->out);
+        req->status = 304;
+        req->cacheSeconds = 0;
+    }
 }
 
 @end

@@ -195,8 +195,13 @@ function common.install(script_name, build_path)
     math.randomseed(seed * 1000 + (id or 0))
     requests_list = {}
     kinds = {}
+    -- TRANSITD_BENCH_QUERY_EXTRA ("realtime=scheduled"): appended to every GET's query string
+    local extra = os.getenv("TRANSITD_BENCH_QUERY_EXTRA")
     for i = 1, LIST_SIZE do
       local path, kind, method, headers, body = build_path()
+      if extra and extra ~= "" and (method or "GET") == "GET" then
+        path = path .. (path:find("?", 1, true) and "&" or "?") .. extra
+      end
       requests_list[i] = wrk.format(method or "GET", path, headers, body)
       if kind then
         kinds[kind] = (kinds[kind] or 0) + 1

@@ -39,11 +39,22 @@ typedef struct board {
     const alert_marks *alerts;   /* the row lists, or NULL when no alert view is shown */
 } board;
 
+/* Which time chooses, orders and cuts a board's rows (the API's
+ * `realtime` parameter). */
+typedef enum board_order {
+    BOARD_BY_PREDICTION = 0,     /* realtime=predicted, the default: the predicted time
+                                  * where the overlay predicts a row, else the scheduled
+                                  * one (engine/board_predicted.h has the rules) */
+    BOARD_BY_SCHEDULE,           /* realtime=scheduled: the scheduled time, predictions
+                                  * only added to the rows */
+} board_order;
+
 /* Where a board's rows come from besides the timetable; either may be NULL. */
 typedef struct board_sources {
     const rt_overlay *realtime;  /* an overlay of another dataset is used for nothing but
                                   * board.realtime: it knows none of these trips */
     alert_marks *alerts;         /* begun with the view to show (alert_marks_begin) */
+    board_order order;           /* without realtime both are the schedule's */
 } board_sources;
 
 /* Working memory, reused from call to call (one per server thread): the

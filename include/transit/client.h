@@ -186,7 +186,9 @@ int transit_update_end(transit_update *u, int status, transit_error *err);
  * directory to the active version and the one before it (a snapshot still
  * open on an older one keeps it until transit_close). A transit_snapshot
  * opened before goes on answering from the version it opened: close it and
- * open the directory again. 0, or -1 with err. */
+ * open the directory again. It also opens the new version once, which keeps
+ * the indexes a first open derives (about 11 MB for Brooklyn) beside it, so
+ * the next transit_open takes about 0.1 ms. 0, or -1 with err. */
 int transit_update_commit(transit_update *u, transit_error *err);
 /* The version the update brings, and what it cost so far. */
 const char *transit_update_version(const transit_update *u);

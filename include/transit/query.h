@@ -240,6 +240,39 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
                   double radius_m, int64_t from, uint32_t window_s, uint32_t limit, departure *out,
                   uint32_t *count, bool *truncated, query_error *err);
 
+/* A scan: the events of a board in schedule order, handed one by one to a
+ * visitor that chooses among them itself (engine/board_predicted.c orders a
+ * board by predicted times). The window read is [from, from + window_s)
+ * widened, for each stop searched, by the slack the callback gives it: an
+ * event at that stop may be chosen up to `late` seconds after its scheduled
+ * instant or `early` seconds before it, so the scan starts the largest
+ * `late` before `from` and ends the largest `early` after the window (each
+ * capped at QUERY_SCAN_SLACK_MAX). The visitor sees every event of that
+ * window, by instant then the contract's order (as `ranks` give it), in
+ * batches of at most QUERY_SCAN_BATCH (so that it can ask for what the rows
+ * need all at once), until it returns false or the next event is scheduled
+ * after *until (which the visitor may lower as it learns where to stop). */
+#define QUERY_SCAN_SLACK_MAX 86400
+#define QUERY_SCAN_BATCH 32
+typedef struct query_rank {
+    uint32_t stop, route, trip;   /* ranks of stop_id, route_short_name, trip_id (bytewise) */
+} query_rank;
+typedef struct query_scan {
+    void (*slack)(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early);
+    bool (*visit)(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n);
+    void *ctx;
+    const int64_t *until;
+    /* may be NULL; else called with each row as it is found, a batch before
+     * visit sees it: time for what the visitor will read to arrive */
+    void (*prefetch)(void *ctx, const departure *d);
+} query_scan;
+/* stop_events as a scan; QUERY_OK, or an error as stop_events gives it. */
+int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                     uint32_t window_s, const query_scan *scan, query_error *err);
+/* nearby_events as a scan (query_near_* then list the stops searched). */
+int nearby_events_scan(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
+                       double radius_m, int64_t from, uint32_t window_s, const query_scan *scan, query_error *err);
+
 /* The stops the last nearby_departures on `s` searched (location_type 0
  * within the radius), unordered, with the distances its rows carry (whole
  * metres): what rt_merge needs to add realtime departures to that answer. */

@@ -103,9 +103,27 @@ uint64_t rt_overlay_generation(const rt_overlay *o);
 /* Fills `out` for a departure row of the overlay's dataset; false (and out
  * all zero) when the overlay knows nothing of the row's trip instance. */
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out);
+/* How far predictions move rows at `stop`: the most any predicted event
+ * there (departure or arrival, of any trip instance) is later than
+ * scheduled (*late_s) and earlier (*early_s), seconds, each at most
+ * RT_OVERLAY_SLACK_MAX; 0 and 0 at a stop without predictions. A board
+ * ordered by predicted times (board.h) reads the schedule that much
+ * around its window. rt_overlay_slack gives the same over every stop. */
+#define RT_OVERLAY_SLACK_MAX 86400
+void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s);
+void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+/* The same for one trip, over its instances and stops: the most any of its
+ * events is predicted later than scheduled (0 without realtime). Cheap: it
+ * reads what rt_overlay_prefetch_trip asks for. */
+uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip);
+
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
- * row of a response first, so their cache misses overlap. */
+ * row of a response first, so their cache misses overlap. It reads where the
+ * row's trip instance lies; rt_overlay_prefetch_trip over every row before
+ * it starts that read too (two passes over a batch of rows, the first
+ * loading what the second reads). */
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d);
+void rt_overlay_prefetch_trip(const rt_overlay *o, const departure *d);
 
 /* ------------------------------------------------------------ ADDED trips
  * A departure row of an ADDED trip carries trip index `ntrips + k` (ntrips:

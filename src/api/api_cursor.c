@@ -61,12 +61,12 @@ static uint64_t mix(uint64_t h)
     return h ^ (h >> 31);
 }
 
-uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, double lat, double lon,
-                           long radius, int64_t from, long window_minutes)
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, double lat,
+                           double lon, long radius, int64_t from, long window_minutes)
 {
     uint64_t h = fnv1a(FNV_OFFSET, endpoint, strlen(endpoint) + 1);
     h = id ? fnv1a(h, id, strlen(id) + 1) : fnv1a(h, "", 1);
-    int64_t numbers[4] = {(int64_t)kind, (int64_t)radius, from, (int64_t)window_minutes};
+    int64_t numbers[4] = {(int64_t)kind | (int64_t)order << 8, (int64_t)radius, from, (int64_t)window_minutes};
     h = fnv1a(h, numbers, sizeof numbers);
     h = fnv1a(h, &lat, sizeof lat);
     h = fnv1a(h, &lon, sizeof lon);
@@ -98,12 +98,28 @@ static void row_strings(const dataset *ds, const board *b, uint32_t i, const cha
     *route_short_name = r.short_name ? r.short_name : "";
 }
 
-/* Whether row i comes at or before the cursor's row. */
-static bool row_shown(const dataset *ds, const board *b, uint32_t i, const board_page_key *after)
+/* The instant row i is ordered by: its scheduled one, or by prediction the
+ * predicted one where the overlay predicts the row within a day
+ * (board_predicted.h's rule). */
+static int64_t row_instant(const board *b, uint32_t i, bool by_prediction)
 {
-    const departure *d = &b->deps[i];
-    if (d->instant != after->instant)
-        return d->instant < after->instant;
+    int64_t at = b->deps[i].instant;
+    if (by_prediction && b->rows) {
+        const rt_departure *rt = &b->rows[i].rt;
+        if (rt->has_prediction && !rt->canceled && rt->delay_s <= RT_OVERLAY_SLACK_MAX &&
+            rt->delay_s >= -RT_OVERLAY_SLACK_MAX)
+            at += rt->delay_s;
+    }
+    return at;
+}
+
+/* Whether row i comes at or before the cursor's row. */
+static bool row_shown(const dataset *ds, const board *b, uint32_t i, bool by_prediction,
+                      const board_page_key *after)
+{
+    int64_t at = row_instant(b, i, by_prediction);
+    if (at != after->instant)
+        return at < after->instant;
     const char *stop_id, *rsn, *trip_id;
     row_strings(ds, b, i, &stop_id, &rsn, &trip_id);
     int c = strcmp(stop_id, after->stop_id);
@@ -114,15 +130,15 @@ static bool row_shown(const dataset *ds, const board *b, uint32_t i, const board
     return c <= 0;
 }
 
-uint32_t api_board_rows_shown(const dataset *ds, const board *b, const board_page_key *after)
+uint32_t api_board_rows_shown(const dataset *ds, const board *b, bool by_prediction, const board_page_key *after)
 {
     uint32_t k = 0;
-    while (k < b->count && row_shown(ds, b, k, after))
+    while (k < b->count && row_shown(ds, b, k, by_prediction, after))
         k++;
     return k;
 }
 
-bool api_board_key_after(const dataset *ds, const board *b, const board_page_key *previous,
+bool api_board_key_after(const dataset *ds, const board *b, bool by_prediction, const board_page_key *previous,
                          board_page_key *out)
 {
     if (b->count == 0)
@@ -133,9 +149,9 @@ bool api_board_key_after(const dataset *ds, const board *b, const board_page_key
     size_t ls = strlen(stop_id), lr = strlen(rsn), lt = strlen(trip_id);
     if (ls > API_CURSOR_ID_MAX || lr > API_CURSOR_ID_MAX || lt > API_CURSOR_ID_MAX)
         return false;
-    out->instant = b->deps[last].instant;
+    out->instant = row_instant(b, last, by_prediction);
     uint32_t same = 0;
-    for (uint32_t i = b->count; i > 0 && b->deps[i - 1].instant == out->instant; i--)
+    for (uint32_t i = b->count; i > 0 && row_instant(b, i - 1, by_prediction) == out->instant; i--)
         same++;
     if (previous && previous->instant == out->instant)
         same += previous->skip;

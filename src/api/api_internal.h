@@ -76,17 +76,18 @@ typedef struct board_link {
 
 /* What a cursor is bound to: the endpoint, its id and every parameter but
  * limit (from is the resolved time). */
-uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, double lat, double lon,
-                           long radius, int64_t from, long window_minutes);
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, double lat,
+                           double lon, long radius, int64_t from, long window_minutes);
 /* `cursor`: *given, and the row it continues after (0, or a 400 naming
  * cursor when it is not one this server wrote for this binding and window). */
 int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from, int64_t end,
                          board_page_key *after, bool *given, api_problem *prob);
-/* How many of b's first rows are at or before `after` (shown already). */
-uint32_t api_board_rows_shown(const dataset *ds, const board *b, const board_page_key *after);
+/* How many of b's first rows are at or before `after` (shown already);
+ * by_prediction: the rows are ordered by predicted time (board_predicted.h). */
+uint32_t api_board_rows_shown(const dataset *ds, const board *b, bool by_prediction, const board_page_key *after);
 /* The key of b's last row, carrying `previous`'s skip on when it is at the
  * same instant; false when b is empty or an id is too long for a cursor. */
-bool api_board_key_after(const dataset *ds, const board *b, const board_page_key *previous,
+bool api_board_key_after(const dataset *ds, const board *b, bool by_prediction, const board_page_key *previous,
                          board_page_key *out);
 /* "next":"<link>" (or null when the link would not fit). */
 void api_write_board_next(json_writer *w, const api_request *req, const board_link *link, int64_t from,
@@ -135,6 +136,8 @@ int api_get_limit(const api_request *req, long def, long *out, api_problem *prob
 int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *prob);
 /* `kind`: departures (the default), arrivals or both. */
 int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
+/* realtime=predicted (the default) or scheduled: which time chooses a board's rows. */
+int api_get_realtime_order(const api_request *req, board_order *out, api_problem *prob);
 /* `include`: a comma-separated list of the NULL-terminated `names` (at most
  * 16), each at most once; bit i of *out says names[i] was asked for. */
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);

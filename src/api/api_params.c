@@ -334,6 +334,21 @@ int api_get_kind(const api_request *req, query_kind *out, api_problem *prob)
     return 0;
 }
 
+int api_get_realtime_order(const api_request *req, board_order *out, api_problem *prob)
+{
+    const char *v = api_param_value(req, "realtime");
+    *out = BOARD_BY_PREDICTION;
+    if (!v)
+        return 0;
+    if (strcmp(v, "predicted") == 0)
+        *out = BOARD_BY_PREDICTION;
+    else if (strcmp(v, "scheduled") == 0)
+        *out = BOARD_BY_SCHEDULE;
+    else
+        return api_fail(prob, 400, "realtime", "realtime must be predicted or scheduled");
+    return 0;
+}
+
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob)
 {
     const char *v = api_param_value(req, "include");

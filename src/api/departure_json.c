@@ -16,12 +16,11 @@
 #include "api/departure_json.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "transit/fd_io.h"
 #include "transit/gtfs.h"
 
 /* The texts around a row's instant, which repeat across the rows of one
@@ -371,32 +370,17 @@ _Static_assert(sizeof(texts_file_head) == 64, "the trips' rows stay 64-byte alig
 
 static size_t stops_room(uint32_t nstops) { return ((size_t)nstops * sizeof(stop_text) + 63) / 64 * 64; }
 
-static int write_bytes(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 static int save_texts(const void *derived, int fd)
 {
     const departure_texts *x = derived;
     texts_file_head h = {x->ntrips, x->nstops, x->text_len, {0}};
     static const char zeros[64];
     size_t stop_bytes = (size_t)x->nstops * sizeof(stop_text);
-    return write_bytes(fd, &h, sizeof h) == 0 &&
-                   write_bytes(fd, x->trips, (size_t)x->ntrips * sizeof(trip_row)) == 0 &&
-                   write_bytes(fd, x->stops, stop_bytes) == 0 &&
-                   write_bytes(fd, zeros, stops_room(x->nstops) - stop_bytes) == 0 &&
-                   write_bytes(fd, x->text, x->text_len) == 0
+    return fd_write_all(fd, &h, sizeof h) == 0 &&
+                   fd_write_all(fd, x->trips, (size_t)x->ntrips * sizeof(trip_row)) == 0 &&
+                   fd_write_all(fd, x->stops, stop_bytes) == 0 &&
+                   fd_write_all(fd, zeros, stops_room(x->nstops) - stop_bytes) == 0 &&
+                   fd_write_all(fd, x->text, x->text_len) == 0
                ? 0
                : -1;
 }

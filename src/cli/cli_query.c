@@ -25,7 +25,7 @@
 #include "transit/serving.h"
 #include "cli/cli_query_batch.h"
 
-#define MAX_OPTIONS 8
+#define MAX_OPTIONS 10
 
 /* One subcommand: which endpoint it calls and how its arguments map. */
 typedef struct subcommand {
@@ -43,13 +43,13 @@ static const subcommand subcommands[] = {
     {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit", "cursor"},
      {"lat", "lon"}, NULL, NULL, "stops near a point (GET /v1/stops/nearby)"},
     {"departures", api_departures, "/v1/departures",
-     {"lat", "lon", "radius", "time", "window", "limit", "kind", "cursor"}, {"lat", "lon"}, NULL, NULL,
-     "departures from the stops near a point (GET /v1/departures)"},
+     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime", "cursor"}, {"lat", "lon"}, NULL,
+     NULL, "departures from the stops near a point (GET /v1/departures)"},
     {"stop-departures", api_stop_departures, "/v1/stops/%s/departures",
-     {"time", "window", "limit", "kind", "cursor"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "kind", "realtime", "cursor"}, {"stop"}, "stop", NULL,
      "departures from one stop or station (GET /v1/stops/{id}/departures)"},
     {"stop-arrivals", api_stop_arrivals, "/v1/stops/%s/arrivals",
-     {"time", "window", "limit", "cursor"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "realtime", "cursor"}, {"stop"}, "stop", NULL,
      "arrivals at one stop or station (GET /v1/stops/{id}/arrivals)"},
     {"search", api_stops_search, "/v1/stops", {"limit", "cursor"}, {NULL}, NULL, "TEXT",
      "stops by name (GET /v1/stops?q=TEXT)"},
@@ -91,6 +91,9 @@ static const char *option_help(const char *name)
     if (strcmp(name, "kind") == 0)
         return "--kind K         departures (default), arrivals, or both (each call once: its departure,\n"
                "                   else its arrival)";
+    if (strcmp(name, "realtime") == 0)
+        return "--realtime M     with --gtfs-rt: predicted (default: rows chosen and ordered by predicted\n"
+               "                   time) or scheduled (by scheduled time, predictions added)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
     if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
     if (strcmp(name, "cursor") == 0)

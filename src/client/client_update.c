@@ -15,7 +15,9 @@
  *     transfer cut by a tunnel, or by the app being killed, goes on from
  *     there: a staging directory left by a dead process is adopted;
  *   - the new version is activated with the importer's atomic steps only
- *     when every file matches the manifest (transit/datadir.h).
+ *     when every file matches the manifest (transit/datadir.h), and opened
+ *     once, so that the indexes a trusted open keeps (dataset_cache.c) are
+ *     there before the app's next start.
  */
 #include "transit/client.h"
 
@@ -30,7 +32,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/departure_json.h"
 #include "transit/datadir.h"
+#include "transit/fd_io.h"
+#include "transit/query.h"
 #include "transit/snapshot.h"
 #include "transit/snapshot_delta.h"
 
@@ -198,13 +203,7 @@ static bool copy_file(const char *from, const char *to)
             ok = n == 0;
             break;
         }
-        for (ssize_t done = 0; ok && done < n;) {
-            ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            ok = w > 0;
-            done += w > 0 ? w : 0;
-        }
+        ok = fd_write_all(out, buf, (size_t)n) == 0;
     }
     if (in >= 0)
         close(in);
@@ -300,18 +299,10 @@ int transit_update_write(transit_update *u, const void *bytes, size_t length, tr
         }
         return 0;
     }
-    const unsigned char *p = bytes;
-    while (length > 0) {
-        ssize_t w = write(u->fd, p, length);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            fail(err, 503, "cannot write %s: %s", u->step.file, strerror(errno));
-            u->step_broken = true;
-            return -1;
-        }
-        p += w;
-        length -= (size_t)w;
+    if (fd_write_all(u->fd, bytes, length) != 0) {
+        fail(err, 503, "cannot write %s: %s", u->step.file, strerror(errno));
+        u->step_broken = true;
+        return -1;
     }
     return 0;
 }
@@ -418,6 +409,16 @@ int transit_update_commit(transit_update *u, transit_error *err)
         fail(err, 503, "cannot activate version %s: %s", u->m.version, why);
     }
     datadir_unlock(lock_fd);
+    if (rc == 0) {
+        /* the first open derives the indexes and the rows' texts and keeps them
+         * (dataset_open_trusted): done here, where the app updates in the
+         * background, so that the open after an update is as fast as any */
+        dataset *ds = dataset_open_trusted(u->dir, why, sizeof why);
+        if (ds) {
+            departure_json_prepare(ds, why, sizeof why);
+            dataset_close(ds);
+        }
+    }
     return rc;
 }
 

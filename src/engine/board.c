@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/board_predicted.h"
 #include "transit/rt_merge.h"
 
 struct board_scratch {
     departure deps[QUERY_LIMIT_MAX];
     board_row rows[QUERY_LIMIT_MAX];
+    rt_departure rts[QUERY_LIMIT_MAX];   /* a board by predicted time: the overlay's word on each row */
     rt_merge_scratch *merge;     /* ADDED trips' rows, put among the scheduled ones */
+    predicted_scratch *predicted;   /* boards by predicted time */
 };
 
 board_scratch *board_scratch_new(void)
@@ -23,8 +26,10 @@ board_scratch *board_scratch_new(void)
     board_scratch *b = malloc(sizeof *b);
     if (!b)
         return NULL;
-    if (!(b->merge = rt_merge_scratch_new())) {
-        free(b);
+    b->merge = rt_merge_scratch_new();
+    b->predicted = predicted_scratch_new();
+    if (!b->merge || !b->predicted) {
+        board_scratch_free(b);
         return NULL;
     }
     return b;
@@ -35,11 +40,14 @@ void board_scratch_free(board_scratch *b)
     if (!b)
         return;
     rt_merge_scratch_free(b->merge);
+    predicted_scratch_free(b->predicted);
     free(b);
 }
 
-void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
-                board_row *rows, board *out)
+/* board_join, where `known` (when not NULL) already holds what the overlay
+ * says of each timetable row (board_predicted asked it while choosing). */
+static void join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
+                 const rt_departure *known, board_row *rows, board *out)
 {
     const rt_overlay *realtime = src ? src->realtime : NULL;
     alert_marks *alerts = src ? src->alerts : NULL;
@@ -53,7 +61,7 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
     }
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
-    if (rt)
+    if (rt && !known)
         for (uint32_t i = 0; i < count; i++)
             if (deps[i].trip < counts.trips)
                 rt_overlay_prefetch(rt, &deps[i]);
@@ -73,7 +81,9 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
                                                         r->added->direction_id);
             continue;
         }
-        if (rt)
+        if (known)
+            r->rt = known[i];
+        else if (rt)
             rt_overlay_lookup(rt, d, &r->rt);
         if (alerts)
             r->alerts = alert_marks_departure(alerts, ds, d, i);
@@ -81,16 +91,33 @@ void board_join(const dataset *ds, const departure *deps, uint32_t count, const 
     *out = (board){deps, rows, count, false, false, realtime != NULL, alerts};
 }
 
+void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
+                board_row *rows, board *out)
+{
+    join(ds, deps, count, src, NULL, rows, out);
+}
+
 /* The rows found (and merged: rc), joined into the board. */
 static int finish_board(board_scratch *b, const dataset *ds, const board_sources *src, query_kind kind, int rc,
-                        uint32_t count, bool truncated, board *out)
+                        uint32_t count, bool truncated, const rt_departure *known, board *out)
 {
     if (rc != QUERY_OK)
         return rc;
-    board_join(ds, b->deps, count, src, b->rows, out);
+    join(ds, b->deps, count, src, known, b->rows, out);
     out->truncated = truncated;
     out->arrivals = kind != QUERY_DEPARTURES;
     return QUERY_OK;
+}
+
+/* The overlay a board is chosen by predicted times with, or NULL: one of
+ * this dataset that predicts something, unless the schedule is asked for.
+ * Without predictions (no overlay, or one with only ADDED trips) the
+ * scheduled path is the same board. */
+static const rt_overlay *predicting(const dataset *ds, const board_sources *src)
+{
+    if (!src || !src->realtime || src->order == BOARD_BY_SCHEDULE) return NULL;
+    const rt_overlay *rt = src->realtime;
+    return rt_overlay_dataset(rt) == ds && rt_overlay_trip_count(rt) ? rt : NULL;
 }
 
 int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop,
@@ -100,6 +127,12 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
+    const rt_overlay *rt = predicting(ds, src);
+    if (rt) {
+        int rc = board_predicted_stop(b->predicted, ds, s, rt, kind, stop, from, window_s, limit, b->deps, b->rts,
+                                      &count, &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, b->rts, out);
+    }
     /* the departures (the default board) through their own entry point,
      * where the search is inlined with its kind a constant (query.c) */
     int rc = kind == QUERY_DEPARTURES
@@ -108,7 +141,7 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     if (rc == QUERY_OK && src && src->realtime)
         rc = rt_merge_stop_departures(src->realtime, ds, b->merge, kind, stop, from, window_s, limit, b->deps,
                                       &count, &truncated);
-    return finish_board(b, ds, src, kind, rc, count, truncated, out);
+    return finish_board(b, ds, src, kind, rc, count, truncated, NULL, out);
 }
 
 int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
@@ -118,6 +151,12 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
+    const rt_overlay *rt = predicting(ds, src);
+    if (rt) {
+        int rc = board_predicted_nearby(b->predicted, ds, s, rt, kind, lat, lon, radius_m, from, window_s, limit,
+                                        b->deps, b->rts, &count, &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, b->rts, out);
+    }
     int rc = kind == QUERY_DEPARTURES
                  ? nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,
                                      err)
@@ -126,5 +165,5 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     if (rc == QUERY_OK && src && src->realtime)
         rc = rt_merge_nearby_departures(src->realtime, ds, b->merge, kind, s, from, window_s, limit, b->deps,
                                         &count, &truncated);
-    return finish_board(b, ds, src, kind, rc, count, truncated, out);
+    return finish_board(b, ds, src, kind, rc, count, truncated, NULL, out);
 }

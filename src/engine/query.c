@@ -570,6 +570,83 @@ static void drain(const dataset *ds, const tt_run *runs, query_scratch *s, int64
     *count = n;
 }
 
+/* drain for a scan (query_scan): hands the events of [from, to) in order,
+ * QUERY_SCAN_BATCH at a time, to scan->visit until it says stop, with the
+ * ranks that order ties. The same pops as drain's, kept apart so that drain
+ * stays as it is. */
+static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s, int64_t from, int64_t to,
+                        const query_scan *scan)
+{
+    int64_t offset_from = 1, offset_until = 0;
+    int32_t offset = 0;
+    departure batch[QUERY_SCAN_BATCH];
+    query_rank ranks[QUERY_SCAN_BATCH];
+    uint32_t n = 0;
+    while (s->heap_n) {
+        heap_entry *top = &s->heap[0];
+        cursor *c = &s->cur[top->cursor];
+        const tt_run *r = &runs[c->run];
+        departure *d = &batch[n];
+        int64_t instant = from + (int64_t)(top->hi >> 32);
+        if (instant > *scan->until) break;
+        if (instant < offset_from || instant >= offset_until)
+            offset = dataset_utc_offset_span(ds, instant, &offset_from, &offset_until);
+        d->instant = instant;
+        d->utc_offset = offset;
+        d->service_date = c->day;
+        d->secs = (uint32_t)(instant - c->base);
+        d->stop = c->stop;
+        d->trip = r->trip;
+        d->stop_sequence = c->stop_sequence;
+        d->pos = c->pos;
+        d->arrival = c->arrival;
+        d->distance_m = near_distance(s, c->near);
+        if (scan->prefetch) scan->prefetch(scan->ctx, d);
+        ranks[n++] = (query_rank){(uint32_t)top->hi, (uint32_t)(top->lo >> 32), (uint32_t)top->lo};
+        if (n == QUERY_SCAN_BATCH) {
+            if (!scan->visit(scan->ctx, batch, ranks, n)) {
+                s->heap_n = 0;
+                return;
+            }
+            n = 0;
+        }
+        c->run++;
+        if (c->run < c->run_end) {
+            int64_t next = c->base + run_secs(ds, runs, c->run, c->pos);
+            if (next < to) {
+                if (c->run + 1 < c->run_end) prefetch_event(ds, runs, c->run + 1, c->pos);
+                heap_entry e = {(uint64_t)(next - from) << 32 | (uint32_t)top->hi,
+                                (top->lo & 0xffffffff00000000ull) | runs[c->run].trip_rank, top->cursor};
+                heap_replace_top(s->heap, s->heap_n, e);
+                continue;
+            }
+        }
+        s->heap_n--;
+        if (s->heap_n) heap_replace_top(s->heap, s->heap_n, s->heap[s->heap_n]);
+    }
+    s->heap_n = 0;
+    if (n) scan->visit(scan->ctx, batch, ranks, n);
+}
+
+/* The window a scan reads: [from, to) widened by the largest slack its
+ * callback gives any of the stops searched. */
+static void widen_window(const query_scan *scan, uint32_t stop, int64_t *from, int64_t *to,
+                         uint32_t *late_max, uint32_t *early_max)
+{
+    uint32_t late = 0, early = 0;
+    scan->slack(scan->ctx, stop, &late, &early);
+    if (late > QUERY_SCAN_SLACK_MAX) late = QUERY_SCAN_SLACK_MAX;
+    if (early > QUERY_SCAN_SLACK_MAX) early = QUERY_SCAN_SLACK_MAX;
+    if (late > *late_max) {
+        *from -= late - *late_max;
+        *late_max = late;
+    }
+    if (early > *early_max) {
+        *to += early - *early_max;
+        *early_max = early;
+    }
+}
+
 /* Out of memory while collecting: the scratch emptied for the next call. */
 static int departures_oom(query_scratch *s, query_error *err)
 {
@@ -582,12 +659,15 @@ static int departures_oom(query_scratch *s, query_error *err)
  * into out: the common end of both departures questions. */
 static int finish_departures(const dataset *ds, const tt_run *runs, query_scratch *s, const day_span *days,
                              int64_t from, int64_t to, uint32_t limit, departure *out, uint32_t *count,
-                             bool *truncated, query_error *err)
+                             bool *truncated, const query_scan *scan, query_error *err)
 {
     narrow_pending(ds, runs, s, days);
     if (settle_pending(ds, runs, s, days))
         return departures_oom(s, err);
-    drain(ds, runs, s, from, to, limit, out, count, truncated);
+    if (scan)
+        drain_visit(ds, runs, s, from, to, scan);
+    else
+        drain(ds, runs, s, from, to, limit, out, count, truncated);
     return QUERY_OK;
 }
 
@@ -629,7 +709,8 @@ static inline bool kind_ok(query_kind kind, query_error *err)
 static inline __attribute__((always_inline)) int stop_board(const dataset *ds, query_scratch *s, query_kind kind,
                                                             uint32_t stop, int64_t from, uint32_t window_s,
                                                             uint32_t limit, departure *out, uint32_t *count,
-                                                            bool *truncated, query_error *err)
+                                                            bool *truncated, const query_scan *scan,
+                                                            query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -645,6 +726,12 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
     const tt_run *runs = runs_of(ds, kind);
     const tt_stop *sp = &ds->stops[stop];
     assert((uint64_t)sp->children_first + sp->children_count <= ds->nchildren);
+    if (scan) {
+        uint32_t late = 0, early = 0;
+        widen_window(scan, stop, &from, &to, &late, &early);
+        for (uint32_t i = 0; i < sp->children_count; i++)
+            widen_window(scan, ds->children[sp->children_first + i], &from, &to, &late, &early);
+    }
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
     if (pick_stop(ds, runs, s, kind, stop, grid_visits_of(sp), &ds->arr_stops[stop], NO_NEAR, days, ndays)) goto oom;
@@ -655,7 +742,7 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
                       days, ndays))
             goto oom;
     }
-    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, err);
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);
 oom:
     return departures_oom(s, err);
 }
@@ -664,13 +751,21 @@ int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t s
                 uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
                 query_error *err)
 {
-    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, err);
+    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, NULL, err);
 }
 
 int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
                     uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
 {
-    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, err);
+    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, NULL, err);
+}
+
+int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                     uint32_t window_s, const query_scan *scan, query_error *err)
+{
+    uint32_t count;
+    bool truncated;
+    return stop_board(ds, s, kind, stop, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated, scan, err);
 }
 
 /* Asks for the visit records of every stop found near a point: they lie
@@ -689,7 +784,8 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
                                                               query_kind kind, double lat, double lon,
                                                               double radius_m, int64_t from, uint32_t window_s,
                                                               uint32_t limit, departure *out, uint32_t *count,
-                                                              bool *truncated, query_error *err)
+                                                              bool *truncated, const query_scan *scan,
+                                                              query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -701,6 +797,11 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
     s->heap_n = s->cur_n = 0;
     const tt_run *runs = runs_of(ds, kind);
     if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
+    if (scan) {
+        uint32_t late = 0, early = 0;
+        for (size_t i = 0; i < s->near_n; i++)
+            widen_window(scan, s->near[i].point->stop, &from, &to, &late, &early);
+    }
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
     for (size_t i = 0; i < s->near_n; i++) {
@@ -718,7 +819,7 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
         if (pick_stop(ds, runs, s, kind, gp->stop, ds->grid_visits[g], &ds->arr_grid[g], (uint32_t)i, days, ndays))
             goto oom;
     }
-    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, err);
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);
 oom:
     return departures_oom(s, err);
 }
@@ -727,7 +828,16 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
                   int64_t from, uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
                   bool *truncated, query_error *err)
 {
-    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, err);
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, NULL, err);
+}
+
+int nearby_events_scan(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
+                       double radius_m, int64_t from, uint32_t window_s, const query_scan *scan, query_error *err)
+{
+    uint32_t count;
+    bool truncated;
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated,
+                        scan, err);
 }
 
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
@@ -735,7 +845,7 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
                       query_error *err)
 {
     return nearby_board(ds, s, QUERY_DEPARTURES, lat, lon, radius_m, from, window_s, limit, out, count, truncated,
-                        err);
+                        NULL, err);
 }
 
 size_t query_near_count(const query_scratch *s) { return s->near_n; }

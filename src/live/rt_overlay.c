@@ -5,9 +5,10 @@
  * a run of stop entries (one per stop of the trip, by stop_sequence) with
  * the delay already propagated. A bitmap over trip indices answers "any
  * realtime for this trip?" with one bit test, so rows of trips without
- * realtime cost nothing more; the others read where the trip's instances
- * start (trip_first), step over its other dates, and binary-search its
- * stops.
+ * realtime cost nothing more; the others read their trip's head (where its
+ * first instance's stops are: most rows are of it, and find their entry at
+ * their position in one more read), else where the trip's instances start
+ * (trip_first), step over its other dates, and binary-search its stops.
  *
  * ADDED trips live apart: a table of the trips (their ids in one text
  * buffer) and their departure events sorted by (stop, instant), with where
@@ -42,6 +43,16 @@ typedef struct rt_arrival_entry {
     int32_t delay;
 } rt_arrival_entry;
 
+/* A trip's first instance (the earliest date) where a row reads it in one
+ * load, not three (bitmap, trip_first, trips[]): most rows are of it. */
+typedef struct rt_trip_head {
+    int32_t service_date;
+    uint32_t first_stop, stop_count;   /* in stops[] */
+    uint32_t late;                     /* the most any instance of the trip runs late, seconds
+                                        * (capped at RT_OVERLAY_SLACK_MAX); 16 bytes in all, so
+                                        * a head never straddles two cache lines */
+} rt_trip_head;
+
 typedef struct rt_trip_entry {
     uint32_t trip;
     int32_t service_date;
@@ -70,6 +81,7 @@ struct rt_overlay {
     uint64_t generation;
     uint64_t *trip_bits;
     uint32_t *trip_first;      /* per dataset trip: its first entry in trips[], or UINT32_MAX */
+    rt_trip_head *heads;       /* per dataset trip with an entry: where its first instance's stops are */
     uint32_t ntrips;           /* the dataset's */
     rt_trip_entry *trips;
     uint32_t trip_count;
@@ -85,6 +97,10 @@ struct rt_overlay {
     uint32_t event_count, event_cap;
     uint32_t *stop_events;     /* per dataset stop s: its events are [stop_events[s], stop_events[s + 1]) */
     uint32_t nstops;
+    /* per dataset stop: the most any prediction there is later (late) or
+     * earlier (early) than scheduled, seconds, capped (rt_overlay_stop_slack) */
+    uint32_t *slack;           /* late, early: two per stop */
+    uint32_t slack_late_max, slack_early_max;   /* over every stop */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -265,6 +281,27 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
         last_pred = pred;
     }
 #undef ADVANCE
+}
+
+/* Widens the slack of the instance's stops (st[k].stop) by its predictions. */
+static void note_slack(rt_overlay *o, const trip_stop_time *st, uint32_t n, const rt_stop_entry *out,
+                       const rt_arrival_entry *arr)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (st[k].stop >= o->nstops) continue;
+        uint32_t *slack = o->slack + 2 * (size_t)st[k].stop;
+        int32_t delays[2] = {(out[k].flags & STOP_PREDICTED) ? out[k].delay : 0,
+                             (out[k].flags & STOP_ARR_PREDICTED) ? arr[k].delay : 0};
+        for (int i = 0; i < 2; i++) {
+            int64_t d = delays[i];
+            uint32_t late = d > 0 ? (d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d) : 0;
+            uint32_t early = d < 0 ? (-d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)-d) : 0;
+            if (late > slack[0]) slack[0] = late;
+            if (early > slack[1]) slack[1] = early;
+            if (late > o->slack_late_max) o->slack_late_max = late;
+            if (early > o->slack_early_max) o->slack_early_max = early;
+        }
+    }
 }
 
 /* ------------------------------------------------------------ ADDED trips */
@@ -538,11 +575,13 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     dataset_get_counts(ds, &counts);
     o->ntrips = counts.trips;
     o->trip_bits = calloc((size_t)o->ntrips / 64 + 1, sizeof *o->trip_bits);
+    o->nstops = dataset_stop_count(ds);
+    o->slack = calloc(2 * (size_t)o->nstops + 2, sizeof *o->slack);
     uint32_t nupdates = feed ? feed->trip_update_count : 0;
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
-    if (!o->trip_bits || !o->trips || !st) goto oom;
+    if (!o->trip_bits || !o->trips || !st || !o->slack) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
         const rt_trip_update *tu = &feed->trip_updates[i];
@@ -594,6 +633,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         rt_stop_entry *out = reserve_stops(o, n);
         if (!out) goto oom;
         propagate(ds, tu, st, n, date, offset, out, o->arr_stops + o->stop_count, stats);
+        note_slack(o, st, n, out, o->arr_stops + o->stop_count);
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
@@ -612,11 +652,18 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     }
     o->trip_count = kept;
     if (!(o->trip_first = malloc(((size_t)o->ntrips + 1) * sizeof *o->trip_first))) goto oom;
+    if (!(o->heads = calloc((size_t)o->ntrips + 1, sizeof *o->heads))) goto oom;
     memset(o->trip_first, 0xff, ((size_t)o->ntrips + 1) * sizeof *o->trip_first);
     for (uint32_t i = kept; i-- > 0;) {
         uint32_t t = o->trips[i].trip;
         o->trip_bits[t / 64] |= (uint64_t)1 << (t % 64);
         o->trip_first[t] = i;
+        uint32_t late = i + 1 < kept && o->trips[i + 1].trip == t ? o->heads[t].late : 0;
+        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++) {
+            int32_t d = o->stops[k].delay > o->arr_stops[k].delay ? o->stops[k].delay : o->arr_stops[k].delay;
+            if (d > 0 && (uint32_t)d > late) late = (uint32_t)d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d;
+        }
+        o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
     }
     stats->matched = kept;
     if (finish_added(o, ds, stats)) goto oom;
@@ -640,6 +687,7 @@ void rt_overlay_release(rt_overlay *o)
     dataset_release(o->ds);
     free(o->trip_bits);
     free(o->trip_first);
+    free(o->heads);
     free(o->trips);
     free(o->stops);
     free(o->arr_stops);
@@ -647,7 +695,20 @@ void rt_overlay_release(rt_overlay *o)
     free(o->added_ids);
     free(o->events);
     free(o->stop_events);
+    free(o->slack);
     free(o);
+}
+
+void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s)
+{
+    *late_s = stop < o->nstops ? o->slack[2 * (size_t)stop] : 0;
+    *early_s = stop < o->nstops ? o->slack[2 * (size_t)stop + 1] : 0;
+}
+
+void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s)
+{
+    *late_s = o->slack_late_max;
+    *early_s = o->slack_early_max;
 }
 
 const dataset *rt_overlay_dataset(const rt_overlay *o) { return o->ds; }
@@ -656,19 +717,60 @@ uint32_t rt_overlay_trip_count(const rt_overlay *o) { return o->trip_count; }
 void rt_overlay_set_generation(rt_overlay *o, uint64_t generation) { o->generation = generation; }
 uint64_t rt_overlay_generation(const rt_overlay *o) { return o->generation; }
 
+void rt_overlay_prefetch_trip(const rt_overlay *o, const departure *d)
+{
+    if (d->trip >= o->ntrips) return;
+    __builtin_prefetch(&o->trip_bits[d->trip / 64]);
+    __builtin_prefetch(&o->heads[d->trip]);
+}
+
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d)
 {
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return;
-    uint32_t i = o->trip_first[d->trip];
-    const rt_trip_entry *e = &o->trips[i];
-    if (e->service_date == d->service_date && d->pos < e->stop_count)
-        __builtin_prefetch(&o->stops[e->first_stop + d->pos]);
+    const rt_trip_head *h = &o->heads[d->trip];
+    if (h->service_date == d->service_date && d->pos < h->stop_count) {
+        __builtin_prefetch(&o->stops[h->first_stop + d->pos]);
+        if (d->arrival) __builtin_prefetch(&o->arr_stops[h->first_stop + d->pos]);
+    }
+}
+
+uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip)
+{
+    if (trip >= o->ntrips || !(o->trip_bits[trip / 64] >> (trip % 64) & 1)) return 0;
+    return o->heads[trip].late;
+}
+
+/* Fills `out` from stop entry `k` of an instance when it is the row's
+ * (frequency-based instances differ by their times); false when not. */
+static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
+{
+    const rt_stop_entry *s = &o->stops[k];
+    if (d->arrival) {
+        const rt_arrival_entry *ae = &o->arr_stops[k];
+        if (ae->secs != d->secs) return false;
+        out->has_prediction = (s->flags & STOP_ARR_PREDICTED) != 0;
+        out->delay_s = ae->delay;
+    } else {
+        if (s->secs != d->secs) return false;
+        out->has_prediction = (s->flags & STOP_PREDICTED) != 0;
+        out->delay_s = s->delay;
+    }
+    out->realtime = true;
+    out->canceled = (s->flags & STOP_CANCELED) != 0;
+    out->skipped = (s->flags & STOP_SKIPPED) != 0;
+    return true;
 }
 
 bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *out)
 {
     memset(out, 0, sizeof *out);
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return false;
+    /* the row of the trip's first instance, at the position it names: one read */
+    const rt_trip_head *h = &o->heads[d->trip];
+    if (h->service_date == d->service_date && d->pos < h->stop_count &&
+        o->stops[h->first_stop + d->pos].stop_sequence == d->stop_sequence &&
+        fill(o, h->first_stop + d->pos, d, out))
+        return true;
     /* the trip's instances lie side by side from trip_first, by date then start */
     uint32_t lo = o->trip_first[d->trip];
     assert(lo < o->trip_count && o->trips[lo].trip == d->trip);
@@ -692,21 +794,8 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
             else b = mid;
         }
         if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
-        /* a frequency-based trip's instances differ by their times */
-        if (d->arrival) {
-            const rt_arrival_entry *ae = &o->arr_stops[e->first_stop + a];
-            if (ae->secs != d->secs) continue;
-            out->has_prediction = (s[a].flags & STOP_ARR_PREDICTED) != 0;
-            out->delay_s = ae->delay;
-        } else {
-            if (s[a].secs != d->secs) continue;
-            out->has_prediction = (s[a].flags & STOP_PREDICTED) != 0;
-            out->delay_s = s[a].delay;
-        }
-        out->realtime = true;
-        out->canceled = (s[a].flags & STOP_CANCELED) != 0;
-        out->skipped = (s[a].flags & STOP_SKIPPED) != 0;
-        return true;
+        if (fill(o, e->first_stop + a, d, out)) return true;
     }
+    memset(out, 0, sizeof *out);
     return false;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "store/dataset_internal.h"
+#include "transit/fd_io.h"
 
 #define CACHE_MAGIC "TDDERIV1"
 #define CACHE_FORMAT 1
@@ -151,20 +152,7 @@ int dataset_cache_load(dataset *ds, const char *path)
     return 0;
 }
 
-static bool write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        len -= (size_t)w;
-    }
-    return true;
-}
+static bool write_all(int fd, const void *data, size_t len) { return fd_write_all(fd, data, len) == 0; }
 
 int dataset_cache_save(dataset *ds, const char *path)
 {

@@ -20,6 +20,8 @@
 
 #include <zstd.h>
 
+#include "transit/fd_io.h"
+
 /* A read-only mapping of a whole file (NULL for an empty one). */
 typedef struct mapped_file {
     void *data;
@@ -167,18 +169,36 @@ snapshot_patcher *snapshot_patcher_new(const char *old_path, uint64_t new_size, 
     return p;
 }
 
-static int write_all(int fd, const unsigned char *data, size_t len)
+/* Writes what zstd made of the patch (bounded by the expected size). */
+static int emit(snapshot_patcher *p, size_t n, char *err, size_t cap)
 {
-    while (len > 0) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
+    if (p->written + n > p->expected) {
+        snprintf(err, cap, "the delta makes more than the file's %llu bytes", (unsigned long long)p->expected);
+        return -1;
     }
+    if (n && fd_write_all(p->out_fd, p->buf, n) != 0) {
+        snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
+        return -1;
+    }
+    p->written += n;
     return 0;
+}
+
+/* One step of zstd on `in` (empty at the end, to flush what it holds):
+ * what it made written out. The bytes made, or -1 with err. */
+static ssize_t step(snapshot_patcher *p, ZSTD_inBuffer *in, char *err, size_t cap)
+{
+    ZSTD_outBuffer o = {p->buf, sizeof p->buf, 0};
+    size_t r = ZSTD_decompressStream(p->d, &o, in);
+    if (ZSTD_isError(r)) {
+        snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
+        return -1;
+    }
+    if (emit(p, o.pos, err, cap) != 0)
+        return -1;
+    if (r == 0)
+        p->frame_done = true;
+    return (ssize_t)o.pos;
 }
 
 int snapshot_patcher_write(snapshot_patcher *p, const void *data, size_t len, char *err, size_t cap)
@@ -189,53 +209,23 @@ int snapshot_patcher_write(snapshot_patcher *p, const void *data, size_t len, ch
             snprintf(err, cap, "the delta goes on after its frame ended");
             return -1;
         }
-        ZSTD_outBuffer o = {p->buf, sizeof p->buf, 0};
-        size_t r = ZSTD_decompressStream(p->d, &o, &in);
-        if (ZSTD_isError(r)) {
-            snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
+        if (step(p, &in, err, cap) < 0)
             return -1;
-        }
-        if (p->written + o.pos > p->expected) {
-            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
-                     (unsigned long long)p->expected);
-            return -1;
-        }
-        if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {
-            snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
-            return -1;
-        }
-        p->written += o.pos;
-        if (r == 0)
-            p->frame_done = true;
     }
     return 0;
 }
 
 int snapshot_patcher_finish(snapshot_patcher *p, uint64_t *written, char *err, size_t cap)
 {
-    /* flush what zstd still holds (its output buffer may have been full) */
+    /* flush what zstd still holds (its output buffer may have been full),
+     * until the frame ends or it makes nothing more without input */
     for (int rounds = 0; !p->frame_done && rounds < 1 << 20; rounds++) {
         ZSTD_inBuffer in = {NULL, 0, 0};
-        ZSTD_outBuffer o = {p->buf, sizeof p->buf, 0};
-        size_t r = ZSTD_decompressStream(p->d, &o, &in);
-        if (ZSTD_isError(r)) {
-            snprintf(err, cap, "the delta does not apply: %s", ZSTD_getErrorName(r));
+        ssize_t made = step(p, &in, err, cap);
+        if (made < 0)
             return -1;
-        }
-        if (p->written + o.pos > p->expected) {
-            snprintf(err, cap, "the delta makes more than the file's %llu bytes",
-                     (unsigned long long)p->expected);
-            return -1;
-        }
-        if (o.pos && write_all(p->out_fd, p->buf, o.pos) != 0) {
-            snprintf(err, cap, "cannot write the patched file: %s", strerror(errno));
-            return -1;
-        }
-        p->written += o.pos;
-        if (r == 0)
-            p->frame_done = true;
-        else if (o.pos == 0)
-            break;   /* zstd wants input the patch does not have */
+        if (made == 0 && !p->frame_done)
+            break;
     }
     *written = p->written;
     if (!p->frame_done) {

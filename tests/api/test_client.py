@@ -182,6 +182,10 @@ def test_fetch_then_query_offline(tmp_path, demo_data):
         assert "shapes.sqlite" in [f["name"] for f in with_shapes["files"]]
         r = requests.get(srv.url("/v1/dataset?profile=tablet"))
         assert r.status_code == 400 and "profile" in r.json()["detail"]
+        # a phone's poll revalidates: 304 with the version's ETag, 400 stays 400
+        etag = f'"{manifest["version"]}"'
+        assert requests.get(srv.url("/v1/dataset?profile=phone"), headers={"If-None-Match": etag}).status_code == 304
+        assert requests.get(srv.url("/v1/dataset?profile=x"), headers={"If-None-Match": etag}).status_code == 400
         p = fetch(srv.url(""), tmp_path / "phone")
         assert p.returncode == 0, p.stderr
         assert p.stdout.strip() == manifest["version"]
@@ -216,13 +220,20 @@ def edited(feed, out, *args):
     return out
 
 
-def test_an_update_patches_changed_files_and_keeps_the_others(tmp_path, demo_data):
+def phone_then_retimed(tmp_path, demo_data):
+    """A primary holding the demo feed, a phone fetched from it, then the
+    primary given a version with 5 % of the trips retimed; the old version."""
     primary = tmp_path / "primary"
     shutil.copytree(demo_data, primary, symlinks=True)
     with Server(primary) as srv:
         assert fetch(srv.url(""), tmp_path / "phone").returncode == 0
         old = requests.get(srv.url("/v1/dataset")).json()["version"]
     import_feed(edited(demo_feed(), tmp_path / "retimed.zip", "--retime", "5"), primary)
+    return primary, old
+
+
+def test_an_update_patches_changed_files_and_keeps_the_others(tmp_path, demo_data):
+    primary, old = phone_then_retimed(tmp_path, demo_data)
     with Server(primary) as srv:
         new = requests.get(srv.url("/v1/dataset?profile=phone")).json()
         assert new["version"] != old
@@ -310,12 +321,7 @@ def fake_primary(export_root, old_version, delta_dir, mode):
 def two_versions(tmp_path, demo_data):
     """A phone holding the demo's version, an export of a retimed version,
     and the real patches between them."""
-    primary = tmp_path / "primary"
-    shutil.copytree(demo_data, primary, symlinks=True)
-    with Server(primary) as srv:
-        assert fetch(srv.url(""), tmp_path / "phone").returncode == 0
-        old = requests.get(srv.url("/v1/dataset")).json()["version"]
-    import_feed(edited(demo_feed(), tmp_path / "retimed.zip", "--retime", "5"), primary)
+    primary, old = phone_then_retimed(tmp_path, demo_data)
     deltas = tmp_path / "deltas"
     deltas.mkdir()
     with Server(primary) as srv:
@@ -442,6 +448,10 @@ def check_equivalence(tmp_path, feed, seed):
     # the first open derives the indexes and the rows' texts and keeps them
     # (VERSION/.derived, VERSION/.departure-texts); the second maps them
     version_dir = (tmp_path / "phone" / "current").resolve()
+    # the update's commit opened the new version once: the kept files are there
+    for kept in (".derived", ".departure-texts"):
+        assert (version_dir / kept).stat().st_size > 64
+        (version_dir / kept).unlink()
     for open_kind in ("first open", "kept files"):
         offline = answers(tmp_path / "phone", [f"0 {p}" for p in paths])
         assert len(offline) == len(paths)

@@ -275,3 +275,34 @@ def test_query_cli_pages_with_the_same_cursors(servers):
     cursor = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(routes["next"]).query))["cursor"]
     assert query("routes", "--limit", "1", "--cursor", cursor)["routes"] == \
         requests.get(server.url("/v1/routes"), timeout=10).json()["routes"][1:2]
+
+
+def test_paging_a_board_ordered_by_predicted_time(tmp_path):
+    """With realtime, a board is ordered by predicted time (issue #26): the
+    cursor's instant is the predicted one, so paging still gives the unpaged
+    board, in both orders (delays move rows across page boundaries here)."""
+    import zipfile
+    from test_realtime_predicted import FEED, updates
+    with zipfile.ZipFile(tmp_path / "feed.zip", "w") as z:
+        for name, text in FEED.items():
+            z.writestr(name, text)
+    import_feed(tmp_path / "feed.zip", tmp_path / "data")
+    (tmp_path / "rt.pb").write_bytes(updates())
+    nine = urllib.parse.quote("2026-11-02T08:30:00-05:00", safe="")
+    with Server(tmp_path / "data", "--gtfs-rt", str(tmp_path / "rt.pb"), "--rt-interval", "30") as s:
+        def predicted_rows():
+            body = requests.get(s.url(f"/v1/stops/STA/departures?time={nine}&window=120&limit=500"),
+                                timeout=10).json()
+            return [r for r in body["departures"] if "predicted" in r]
+
+        deadline = time.monotonic() + 10
+        while not predicted_rows():            # the first poll of the feed
+            assert time.monotonic() < deadline, "realtime was not applied"
+            time.sleep(0.1)
+        for order in ("predicted", "scheduled"):
+            path = f"/v1/stops/STA/departures?time={nine}&window=120&kind=both&realtime={order}"
+            whole = requests.get(s.url(f"{path}&limit=500"), timeout=10).json()
+            assert not whole["truncated"] and len(whole["departures"]) >= 8
+            for limit in (1, 2, 3):
+                rows, _ = page_through(s, path, "departures", limit, "/v1/stops/{id}/departures")
+                assert rows == whole["departures"], (order, limit)

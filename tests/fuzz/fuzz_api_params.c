@@ -1,6 +1,6 @@
 /* fuzz_api_params.c — libFuzzer target for the request-parameter parsing of
  * the HTTP API (src/api/api_params.c): lat, lon, radius, time, window,
- * limit, kind, include, q, ids, unknown and repeated parameters, on every
+ * limit, kind, realtime, include, q, ids, unknown and repeated parameters, on every
  * GET endpoint (the fixture has no shapes.sqlite: shapes answer 503).
  *
  * Why it exists: the Objective-C layer only splits and URL-decodes the query

@@ -14,6 +14,7 @@ Usage:
     events = feed.nearby_departures(40.75, -73.98, 500.0, t_from, 3600)
     events = feed.stop_events("127", t_from, 3600, kind="arrivals")   # or "both"
 """
+import array
 import bisect
 import collections
 import csv
@@ -356,6 +357,9 @@ class Feed:
         arrivals = collections.defaultdict(list)
         self.max_secs = 0
         self.interpolated_events = []   # (stop_id, secs, trip) of departures with a computed time
+        # trip -> (stop_sequences, arrival secs, departure secs, stop_ids) of a trip that is
+        # not frequency-based, by stop_sequence: what realtime predictions propagate over
+        self.trip_times = {}
         for trip, rows in trip_rows.items():
             rows.sort(key=lambda r: r[0])
             times = interpolate_times(rows)
@@ -388,6 +392,9 @@ class Feed:
                             arrivals[stop_id].append((secs + shift, trip, seq, only))
                         self.max_secs = max(self.max_secs, latest + shift)
             else:
+                self.trip_times[trip] = (array.array("l", (r[0] for r in rows)),
+                                         array.array("l", arrival_secs), array.array("l", departures),
+                                         tuple(r[1] for r in rows))
                 for seq, stop_id, secs, computed in kept:
                     per_stop[stop_id].append((secs, trip, seq))
                     if computed:

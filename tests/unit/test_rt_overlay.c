@@ -3,7 +3,8 @@
  * delays carried and stopped by the GTFS-Realtime rules, SKIPPED stops and
  * CANCELED trips, and what is counted when an update matches nothing;
  * arrivals (their own delays, the same rules with the events' roles swapped)
- * and ADDED trips' arrivals, also in the arrivals endpoint's rows.
+ * and ADDED trips' arrivals, also in the arrivals endpoint's rows; the
+ * slack a board by predicted time reads, and rows found by position.
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
@@ -136,6 +137,65 @@ static void test_delay_carries_until_no_data(void **state)
     assert_false(found);
     row(o, "T2", g_monday, 1, H(9, 0), &found);
     assert_false(found);
+    rt_overlay_release(o);
+}
+
+static uint32_t stop_index(const char *id)
+{
+    uint32_t s = dataset_find_stop(g_ds, id, strlen(id));
+    assert_int_not_equal(s, QUERY_NONE);
+    return s;
+}
+
+/* What a board by predicted time reads: how late and how early predictions
+ * are at each stop and per trip, and rows found at their position in the
+ * trip, of the trip's first instance (its head) and of a later one. */
+static void test_slack_trip_late_and_rows_by_position(void **state)
+{
+    (void)state;
+    rt_stop_update mon[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(300)}};
+    rt_stop_update tue[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(-120)}};
+    rt_trip_update tus[2] = {trip_update("T1", mon, 1), trip_update("T1", tue, 1)};
+    tus[1].start_date = "20261103";
+    tus[1].start_day = g_monday + 1;
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.matched, 2);
+    uint32_t late, early;
+    rt_overlay_stop_slack(o, stop_index("S1"), &late, &early);
+    assert_int_equal(late, 0);      /* Monday's update starts after S1 */
+    assert_int_equal(early, 120);   /* Tuesday's runs early from S1 on */
+    rt_overlay_stop_slack(o, stop_index("S3"), &late, &early);
+    assert_int_equal(late, 300);
+    assert_int_equal(early, 120);
+    rt_overlay_slack(o, &late, &early);
+    assert_int_equal(late, 300);
+    assert_int_equal(early, 120);
+    rt_overlay_stop_slack(o, QUERY_NONE, &late, &early);   /* no such stop: nothing */
+    assert_int_equal(late + early, 0);
+    assert_int_equal(rt_overlay_trip_late(o, dataset_find_trip(g_ds, "T1", 2)), 300);
+    assert_int_equal(rt_overlay_trip_late(o, dataset_find_trip(g_ds, "T2", 2)), 0);
+    /* rows at their position (S3 is T1's third stop): Monday's instance is
+     * the trip's head, Tuesday's is found past it */
+    for (int32_t day = 0; day < 2; day++) {
+        departure d = {.trip = dataset_find_trip(g_ds, "T1", 2), .service_date = g_monday + day,
+                       .stop_sequence = 30, .secs = H(8, 20), .pos = 2, .stop = stop_index("S3")};
+        d.instant = dataset_instant(g_ds, d.service_date, d.secs);
+        rt_departure r;
+        rt_overlay_prefetch_trip(o, &d);
+        rt_overlay_prefetch(o, &d);
+        assert_true(rt_overlay_lookup(o, &d, &r));
+        assert_true(r.realtime && r.has_prediction);
+        assert_int_equal(r.delay_s, day == 0 ? 300 : -120);
+        d.pos = 1;   /* a stale position: found by stop_sequence */
+        assert_true(rt_overlay_lookup(o, &d, &r));
+        assert_int_equal(r.delay_s, day == 0 ? 300 : -120);
+        d.secs = H(8, 21);   /* another time at that stop: not this instance */
+        assert_false(rt_overlay_lookup(o, &d, &r));
+        assert_false(r.realtime);
+    }
     rt_overlay_release(o);
 }
 
@@ -353,12 +413,6 @@ static rt_trip_update added_trip(const char *trip_id, const char *route_id, rt_s
     return tu;
 }
 
-static uint32_t stop_index(const char *id)
-{
-    uint32_t s = dataset_find_stop(g_ds, id, strlen(id));
-    assert_int_not_equal(s, QUERY_NONE);
-    return s;
-}
 
 /* The added departures at `stop` on Monday 07:00-10:00. */
 static uint32_t added_at(const rt_overlay *o, const char *stop, departure *out, uint32_t max)
@@ -711,6 +765,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delay_carries_until_no_data),
+        cmocka_unit_test(test_slack_trip_late_and_rows_by_position),
         cmocka_unit_test(test_time_wins_and_trip_delay_fills_the_start),
         cmocka_unit_test(test_skipped_stop_and_stop_id_matching),
         cmocka_unit_test(test_canceled_trip),

@@ -37,7 +37,8 @@ typedef struct rt_fetch_validators {
  * source in err (rt_source_label: no credentials, no query string).
  * Returns 0 with the body and the answer's validators in *fresh, 1 when a
  * URL answered 304 Not Modified to *sent (nothing in *data), -1 with err.
- * A file has no validators. */
+ * A file has no validators. With headers, redirects are not followed (a
+ * key must not go to another host): a 3xx is an error. */
 int rt_fetch_conditional(const char *source, const char *label, unsigned timeout_s,
                          const char *const *headers, size_t nheaders, const rt_fetch_validators *sent,
                          rt_fetch_validators *fresh, uint8_t **data, size_t *len, char *err,

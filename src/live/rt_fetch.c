@@ -157,7 +157,9 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(timeout_s ? timeout_s : 30));
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    /* a request header (an API key) must not follow a redirect to another
+     * host: with headers, a 3xx is an error that says where it pointed */
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, nheaders ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for DNS timeouts */
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");   /* gzip when the server offers it */

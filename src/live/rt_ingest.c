@@ -14,6 +14,7 @@
 #include "transit/rt_alerts.h"
 #include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
+#include "transit/rt_feed_merge.h"
 
 typedef struct rt_source {
     char *location;
@@ -44,11 +45,8 @@ struct rt_ingest {
 
 static void free_merged(rt_ingest *in)
 {
-    if (in->merged_owned && in->merged) {
-        free(in->merged->trip_updates);
-        free(in->merged->alerts);
-        free(in->merged);
-    }
+    if (in->merged_owned)
+        rt_feed_merged_free(in->merged);
     in->merged = NULL;
     in->merged_owned = false;
 }
@@ -121,50 +119,6 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 
 /* ------------------------------------------------------------ the merge */
 
-static bool same_text(const char *a, const char *b)
-{
-    return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-static uint64_t hash_text(uint64_t h, const char *s)
-{
-    return fnv1a((const uint8_t *)(s ? s : ""), s ? strlen(s) + 1 : 0) ^ (h * 31);
-}
-
-/* Whether u and v update the same trip (see rt_ingest.h); an update
- * naming no trip and no route is the same as none. */
-static bool same_trip(const rt_trip_update *u, const rt_trip_update *v)
-{
-    if (u->trip_id || v->trip_id)
-        return same_text(u->trip_id, v->trip_id) && same_text(u->start_date, v->start_date);
-    return u->route_id && same_text(u->route_id, v->route_id) && u->direction_id == v->direction_id &&
-           same_text(u->start_date, v->start_date) && same_text(u->start_time, v->start_time);
-}
-
-static bool trip_has_key(const rt_trip_update *u) { return u->trip_id || u->route_id; }
-
-static uint64_t trip_hash(const rt_trip_update *u)
-{
-    uint64_t h = hash_text(hash_text(0, u->trip_id), u->start_date);
-    if (!u->trip_id)
-        h = hash_text(hash_text(h, u->route_id), u->start_time) ^ (uint64_t)(u->direction_id + 2);
-    return h;
-}
-
-/* An open-addressing set of indices into the merged arrays. */
-typedef struct seen_set {
-    uint32_t *slots;   /* index + 1; 0: empty */
-    size_t mask;
-} seen_set;
-
-static bool seen_init(seen_set *s, size_t n)
-{
-    size_t cap = 16;
-    while (cap < n * 2) cap *= 2;
-    s->mask = cap - 1;
-    return (s->slots = calloc(cap, sizeof *s->slots)) != NULL;
-}
-
 /* Sources in the merge, newest feed timestamp first (a tie: the one given
  * first), into order; their count. */
 static size_t merge_order(const rt_ingest *in, size_t *order)
@@ -191,57 +145,12 @@ static bool rebuild_merge(rt_ingest *in)
         in->merged = n ? in->sources[order[0]].good : NULL;
         return true;
     }
-    size_t ntrips = 0, nalerts = 0;
-    for (size_t k = 0; k < n; k++) {
-        ntrips += in->sources[order[k]].good->trip_update_count;
-        nalerts += in->sources[order[k]].good->alert_count;
-    }
-    rt_feed *m = calloc(1, sizeof *m);
-    seen_set trips = {0}, alerts = {0};
-    if (!m || !(m->trip_updates = malloc((ntrips ? ntrips : 1) * sizeof *m->trip_updates)) ||
-        !(m->alerts = malloc((nalerts ? nalerts : 1) * sizeof *m->alerts)) || !seen_init(&trips, ntrips) ||
-        !seen_init(&alerts, nalerts)) {
-        if (m) { free(m->trip_updates); free(m->alerts); }
-        free(m);
-        free(trips.slots);
-        free(alerts.slots);
+    const rt_feed *feeds[RT_MAX_SOURCES];
+    for (size_t k = 0; k < n; k++)
+        feeds[k] = in->sources[order[k]].good;
+    rt_feed *m = rt_feed_merge(feeds, n);
+    if (!m)
         return false;
-    }
-    const rt_feed *newest = in->sources[order[0]].good;
-    m->version = newest->version;
-    m->timestamp = newest->timestamp;
-    for (size_t k = 0; k < n; k++) {
-        const rt_feed *f = in->sources[order[k]].good;
-        m->ignored += f->ignored;
-        m->rejected += f->rejected;
-        if (!m->first_rejection[0]) memcpy(m->first_rejection, f->first_rejection, sizeof m->first_rejection);
-        for (uint32_t t = 0; t < f->trip_update_count; t++) {
-            const rt_trip_update *u = &f->trip_updates[t];
-            if (trip_has_key(u)) {
-                size_t slot = trip_hash(u) & trips.mask;
-                bool dup = false;
-                for (; trips.slots[slot]; slot = (slot + 1) & trips.mask)
-                    if ((dup = same_trip(&m->trip_updates[trips.slots[slot] - 1], u))) break;
-                if (dup) continue;   /* an older feed's update of a trip already merged */
-                trips.slots[slot] = m->trip_update_count + 1;
-            }
-            m->trip_updates[m->trip_update_count++] = *u;
-        }
-        for (uint32_t a = 0; a < f->alert_count; a++) {
-            const rt_alert *al = &f->alerts[a];
-            if (al->entity_id) {
-                size_t slot = hash_text(0, al->entity_id) & alerts.mask;
-                bool dup = false;
-                for (; alerts.slots[slot]; slot = (slot + 1) & alerts.mask)
-                    if ((dup = same_text(m->alerts[alerts.slots[slot] - 1].entity_id, al->entity_id))) break;
-                if (dup) continue;
-                alerts.slots[slot] = m->alert_count + 1;
-            }
-            m->alerts[m->alert_count++] = *al;
-        }
-    }
-    free(trips.slots);
-    free(alerts.slots);
     free_merged(in);
     in->merged = m;
     in->merged_owned = true;

@@ -107,7 +107,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client clean demo-feed
 
 all: $(TRANSITD)
 
@@ -249,6 +249,10 @@ bench-import-scale: release-build
 	@[ -d $(SCALE_FEED) ] || $(PYTHON) bench/scale_feed.py --copies $(SCALE_COPIES) --out $(SCALE_FEED)
 	@$(PYTHON) bench/import_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) \
 	    --feed ../shared/gtfs/nyct_bus_brooklyn_2026.zip --feed $(SCALE_FEED) --runs 3
+
+# Brooklyn as written and day by day (one service per trip; bench/daily_calendar.py): import time and stores
+bench-calendars: release-build
+	@$(PYTHON) bench/calendar_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) --runs 5
 
 bench-http: release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --http

@@ -66,7 +66,57 @@ static bool ready_to_write(TDServer *server, TDRequest *req, bool merge_patch)
     return true;
 }
 
-/* If-Match: * or a list of strong tags "N"; If-None-Match: * only. */
+/* An entity-tag's opaque characters (RFC 9110 §8.8.3: etagc, obs-text included). */
+static bool is_etag_char(unsigned char ch)
+{
+    return ch == 0x21 || (ch >= 0x23 && ch <= 0x7e) || ch >= 0x80;
+}
+
+/* If-Match: * alone, or a list of entity-tags (RFC 9110 §13.1.1). A well-formed
+ * tag that is not one of ours ("42") or is weak can never match: the write then
+ * fails its precondition (412); only a malformed header is a 400. */
+static bool read_if_match(TDRequest *req, const char *im, live_condition *c)
+{
+    c->if_match = true;
+    const char *p = im + strspn(im, " \t,");
+    if (*p == '*' && p[1 + strspn(p + 1, " \t,")] == '\0') {
+        c->if_match_any = true;
+        return true;
+    }
+    int ntags = 0;
+    for (;;) {
+        p += strspn(p, " \t,");
+        if (!*p)
+            break;
+        bool weak = p[0] == 'W' && p[1] == '/';   /* never matches: If-Match compares strongly */
+        if (weak)
+            p += 2;
+        const char *close = *p == '"' ? p + 1 : NULL;
+        while (close && is_etag_char((unsigned char)*close))
+            close++;
+        const char *after = close && *close == '"' ? close + 1 : NULL;
+        if (after)
+            after += strspn(after, " \t");
+        if (!after || (*after != ',' && *after != '\0')) {
+            td_request_problem(req, 400, "If-Match",
+                               "If-Match must be * or a list of ETags such as \"42\" (as GET returned)");
+            return false;
+        }
+        char *end = NULL;
+        long long v = p[1] >= '1' && p[1] <= '9' ? strtoll(p + 1, &end, 10) : 0;
+        if (!weak && end == close && v > 0 && c->nrevisions < LIVE_CONDITION_TAGS)
+            c->revisions[c->nrevisions++] = v;
+        ntags++;
+        p = after;
+    }
+    if (ntags == 0) {
+        td_request_problem(req, 400, "If-Match", "If-Match is empty: send * or the ETag GET returned");
+        return false;
+    }
+    return true;
+}
+
+/* If-Match (read_if_match); If-None-Match: * only. */
 static bool read_conditions(TDRequest *req, live_condition *c)
 {
     memset(c, 0, sizeof *c);
@@ -83,34 +133,7 @@ static bool read_conditions(TDRequest *req, live_condition *c)
         }
         c->if_none_match_any = true;
     }
-    if (!im)
-        return true;
-    c->if_match = true;
-    const char *p = im;
-    for (;;) {
-        p += strspn(p, " \t,");
-        if (!*p)
-            break;
-        if (*p == '*') {
-            c->if_match_any = true;
-            p++;
-            continue;
-        }
-        bool weak = p[0] == 'W' && p[1] == '/';   /* never matches: If-Match compares strongly */
-        if (weak)
-            p += 2;
-        char *end = NULL;
-        long long v = *p == '"' ? strtoll(p + 1, &end, 10) : -1;
-        if (!end || *end != '"' || v <= 0) {
-            td_request_problem(req, 400, "If-Match",
-                               "If-Match must be * or ETags such as \"42\" (as GET returned)");
-            return false;
-        }
-        if (!weak && c->nrevisions < LIVE_CONDITION_TAGS)
-            c->revisions[c->nrevisions++] = v;
-        p = end + 1;
-    }
-    return true;
+    return !im || read_if_match(req, im, c);
 }
 
 static void problem_of(TDRequest *req, const alert_error *e)
@@ -322,12 +345,15 @@ static bool valid_id(TDRequest *req)
         /* the store checks the client's If-Match again, and that nobody
          * wrote since `old` was read */
         c.expect_revision = old->revision;
-        if (!tag_matches)
+        /* a malformed patch is a 400 or 422 whatever If-Match says: the client
+         * learns what to fix before it fetches the alert again */
+        if (!(a = alert_merge_patch(old, req->body, req->bodyLength, &e)))
+            problem_of(req, &e);
+        else if (!tag_matches)
             td_request_problem(req, 412, NULL, "alert '%.100s' has changed since the ETag in "
                                                "If-Match was read (it is now \"%lld\"); GET it "
                                                "again", old->id, (long long)old->revision);
-        else if (!(a = alert_merge_patch(old, req->body, req->bodyLength, &e)) ||
-            alert_check_references(a, req->dataset, &e) != 0)
+        else if (alert_check_references(a, req->dataset, &e) != 0)
             problem_of(req, &e);
         else
             commit_alert(server, req, a, &c);

@@ -85,6 +85,7 @@ const char *td_status_title(int status)
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";
+    case 410: return "Gone";
     case 412: return "Precondition Failed";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";

@@ -354,6 +354,25 @@ static bool refuse_query(TDRequest *req, const char *query)
     return true;
 }
 
+/* Whether an If-None-Match list holds the element * (any representation). */
+static bool etag_list_has_star(const char *header)
+{
+    for (const char *p = header; *p;) {
+        p += strspn(p, " \t,");
+        if (*p == '*')
+            return true;
+        if (*p == 'W' && p[1] == '/')
+            p += 2;
+        if (*p == '"') {
+            const char *close = strchr(p + 1, '"');
+            p = close ? close + 1 : p + strlen(p);
+        } else {
+            p += strcspn(p, ",");
+        }
+    }
+    return false;
+}
+
 /* Sends the verb's message to the route's resource, with what is served
  * taken for the request; or answers 304 when the client's copy is current.
  * etag gets the server's ETag of a GET. */
@@ -404,12 +423,21 @@ static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb v
         td_make_etag(req, route, etag, etag_cap);
         inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     }
-    if (inm && td_etag_matches(inm, etag)) {
+    /* A listed ETag was only ever sent with a 200, so its parameters were good:
+     * 304 without asking the endpoint. `*` matches any current representation,
+     * so the endpoint answers first and a 400 or 404 stays one (RFC 9110 §13.2.1:
+     * preconditions apply only where the answer would be a 2xx). */
+    bool star = inm && etag_list_has_star(inm);
+    if (inm && !star && td_etag_matches(inm, etag)) {
         req->status = 304;
         req->cacheSeconds = route->depends_on_clock ? 30 : 86400;
         return;
     }
     ((verb_message_fn)imp)(route->resource, verb_selector(verb), req);
+    if (star && req->status == 200) {
+        req->status = 304;
+        req->cacheSeconds = route->depends_on_clock ? 30 : 86400;
+    }
 }
 
 /* Gives back what the request took of the serving state. */

@@ -47,7 +47,8 @@ int feed_sha256(const feed_t *f, char out[65], char *err, size_t errlen);
  * with different counts have different hashes; equal counts prove nothing. */
 uint64_t feed_hashed_bytes(const feed_t *f);
 
-/* Called as bytes of a member are produced. Return non-zero to stop. */
+/* Called as bytes of a member are produced. Return non-zero to stop. The
+ * bytes are gone once it returns: copy what must be kept. */
 typedef int (*feed_chunk_fn)(void *ctx, const char *buf, size_t len);
 
 /* Streams a member's bytes in chunks (about 1 MiB). Returns 0 on success,

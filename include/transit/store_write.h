@@ -26,6 +26,12 @@ typedef struct store_stats {
  * (missing required file or column, I/O). The file is fsynced. */
 int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
                          char *err, size_t errlen);
+/* The same, taking the services' days from the timetable builder running on
+ * another thread (src/import/days_handoff.h) instead of reading
+ * calendar_dates.txt again; when the builder withdraws them, reads it. */
+struct days_handoff;
+int schedule_store_write_days(const feed_t *feed, const char *path, struct days_handoff *days, diag *d,
+                              store_stats *st, char *err, size_t errlen);
 /* Writes shapes.sqlite at `path`. A feed without shapes.txt gives an empty
  * but valid database. */
 int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,

@@ -34,9 +34,19 @@ typedef struct timetable_stats {
 typedef void (*timetable_progress_fn)(void *ctx, const char *file, uint64_t bytes_done, uint64_t bytes_total,
                                       uint64_t rows, double seconds, bool finished);
 
+struct days_handoff;
+
 typedef struct timetable_options {
     timetable_progress_fn progress;   /* may be NULL */
     void *progress_ctx;
+    /* When not NULL: the services' days are published there as soon as the
+     * calendars are read, or withdrawn when they will not be (the importer's
+     * schedule.sqlite writer waits on it; src/import/days_handoff.h). */
+    struct days_handoff *days_out;
+    /* A calendar_dates.txt of more bytes than this (0: 1 MiB) is read on a
+     * thread of its own beside trips and stop_times; a smaller one first,
+     * as any other file. */
+    uint64_t dates_beside_bytes;
 } timetable_options;
 
 /* Reads agency, stops, routes, trips, stop_times, calendar, calendar_dates and

@@ -185,14 +185,6 @@ void api_end_list(json_writer *w)
     json_object_end(w);
 }
 
-/* ],"truncated":B} — closes a list the engine may have cut at the limit. */
-static void end_truncated_list(json_writer *w, bool truncated)
-{
-    json_array_end(w);
-    json_kv_bool(w, "truncated", truncated);
-    json_object_end(w);
-}
-
 /* Starts the response's alert marks: the request's view when it was
  * resolved against this dataset and holds alerts; returns the marks for the
  * departure rows, or NULL when no alert can apply. */
@@ -204,22 +196,108 @@ static alert_marks *begin_alerts(api_thread *t, const api_request *req, const da
     return usable ? t->marks : NULL;
 }
 
-/* ],"truncated":B[,"warning":"..."],"alerts":[…]} — closes a departures list
- * with the alerts its rows (or its stop) showed. The warning comes only with
+/* What a board's next link is made of (api_cursor.c): asked for only when
+ * the page was cut. */
+typedef struct board_next {
+    const api_request *req;
+    board_link link;
+    const char *endpoint;       /* what the cursor is bound to, with the parameters */
+    query_kind kind;
+    board_order order;
+    double lat, lon;
+    long radius, limit;
+    const board_page_key *after;  /* the request's cursor, or NULL */
+} board_next;
+
+/* Whether the board's rows are ordered by predicted time (board_predicted.h). */
+static bool by_prediction(const api_request *req, board_order order)
+{
+    return req->realtime && order == BOARD_BY_PREDICTION;
+}
+
+/* ],"truncated":B,"next":L[,"warning":"..."],"alerts":[…]} — closes a
+ * departures list with the link to the rows after it (null when none follow)
+ * and the alerts its rows (or its stop) showed. The warning comes only with
  * an empty list whose window lies outside the feed's service, so a normal
  * answer pays one comparison and no bytes. */
-static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, uint32_t count,
-                           bool truncated, int64_t from, long window_minutes)
+static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, const board *b,
+                           int64_t from, long window_minutes, const board_next *next)
 {
     json_array_end(w);
-    json_kv_bool(w, "truncated", truncated);
+    json_kv_bool(w, "truncated", b->truncated);
+    board_page_key last;
+    if (b->truncated && api_board_key_after(ds, b, by_prediction(next->req, next->order), next->after, &last)) {
+        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->order, next->lat,
+                                             next->lon, next->radius, from, window_minutes);
+        api_write_board_next(w, next->req, &next->link, from, window_minutes, next->limit, binding, &last);
+    } else {
+        json_kv_null(w, "next");
+    }
     char warning[256];
     static const char *const what[] = {"departures", "arrivals", "departures or arrivals"};
-    if (count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
-                                                   sizeof warning))
+    if (b->count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
+                                                      sizeof warning))
         json_kv_string(w, "warning", warning);
     alert_marks_write(t->marks, w);
     json_object_end(w);
+}
+
+/* Which board a request asks for: a stop's, or the one near a point. */
+typedef struct board_query {
+    bool nearby;
+    uint32_t stop;
+    double lat, lon, radius_m;
+} board_query;
+
+static int run_board(api_thread *t, const dataset *ds, query_kind kind, const board_query *q, int64_t from,
+                     uint32_t window_s, uint32_t limit, const board_sources *src, board *out, query_error *err)
+{
+    if (q->nearby)
+        return board_nearby(t->board, ds, t->scratch, kind, q->lat, q->lon, q->radius_m, from, window_s, limit,
+                            src, out, err);
+    return board_stop(t->board, ds, t->scratch, kind, q->stop, from, window_s, limit, src, out, err);
+}
+
+/* One page of a board. Without a cursor: the board as asked. With one: the
+ * rows after the cursor's row up to `limit`, found by asking from its
+ * instant for enough rows to step over those earlier pages showed there,
+ * then joined again so that only the page's rows mark alerts. 0, or a
+ * problem (410 when the rows at the cursor's instant grew past what a page
+ * can step over, as a new dataset may make them). */
+static int board_page(api_thread *t, const dataset *ds, const api_request *req, query_kind kind,
+                      board_order order, const board_query *q, int64_t from, long window, long limit, const board_page_key *after,
+                      board *out, api_problem *prob)
+{
+    query_error err = {0};
+    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
+    if (!after) {
+        int rc = run_board(t, ds, kind, q, from, (uint32_t)window * 60, (uint32_t)limit, &src, out, &err);
+        return rc == QUERY_OK ? 0 : api_query_problem(prob, rc, &err);
+    }
+    int64_t end = from + (int64_t)window * 60;
+    uint64_t want = (uint64_t)limit + after->skip;
+    uint32_t fetch = want > QUERY_LIMIT_MAX ? QUERY_LIMIT_MAX : (uint32_t)want;
+    board_sources unmarked = {req->realtime, NULL, order};
+    board all;
+    int rc = run_board(t, ds, kind, q, after->instant, (uint32_t)(end - after->instant), fetch, &unmarked, &all,
+                       &err);
+    if (rc != QUERY_OK)
+        return api_query_problem(prob, rc, &err);
+    uint32_t shown = api_board_rows_shown(ds, &all, by_prediction(req, order), after);
+    uint32_t n = all.count - shown;
+    bool more = all.truncated;
+    if (n == 0 && more)
+        return api_fail(prob, 410, "cursor",
+                        "the board changed under the cursor: more rows share its instant than a page can step "
+                        "over; start again without cursor");
+    if (n > (uint32_t)limit) {
+        n = (uint32_t)limit;
+        more = true;
+    }
+    board_join(ds, all.deps + shown, n, &src, t->page_rows, out);
+    out->truncated = more;
+    out->arrivals = all.arrivals;
+    return 0;
 }
 
 /* The board's rows into the open departures array; a problem (503) when
@@ -248,12 +326,49 @@ int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seco
     return 200;
 }
 
+/* A list page of rows [offset, offset + limit) out of the first `count`
+ * rows the engine gave when asked for `fetch` (it cut more when
+ * `engine_truncated`): how many the page shows, and whether a next page can
+ * follow (lists page through their first QUERY_LIMIT_MAX rows). */
+static uint32_t list_page(uint32_t count, bool engine_truncated, uint32_t offset, long limit, bool *truncated,
+                          bool *has_next)
+{
+    uint32_t shown = count > offset ? count - offset : 0;
+    if (shown > (uint32_t)limit)
+        shown = (uint32_t)limit;
+    *truncated = engine_truncated || offset + shown < count;
+    *has_next = *truncated && offset + shown < QUERY_LIMIT_MAX && shown > 0;
+    return shown;
+}
+
+/* ],"truncated":B,"next":L} — closes a list page. */
+static void end_list_page(json_writer *w, const api_request *req, const dataset *ds, bool truncated,
+                          bool has_next, const board_link *link, const char *endpoint, long limit,
+                          uint32_t next_offset)
+{
+    json_array_end(w);
+    json_kv_bool(w, "truncated", truncated);
+    if (has_next)
+        api_write_list_next(w, req, ds, link, endpoint, limit, next_offset);
+    else
+        json_kv_null(w, "next");
+    json_object_end(w);
+}
+
+/* How many rows to ask the engine for: the page's and those before it. */
+static uint32_t list_fetch(uint32_t offset, long limit)
+{
+    uint64_t want = (uint64_t)offset + (uint64_t)limit;
+    return want > QUERY_LIMIT_MAX ? QUERY_LIMIT_MAX : (uint32_t)want;
+}
+
 /* ------------------------------------------------------------ endpoints */
 
 int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                      api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"lat", "lon", "radius", "limit", NULL};
+    static const char *const allowed[] = {"lat", "lon", "radius", "limit", "cursor", NULL};
+    static const char *const kept[] = {"lat", "lon", "radius", NULL};
     double lat, lon;
     long radius, limit;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
@@ -262,27 +377,33 @@ int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
+    uint32_t offset;
+    if (api_get_list_cursor(req, ds, "stops_nearby", &offset, prob))
+        return prob->status;
     uint32_t count = 0;
-    bool truncated = false;
+    bool engine_truncated = false, truncated, has_next;
     query_error err = {0};
-    int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, (uint32_t)limit, t->nearby,
-                          &count, &truncated, &err);
+    int rc = nearby_stops(ds, t->scratch, lat, lon, (double)radius, list_fetch(offset, limit), t->nearby,
+                          &count, &engine_truncated, &err);
     if (rc != QUERY_OK)
         return api_query_problem(prob, rc, &err);
+    uint32_t shown = list_page(count, engine_truncated, offset, limit, &truncated, &has_next);
     api_begin_list(out, "stops");
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = offset; i < offset + shown; i++) {
         stop_info st;
         dataset_stop(ds, t->nearby[i].stop, &st);
         write_stop(out, ds, &st, &t->nearby[i].distance_m);
     }
-    end_truncated_list(out, truncated);
+    board_link link = {"/v1/stops/nearby", NULL, "", kept};
+    end_list_page(out, req, ds, truncated, has_next, &link, "stops_nearby", limit, offset + shown);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
 int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                      api_problem *prob, int *cache_seconds)
 {
-    static const char *const allowed[] = {"q", "limit", NULL};
+    static const char *const allowed[] = {"q", "limit", "cursor", NULL};
+    static const char *const kept[] = {"q", NULL};
     long limit;
     if (api_check_params(req, allowed, prob))
         return prob->status;
@@ -298,18 +419,22 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
+    uint32_t offset;
+    if (api_get_list_cursor(req, ds, "stops_search", &offset, prob))
+        return prob->status;
     schedule_db *db;
     if (api_take_schedule(ds, &db, prob))
         return prob->status;
-    bool truncated = false;
+    bool engine_truncated = false, truncated, has_next;
     char err[256] = "";
-    int n = schedule_stop_search(db, q, (uint32_t)limit, t->found_ids, &truncated, err,
+    int n = schedule_stop_search(db, q, list_fetch(offset, limit), t->found_ids, &engine_truncated, err,
                                  sizeof err);
     dataset_give_schedule(ds, db);
     if (n < 0)
         return api_fail(prob, 503, "q", "the stop search failed: %s", err);
+    uint32_t shown = list_page((uint32_t)n, engine_truncated, offset, limit, &truncated, &has_next);
     api_begin_list(out, "stops");
-    for (int i = 0; i < n; i++) {
+    for (uint32_t i = offset; i < offset + shown; i++) {
         const char *id = t->found_ids[i].id;
         uint32_t stop = dataset_find_stop(ds, id, strlen(id));
         if (stop == QUERY_NONE)
@@ -318,7 +443,8 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         dataset_stop(ds, stop, &st);
         write_stop(out, ds, &st, NULL);
     }
-    end_truncated_list(out, truncated);
+    board_link link = {"/v1/stops", NULL, "", kept};
+    end_list_page(out, req, ds, truncated, has_next, &link, "stops_search", limit, offset + shown);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
@@ -426,8 +552,9 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
                       int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", "kind", "realtime", NULL};
-    static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", NULL};
+    static const char *const allowed[] = {"time", "window", "limit", "kind", "realtime", "cursor", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", "cursor", NULL};
+    static const char *const kept[] = {"kind", "realtime", NULL};
     long window, limit;
     time_param tp;
     query_kind kind = QUERY_ARRIVALS;
@@ -443,13 +570,19 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     if (find_stop(ds, req->id, &stop, prob))
         return prob->status;
     int64_t from = api_resolve_time(ds, req, &tp);
-    query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
+    board_next next = {req, {"/v1/stops/", req->id, arrivals_endpoint ? "/arrivals" : "/departures", kept},
+                       arrivals_endpoint ? "arrivals" : "departures", kind, order, 0, 0, 0, limit, NULL};
+    board_page_key after;
+    bool paged = false;
+    if (api_param_value(req, "cursor") &&
+        api_get_board_cursor(req, api_board_binding(next.endpoint, req->id, kind, order, 0, 0, 0, from, window),
+                             from, from + window * 60, &after, &paged, prob))
+        return prob->status;
+    next.after = paged ? &after : NULL;
+    board_query q = {false, stop, 0, 0, 0};
     board b;
-    int rc = board_stop(t->board, ds, t->scratch, kind, stop, from, (uint32_t)window * 60, (uint32_t)limit, &src,
-                        &b, &err);
-    if (rc != QUERY_OK)
-        return api_query_problem(prob, rc, &err);
+    if (board_page(t, ds, req, kind, order, &q, from, window, limit, next.after, &b, prob))
+        return prob->status;
     stop_info st;
     dataset_stop(ds, stop, &st);
     json_object_begin(out);
@@ -462,7 +595,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     json_array_begin(out);
     if (write_board(out, ds, &b, false, prob))
         return prob->status;
-    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }
 
@@ -482,7 +615,8 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
                    api_problem *prob, int *cache_seconds)
 {
     static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
-                                          "realtime", NULL};
+                                          "realtime", "cursor", NULL};
+    static const char *const kept[] = {"lat", "lon", "radius", "kind", "realtime", NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
@@ -497,16 +631,23 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (!ds)
         return api_no_dataset(prob);
     int64_t from = api_resolve_time(ds, req, &tp);
-    query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
+    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, order, lat, lon, radius, limit,
+                       NULL};
+    board_page_key after;
+    bool paged = false;
+    if (api_param_value(req, "cursor") &&
+        api_get_board_cursor(req, api_board_binding(next.endpoint, NULL, kind, order, lat, lon, radius, from,
+                                                    window),
+                             from, from + window * 60, &after, &paged, prob))
+        return prob->status;
+    next.after = paged ? &after : NULL;
+    board_query q = {true, 0, lat, lon, (double)radius};
     board b;
-    int rc = board_nearby(t->board, ds, t->scratch, kind, lat, lon, (double)radius, from, (uint32_t)window * 60,
-                          (uint32_t)limit, &src, &b, &err);
-    if (rc != QUERY_OK)
-        return api_query_problem(prob, rc, &err);
+    if (board_page(t, ds, req, kind, order, &q, from, window, limit, next.after, &b, prob))
+        return prob->status;
     api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))
         return prob->status;
-    end_departures(t, out, ds, kind, b.count, b.truncated, from, window);
+    end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
 }

@@ -78,8 +78,14 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
     }
     json_array_end(out);
     json_kv_bool(out, "truncated", truncated);
-    if (truncated)
+    if (truncated) {
+        static const char *const kept[] = {"stop_id", "route_id", "trip_id", "agency_id", "active_at", NULL};
+        board_link link = {"/v1/alerts", NULL, "", kept};
         json_kv_string(out, "next_after", last);
+        api_write_next_after(out, req, &link, limit, last);
+    } else {
+        json_kv_null(out, "next");
+    }
     json_object_end(out);
     return api_finish(out, prob, cache_seconds, 0);
 }

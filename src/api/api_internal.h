@@ -34,6 +34,7 @@ struct api_thread {
     size_t text_cap;
     alert_marks *marks;             /* the alerts a response shows */
     network_scratch *network;       /* route patterns, a stop's headsigns */
+    board_row page_rows[QUERY_LIMIT_MAX];  /* a page's rows joined again (api_cursor.c) */
 };
 
 /* ------------------------------------------------------------ problems (api_params.c) */
@@ -49,6 +50,63 @@ int api_query_problem(api_problem *prob, int rc, const query_error *err);
 
 /* 503: the server has no dataset to answer from. */
 int api_no_dataset(api_problem *prob);
+
+/* ------------------------------------------------------------ board pages (api_cursor.c) */
+
+#define API_CURSOR_ID_MAX 255     /* bytes of a stop_id, route_short_name or trip_id in a cursor */
+#define API_NEXT_LINK_MAX 8192
+
+/* The last row a page showed, by value; skip counts the rows at its instant
+ * that this and earlier pages showed. */
+typedef struct board_page_key {
+    int64_t instant;
+    uint32_t skip;
+    char stop_id[API_CURSOR_ID_MAX + 1];
+    char route_short_name[API_CURSOR_ID_MAX + 1];
+    char trip_id[API_CURSOR_ID_MAX + 1];
+} board_page_key;
+
+/* Where a board's next link points: path_head, the id percent-encoded (when
+ * not NULL), path_tail; then the parameters named in `kept` as the request
+ * gave them, and time, window, limit and cursor. */
+typedef struct board_link {
+    const char *path_head, *id, *path_tail;
+    const char *const *kept;
+} board_link;
+
+/* What a cursor is bound to: the endpoint, its id and every parameter but
+ * limit (from is the resolved time). */
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, double lat,
+                           double lon, long radius, int64_t from, long window_minutes);
+/* `cursor`: *given, and the row it continues after (0, or a 400 naming
+ * cursor when it is not one this server wrote for this binding and window). */
+int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from, int64_t end,
+                         board_page_key *after, bool *given, api_problem *prob);
+/* How many of b's first rows are at or before `after` (shown already);
+ * by_prediction: the rows are ordered by predicted time (board_predicted.h). */
+uint32_t api_board_rows_shown(const dataset *ds, const board *b, bool by_prediction, const board_page_key *after);
+/* The key of b's last row, carrying `previous`'s skip on when it is at the
+ * same instant; false when b is empty or an id is too long for a cursor. */
+bool api_board_key_after(const dataset *ds, const board *b, bool by_prediction, const board_page_key *previous,
+                         board_page_key *out);
+/* "next":"<link>" (or null when the link would not fit). */
+void api_write_board_next(json_writer *w, const api_request *req, const board_link *link, int64_t from,
+                          long window_minutes, long limit, uint64_t binding, const board_page_key *last);
+
+/* `cursor` of a list page: *offset (0 without one), or a 400 naming cursor
+ * when it is not one this server wrote for these parameters, a 410 when it
+ * was written for another dataset. */
+int api_get_list_cursor(const api_request *req, const dataset *ds, const char *endpoint, uint32_t *offset,
+                        api_problem *prob);
+/* "next":"<link>" to the list page starting at `offset` (null when the link
+ * would not fit); the link repeats the parameters in link->kept and limit. */
+void api_write_list_next(json_writer *w, const api_request *req, const dataset *ds, const board_link *link,
+                         const char *endpoint, long limit, uint32_t offset);
+
+/* "next":"<link>" for a list that pages by id (the alerts): the parameters
+ * in link->kept, limit, and after=<the last id shown>. */
+void api_write_next_after(json_writer *w, const api_request *req, const board_link *link, long limit,
+                          const char *after);
 
 /* ------------------------------------------------------------ parameters (api_params.c) */
 

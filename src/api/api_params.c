@@ -23,6 +23,7 @@ int api_fail(api_problem *prob, int status, const char *param, const char *fmt, 
     switch (status) {
     case 400: prob->title = "Bad Request"; break;
     case 404: prob->title = "Not Found"; break;
+    case 410: prob->title = "Gone"; break;
     case 422: prob->title = "Unprocessable Content"; break;
     case 503: prob->title = "Service Unavailable"; break;
     default: prob->title = "Internal Server Error"; break;
@@ -132,7 +133,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* A decimal "-?DIGITS[.DIGITS]" without libc (strtod follows the locale).
+/* A decimal "-?DIGITS[.DIGITS][e[+-]DIGITS]" without libc (strtod follows the locale).
  * Up to 15 significant digits the result is the correctly rounded double. */
 static bool parse_decimal(const char *s, double *out)
 {
@@ -169,6 +170,21 @@ static bool parse_decimal(const char *s, double *out)
         }
         if (frac_digits == 0)
             return false;
+    }
+    if (*p == 'e' || *p == 'E') {   /* JSON's exponent, as clients print small and large numbers */
+        p++;
+        bool exp_negative = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        int exponent = 0, exp_digits = 0;
+        while (*p >= '0' && *p <= '9' && exp_digits < 4) {
+            exponent = exponent * 10 + (*p - '0');
+            p++;
+            exp_digits++;
+        }
+        if (exp_digits == 0)
+            return false;
+        scale += exp_negative ? exponent : -exponent;
     }
     if (*p != '\0')
         return false;

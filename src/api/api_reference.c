@@ -7,6 +7,7 @@
  * share little with the stops and departures endpoints beyond the checks
  * and writers of api_internal.h, so they live apart from them.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api_internal.h"
@@ -18,19 +19,37 @@
 /* Writes element `i` of a whole-feed list. */
 typedef void (*write_item_fn)(json_writer *w, const dataset *ds, uint32_t i);
 
-/* An endpoint that takes no parameters and lists every item of a kind:
- * {"key":[item 0, ..., item count-1]}. */
+#define LIST_LIMIT_MAX 10000
+
+/* An endpoint that lists every item of a kind, {"key":[...],"next":L}: all
+ * of them, or with `limit` pages of that many, each page's next link
+ * (api_cursor.c) leading to the one after it. */
 static int list_all(const dataset *ds, const api_request *req, json_writer *out,
                     api_problem *prob, int *cache_seconds, const char *key,
                     uint32_t (*count)(const dataset *ds), write_item_fn write_item)
 {
-    if (api_check_request(req, api_no_params, NULL, ds, prob))
+    static const char *const allowed[] = {"limit", "cursor", NULL};
+    static const char *const kept[] = {NULL};
+    long limit;
+    uint32_t offset;
+    if (api_check_request(req, allowed, NULL, ds, prob) ||
+        api_get_int(req, "limit", LIST_LIMIT_MAX, 1, LIST_LIMIT_MAX, "an integer", &limit, prob) ||
+        api_get_list_cursor(req, ds, key, &offset, prob))
         return prob->status;
     api_begin_list(out, key);
     uint32_t n = count(ds);
-    for (uint32_t i = 0; i < n; i++)
+    uint32_t stop = offset < n ? (n - offset > (uint32_t)limit ? offset + (uint32_t)limit : n) : offset;
+    for (uint32_t i = offset; i < stop; i++)
         write_item(out, ds, i);
-    api_end_list(out);
+    json_array_end(out);
+    char path[32];
+    snprintf(path, sizeof path, "/v1/%s", key);
+    board_link link = {path, NULL, "", kept};
+    if (stop < n)
+        api_write_list_next(out, req, ds, &link, key, limit, stop);
+    else
+        json_kv_null(out, "next");
+    json_object_end(out);
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 

@@ -26,7 +26,7 @@
 #include "transit/serving.h"
 #include "cli/cli_query_batch.h"
 
-#define MAX_OPTIONS 8
+#define MAX_OPTIONS 10
 
 /* One subcommand: which endpoint it calls and how its arguments map. */
 typedef struct subcommand {
@@ -41,18 +41,18 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit"},
+    {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit", "cursor"},
      {"lat", "lon"}, NULL, NULL, "stops near a point (GET /v1/stops/nearby)"},
     {"departures", api_departures, "/v1/departures",
-     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime"}, {"lat", "lon"}, NULL, NULL,
-     "departures from the stops near a point (GET /v1/departures)"},
+     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime", "cursor"}, {"lat", "lon"}, NULL,
+     NULL, "departures from the stops near a point (GET /v1/departures)"},
     {"stop-departures", api_stop_departures, "/v1/stops/%s/departures",
-     {"time", "window", "limit", "kind", "realtime"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "kind", "realtime", "cursor"}, {"stop"}, "stop", NULL,
      "departures from one stop or station (GET /v1/stops/{id}/departures)"},
     {"stop-arrivals", api_stop_arrivals, "/v1/stops/%s/arrivals",
-     {"time", "window", "limit", "realtime"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "realtime", "cursor"}, {"stop"}, "stop", NULL,
      "arrivals at one stop or station (GET /v1/stops/{id}/arrivals)"},
-    {"search", api_stops_search, "/v1/stops", {"limit"}, {NULL}, NULL, "TEXT",
+    {"search", api_stops_search, "/v1/stops", {"limit", "cursor"}, {NULL}, NULL, "TEXT",
      "stops by name (GET /v1/stops?q=TEXT)"},
     {"trip", api_trip, "/v1/trips/%s", {"date", "include"}, {NULL}, NULL, "ID",
      "a trip and its stop times (GET /v1/trips/{id})"},
@@ -60,11 +60,11 @@ static const subcommand subcommands[] = {
      "one shape as an encoded polyline (GET /v1/shapes/{id})"},
     {"stop", api_stop, "/v1/stops/%s", {NULL}, {NULL}, NULL, "ID",
      "one stop with its children and routes (GET /v1/stops/{id})"},
-    {"routes", api_routes, "/v1/routes", {NULL}, {NULL}, NULL, NULL,
+    {"routes", api_routes, "/v1/routes", {"limit", "cursor"}, {NULL}, NULL, NULL,
      "all routes (GET /v1/routes)"},
     {"route", api_route, "/v1/routes/%s", {NULL}, {NULL}, NULL, "ID",
      "one route (GET /v1/routes/{id})"},
-    {"agencies", api_agencies, "/v1/agencies", {NULL}, {NULL}, NULL, NULL,
+    {"agencies", api_agencies, "/v1/agencies", {"limit", "cursor"}, {NULL}, NULL, NULL,
      "all agencies (GET /v1/agencies)"},
     {"feed", api_feed, "/v1/feed", {NULL}, {NULL}, NULL, NULL,
      "the imported feed (GET /v1/feed)"},
@@ -81,7 +81,7 @@ static const char *option_help(const char *name)
     if (strcmp(name, "lat") == 0) return "--lat DEG        latitude, -90..90";
     if (strcmp(name, "lon") == 0) return "--lon DEG        longitude, -180..180";
     if (strcmp(name, "radius") == 0) return "--radius M       search radius in metres, 1..5000 (default 500)";
-    if (strcmp(name, "limit") == 0) return "--limit N        at most N results, 1..500";
+    if (strcmp(name, "limit") == 0) return "--limit N        at most N results (a page), 1..500; routes, agencies 1..10000";
     if (strcmp(name, "window") == 0) return "--window MIN     minutes after --time, 1..1440 (default 60)";
     if (strcmp(name, "time") == 0)
         return "--time T         2026-11-21T18:15:00-05:00, ...Z, or local 2026-11-21T18:15 in the "
@@ -97,6 +97,9 @@ static const char *option_help(const char *name)
                "                   time) or scheduled (by scheduled time, predictions added)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
     if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
+    if (strcmp(name, "cursor") == 0)
+        return "--cursor C       the page after the one whose `next` link holds cursor=C (give the\n"
+               "                   link's other parameters too)";
     return name;
 }
 

@@ -436,7 +436,7 @@ static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, 
         for (uint32_t i = 0; i < nvisits; i++) {
             const visit_hot *vh = &hot[i];
             if ((int64_t)vh->last_secs < day->lo || (int64_t)vh->first_secs >= day->hi) continue;
-            if (!dataset_service_active(ds, vh->service, day->day)) continue;
+            if (!dataset_days_active(ds, vh->days, day->day)) continue;
             uint32_t first = vh->run_first, end = first + vh->run_count;
             int64_t span = (int64_t)vh->last_secs - vh->first_secs, into = day->lo - vh->first_secs;
             uint32_t guess = first;

@@ -3,7 +3,8 @@
  * feed_open lists the members once (name, size, where they are) into one
  * allocation; after that the feed_t is read-only, and every read opens its own
  * zip handle or file descriptor, so threads can share a feed. Directory
- * members are mapped, so streaming them copies nothing; zip members are
+ * members are mapped, so streaming them copies nothing (and each chunk's
+ * pages are dropped once the callback is done with them); zip members are
  * inflated by libzip into one 1 MiB buffer per stream. The one thing that
  * changes after feed_open is an atomic flag: feed_stop ends every read.
  */
@@ -479,9 +480,14 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
         if (len)
             madvise((void *)data, len, MADV_SEQUENTIAL);
         int rc = 0;
-        for (size_t at = 0; at < len && !rc; at += FEED_CHUNK)
-            rc = stopped(f, name, err, errlen) ? -1
-                                               : fn(ctx, data + at, len - at < FEED_CHUNK ? len - at : FEED_CHUNK);
+        for (size_t at = 0; at < len && !rc; at += FEED_CHUNK) {
+            size_t n = len - at < FEED_CHUNK ? len - at : FEED_CHUNK;
+            rc = stopped(f, name, err, errlen) ? -1 : fn(ctx, data + at, n);
+            /* a chunk is not read again (the callback copies what it keeps):
+             * its pages leave this process's memory now, so a 2.7 GB
+             * stop_times.txt is never resident whole (at is page-aligned) */
+            madvise((void *)(data + at), n, MADV_DONTNEED);
+        }
         if (len)
             munmap((void *)data, len);
         return rc;

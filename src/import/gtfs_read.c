@@ -9,6 +9,7 @@
 #include "import/tt_builder.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "transit/csv.h"
 #include "transit/gtfs.h"
+#include "import/days_handoff.h"
 
 int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
 {
@@ -388,7 +390,12 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
                  (int)f[2].len, f[2].ptr);
         return 0;
     }
-    uint32_t svc = service_index(b, F(0));
+    /* feeds list a service's dates together: the previous row's service
+     * is checked first, sparing a hash lookup (a cache miss) per row */
+    uint32_t svc = b->calendar_dates.n ? b->calendar_dates.v[b->calendar_dates.n - 1].service : TT_NONE;
+    if (svc == TT_NONE || strlen(tb_str(b, b->services.v[svc])) != f[0].len ||
+        memcmp(tb_str(b, b->services.v[svc]), f[0].ptr, f[0].len) != 0)
+        svc = service_index(b, F(0));
     tb_calendar_date *c = TB_PUSH(b->calendar_dates);
     if (svc == TT_NONE || !c) return oom(b);
     c->service = svc;
@@ -416,13 +423,15 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
                  f[2].ptr, (int)f[0].len, f[0].ptr);
         return 0;
     }
-    uint32_t svc = strmap_get(&b->service_ids, F(1));
-    if (svc == UINT32_MAX) {
+    /* while calendar_dates.txt is still being read, the service is resolved
+     * afterwards (resolve_trip_services) */
+    uint32_t svc = b->services_pending ? TT_NONE : strmap_get(&b->service_ids, F(1));
+    if (!b->services_pending && svc == UINT32_MAX) {
         diag_add(b->diag, DIAG_UNKNOWN_SERVICE, "trips.txt", line, "trip '%.*s': unknown service_id '%.*s'",
                  (int)f[2].len, f[2].ptr, (int)f[1].len, f[1].ptr);
         return 0;
     }
-    assert(route < b->routes.n && svc < b->services.n);
+    assert(route < b->routes.n && (svc == TT_NONE || svc < b->services.n));
     int8_t dir = -1;
     if (!EMPTY(4)) {
         if (f[4].len != 1 || (f[4].ptr[0] != '0' && f[4].ptr[0] != '1'))
@@ -441,13 +450,14 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
     if (!t) return oom(b);
     memset(t, 0, sizeof *t);
     t->id = tb_intern(b, F(2));
-    t->service_id_str = b->services.v[svc];
+    t->service_id_str = svc == TT_NONE ? tb_intern(b, F(1)) : b->services.v[svc];
     t->headsign = tb_intern(b, F(3));
     t->shape_id = tb_intern(b, F(5));
     t->route = route;
     t->service = svc;
     t->direction_id = dir;
-    return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE) ? oom(b) : 0;
+    return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE || t->service_id_str == TT_NONE)
+               ? oom(b) : 0;
 }
 
 /* ------------------------------------------------------------------ frequencies */
@@ -618,6 +628,237 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
     return 0;
 }
 
+/* ------------------------------------------------------------------ calendar_dates beside trips and stop_times */
+
+/* calendar_dates.txt is read on its own thread while this one reads trips,
+ * frequencies and stop_times: a feed with day-by-day calendars has millions
+ * of its rows (Brooklyn written so: 1.45M, a quarter of a second), which
+ * would otherwise lie on the import's critical path. The thread reads into a
+ * builder of its own that starts with calendar.txt's services, so the
+ * services it adds get the indices they would get here; it computes the day
+ * sets and hands them to the schedule writer (days_handoff.c) as soon as
+ * they exist. Trips read meanwhile keep their service_id as a string, and
+ * are resolved once the thread is joined. */
+#define DATES_BESIDE_BYTES ((uint64_t)1 << 20)   /* Brooklyn as written: 13 KB; day by day: 25.8 MB */
+
+typedef struct dates_job {
+    tt_builder hb;                 /* the thread's builder: its strings, services, calendar_dates */
+    timetable_stats st;
+    timetable_options opt;         /* no progress: the callback belongs to this thread */
+    char err[512];
+    int rc;
+    struct days_handoff *days_out;
+} dates_job;
+
+static void *read_dates(void *arg)
+{
+    dates_job *j = arg;
+    tt_builder *hb = &j->hb;
+    j->rc = -1;
+    if (feed_has(hb->feed, "calendar_dates.txt") &&
+        read_file(hb, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &j->st.calendar_dates))
+        return NULL;
+    if (hb->services.n == 0) {
+        snprintf(hb->err, hb->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
+        return NULL;
+    }
+    if (traffic_days_build(&hb->days, hb->calendars.v, hb->calendars.n, hb->calendar_dates.v,
+                           hb->calendar_dates.n, (uint32_t)hb->services.n, hb->err, hb->errlen))
+        return NULL;
+    if (j->days_out)
+        days_handoff_publish(j->days_out, &hb->days, hb->strings, hb->services.v, (uint32_t)hb->services.n);
+    j->rc = 0;
+    return NULL;
+}
+
+/* The thread's builder: calendar.txt's services and rows, nothing else. */
+static int dates_job_init(dates_job *j, tt_builder *b)
+{
+    memset(j, 0, sizeof *j);
+    tt_builder *hb = &j->hb;
+    hb->feed = b->feed;
+    hb->diag = b->diag;            /* diag_add locks */
+    hb->stats = &j->st;
+    hb->opt = &j->opt;
+    hb->err = j->err;
+    hb->errlen = sizeof j->err;
+    j->days_out = b->opt->days_out;
+    if (strmap_init(&hb->string_ids, 64) || strmap_init(&hb->service_ids, 64) ||
+        tb_grow((void **)&hb->strings, &hb->strings_cap, 1, 4096) != 0)
+        return -1;
+    hb->strings[0] = 0;
+    hb->strings_len = 1;
+    for (size_t i = 0; i < b->services.n; i++) {
+        const char *id = tb_str(b, b->services.v[i]);
+        if (service_index(hb, id, strlen(id)) != i) return -1;
+    }
+    for (size_t i = 0; i < b->calendars.n; i++) {
+        tb_calendar *c = TB_PUSH(hb->calendars);
+        if (!c) return -1;
+        *c = b->calendars.v[i];
+    }
+    return 0;
+}
+
+/* Takes the thread's services (the new ones get the same indices here),
+ * calendar_dates rows and days. 0 or -1. */
+static int dates_job_merge(dates_job *j, tt_builder *b)
+{
+    tt_builder *hb = &j->hb;
+    for (size_t i = b->services.n; i < hb->services.n; i++) {
+        const char *id = tb_str(hb, hb->services.v[i]);
+        if (service_index(b, id, strlen(id)) != i) return oom(b);
+    }
+    free(b->calendar_dates.v);
+    b->calendar_dates = hb->calendar_dates;
+    memset(&hb->calendar_dates, 0, sizeof hb->calendar_dates);
+    traffic_days_free(&b->days);
+    b->days = hb->days;
+    memset(&hb->days, 0, sizeof hb->days);
+    b->stats->calendar_dates = j->st.calendar_dates;
+    return 0;
+}
+
+/* Each trip's service, by the id string it kept. False when one names a
+ * service no calendar defines. */
+static bool resolve_trip_services(tt_builder *b)
+{
+    for (size_t i = 0; i < b->trips.n; i++) {
+        tb_trip *t = &b->trips.v[i];
+        const char *id = tb_str(b, t->service_id_str);
+        uint32_t svc = strmap_get(&b->service_ids, id, strlen(id));
+        if (svc == UINT32_MAX) return false;
+        t->service = svc;
+        t->service_id_str = b->services.v[svc];
+    }
+    return true;
+}
+
+/* diag_add's counts and examples of `from`, added to `into`. */
+static void diag_absorb(diag *into, const diag *from)
+{
+    pthread_mutex_lock(&into->lock);
+    for (int k = 0; k < DIAG_KIND_COUNT; k++) into->count[k] += from->count[k];
+    for (int i = 0; i < from->nexamples && into->nexamples < DIAG_EXAMPLES; i++) {
+        memcpy(into->examples[into->nexamples], from->examples[i], sizeof into->examples[0]);
+        into->example_kind[into->nexamples++] = from->example_kind[i];
+    }
+    pthread_mutex_unlock(&into->lock);
+}
+
+static int read_stop_times(tt_builder *b)
+{
+    /* stop_times: size the array from the member size (about 40 bytes a row) */
+    int64_t sz = feed_size(b->feed, "stop_times.txt");
+    if (sz > 0 && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), (size_t)(sz / 40) + 1024))
+        return oom(b);
+    st_ctx c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    int has[CSV_MAX_KEYS] = {0};
+    csv_error cerr;
+    memset(&cerr, 0, sizeof cerr);
+    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
+    if (rc != 0) {
+        if (b->err[0] == 0)
+            snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,
+                     cerr.column, cerr.message);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!has[i]) {
+            snprintf(b->err, b->errlen, "stop_times.txt: missing required column '%s'", ST_KEYS[i]);
+            return -1;
+        }
+    }
+    if (!has[3] && !has[4]) {
+        snprintf(b->err, b->errlen, "stop_times.txt: missing required column 'departure_time' (and 'arrival_time')");
+        return -1;
+    }
+    return 0;
+}
+
+/* trips.txt, frequencies.txt and stop_times.txt, in that order. */
+static int read_trip_files(tt_builder *b)
+{
+    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 0x7, trip_row, &b->stats->trips)) return -1;
+    if (feed_has(b->feed, "frequencies.txt") &&
+        read_file(b, "frequencies.txt", FREQ_KEYS, 4, 0xF, frequency_row, &b->stats->frequencies))
+        return -1;
+    return read_stop_times(b);
+}
+
+/* Forgets what read_trip_files read, to read it again. */
+static int reset_trip_files(tt_builder *b)
+{
+    strmap_free(&b->trip_ids);
+    b->trips.n = b->stop_times.n = b->dists.n = b->frequencies.n = 0;
+    b->have_dist = false;
+    b->stats->trips = b->stats->frequencies = b->stats->stop_times = 0;
+    return strmap_init(&b->trip_ids, 1 << 14) ? oom(b) : 0;
+}
+
+/* calendar_dates.txt, then trips, frequencies and stop_times. A big
+ * calendar_dates.txt (day-by-day calendars) is read on its own thread
+ * (inline when none can be started) beside the three, whose problems are
+ * counted apart until the services are known. When a trip names an unknown
+ * service (a broken feed), the three files are read again the plain way,
+ * so that it and its stop times are skipped and counted exactly as always.
+ * A small one is read first, and the three the plain way at once. */
+static int read_trips_and_stop_times(tt_builder *b)
+{
+    dates_job *j = calloc(1, sizeof *j);
+    if (!j) return oom(b);
+    int rc = -1;
+    pthread_t thread;
+    bool threaded = false;
+    diag *real = b->diag, pending;
+    diag_init(&pending);
+    if (dates_job_init(j, b) != 0) {
+        oom(b);
+        goto out;
+    }
+    uint64_t beside = b->opt->dates_beside_bytes ? b->opt->dates_beside_bytes : DATES_BESIDE_BYTES;
+    if (!feed_has(b->feed, "calendar_dates.txt") || feed_size(b->feed, "calendar_dates.txt") <= (int64_t)beside) {
+        read_dates(j);
+        if (j->rc != 0) {
+            snprintf(b->err, b->errlen, "%s", j->err);
+            goto out;
+        }
+        if (dates_job_merge(j, b) == 0) rc = read_trip_files(b);
+        goto out;
+    }
+    threaded = pthread_create(&thread, NULL, read_dates, j) == 0;
+    if (!threaded) read_dates(j);
+    b->services_pending = true;
+    b->diag = &pending;
+    int read_rc = read_trip_files(b);
+    b->diag = real;
+    b->services_pending = false;
+    if (threaded) pthread_join(thread, NULL);
+    threaded = false;
+    if (j->rc != 0) {
+        snprintf(b->err, b->errlen, "%s", j->err);
+        goto out;
+    }
+    if (dates_job_merge(j, b) != 0) goto out;
+    if (read_rc != 0 && b->err[0]) goto out;
+    if (read_rc == 0 && resolve_trip_services(b)) {
+        diag_absorb(real, &pending);
+        rc = 0;
+        goto out;
+    }
+    if (reset_trip_files(b) != 0) goto out;
+    b->err[0] = 0;
+    rc = read_trip_files(b);
+out:
+    if (threaded) pthread_join(thread, NULL);
+    diag_destroy(&pending);
+    tb_free(&j->hb);
+    free(j);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ all files */
 
 static int require(tt_builder *b, const char *file)
@@ -667,46 +908,7 @@ int tb_read_feed(tt_builder *b)
     if (feed_has(b->feed, "calendar.txt") &&
         read_file(b, "calendar.txt", CAL_KEYS, 10, 0x3FF, calendar_row, &b->stats->calendar))
         return -1;
-    if (feed_has(b->feed, "calendar_dates.txt") &&
-        read_file(b, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &b->stats->calendar_dates))
-        return -1;
-    if (b->services.n == 0) {
-        snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
-        return -1;
-    }
-    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 0x7, trip_row, &b->stats->trips)) return -1;
-    if (feed_has(b->feed, "frequencies.txt") &&
-        read_file(b, "frequencies.txt", FREQ_KEYS, 4, 0xF, frequency_row, &b->stats->frequencies))
-        return -1;
-
-    /* stop_times: size the array from the member size (about 40 bytes a row) */
-    int64_t sz = feed_size(b->feed, "stop_times.txt");
-    if (sz > 0 && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), (size_t)(sz / 40) + 1024))
-        return oom(b);
-    st_ctx c;
-    memset(&c, 0, sizeof c);
-    c.b = b;
-    int has[CSV_MAX_KEYS] = {0};
-    csv_error cerr;
-    memset(&cerr, 0, sizeof cerr);
-    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
-    if (rc != 0) {
-        if (b->err[0] == 0)
-            snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,
-                     cerr.column, cerr.message);
-        return -1;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!has[i]) {
-            snprintf(b->err, b->errlen, "stop_times.txt: missing required column '%s'", ST_KEYS[i]);
-            return -1;
-        }
-    }
-    if (!has[3] && !has[4]) {
-        snprintf(b->err, b->errlen, "stop_times.txt: missing required column 'departure_time' (and 'arrival_time')");
-        return -1;
-    }
-    return 0;
+    return read_trips_and_stop_times(b);
 }
 
 void tb_free(tt_builder *b)
@@ -728,5 +930,6 @@ void tb_free(tt_builder *b)
     free(b->frequencies.v);
     free(b->calendars.v);
     free(b->calendar_dates.v);
+    traffic_days_free(&b->days);
     tz_free(&b->zone);
 }

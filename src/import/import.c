@@ -28,6 +28,7 @@
  * feed almost always differs in size from every kept version and is hashed
  * beside the build.
  */
+#include "import/days_handoff.h"
 #include "transit/import.h"
 #include "transit/live_store.h"
 #include "transit/stores.h"
@@ -163,6 +164,7 @@ typedef struct store_job {
     const feed_t *feed;
     hash_job *hash;          /* run first on this thread, unless done */
     diag *schedule_diag, *shapes_diag;
+    days_handoff *days;      /* the timetable builder's days for the schedule writer, or NULL */
     char dir[4096];
     int rc;
     char err[512];
@@ -182,8 +184,8 @@ static void *store_thread(void *arg)
     char path[4200];
     double t = now_seconds();
     snprintf(path, sizeof path, "%s/schedule.sqlite", j->dir);
-    j->rc = schedule_store_write(j->feed, path, j->schedule_diag, &j->ru->r->schedule, j->err,
-                                 sizeof j->err);
+    j->rc = schedule_store_write_days(j->feed, path, j->days, j->schedule_diag, &j->ru->r->schedule, j->err,
+                                      sizeof j->err);
     if (j->rc != 0)
         return NULL;
     phase_done(j->ru, IMPORT_PHASE_SCHEDULE, now_seconds() - t);
@@ -390,20 +392,28 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     job.schedule_diag = &schedule_diag;
     job.shapes_diag = &shapes_diag;
     snprintf(job.dir, sizeof job.dir, "%s", tmp);
+    /* the timetable builder hands the services' days to the schedule writer */
+    days_handoff days;
+    bool have_days = days_handoff_init(&days) == 0;
+    job.days = have_days ? &days : NULL;
     pthread_t thread;
     bool threaded = pthread_create(&thread, NULL, store_thread, &job) == 0;
-    if (!threaded)
+    if (!threaded) {
+        job.days = NULL;    /* nobody would publish them before the writer waits */
         store_thread(&job); /* no second thread available: hash and stores, then the timetable */
+    }
 
     char tt_err[512] = "", path[4200];
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
     double t = now_seconds();
-    timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx};
+    timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx, job.days, 0};
     int tt_rc = timetable_build(feed, path, &tt_opt, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
     if (tt_rc == 0)
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
     if (threaded)
         pthread_join(thread, NULL);
+    if (have_days)
+        days_handoff_destroy(&days);
     merge_diags(&r->diag, &timetable_diag, &schedule_diag, &shapes_diag);
     diag_destroy(&timetable_diag);
     diag_destroy(&schedule_diag);

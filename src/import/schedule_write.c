@@ -10,9 +10,11 @@
  *     statements prepared once per file, then written to its path in one
  *     pass by VACUUM INTO, which packs every B-tree page full; one fsync;
  *   - trips, the only big table, are buffered and inserted sorted by trip_id
- *     (appends), and their repeated strings (route, service, headsign, block,
- *     shape) are interned into a `strings` table; the `trips` view gives
- *     back the GTFS columns;
+ *     (appends), and their repeated strings (route, headsign, block, shape)
+ *     are interned into a `strings` table, their service into `services`;
+ *     the `trips` view gives back the GTFS columns;
+ *   - calendar_dates rows are not stored, only the distinct sets of days the
+ *     services run on (schedule_write_days.c); a view gives the rows back;
  *   - rows are accepted or rejected by the same rules as the timetable
  *     builder's, so both stores hold the same stops, routes and trips: bad
  *     rows are counted in the diag with file:line and skipped; a bad value in
@@ -23,6 +25,8 @@
  */
 #include "import/schedule_write_internal.h"
 
+#include "import/days_handoff.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,7 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEDULE_SCHEMA_VERSION 2  /* 2: prefix index, stops renumbered by name length */
+#define SCHEDULE_SCHEMA_VERSION 3  /* 3: day_sets and services; calendar_dates a view. 2: prefix index, stops
+                                      renumbered by name length */
 
 static const char SCHEDULE_SCHEMA[] =
     "CREATE TABLE agency("
@@ -42,17 +47,17 @@ static const char SCHEDULE_SCHEMA[] =
     " route_long_name TEXT, route_desc TEXT, route_type INTEGER NOT NULL, route_url TEXT,"
     " route_color TEXT, route_text_color TEXT, route_sort_order INTEGER,"
     " continuous_pickup INTEGER, continuous_drop_off INTEGER) WITHOUT ROWID;"
-    /* Interned strings of trips (route/service/headsign/short name/block/shape). */
+    /* Interned strings of trips (route/headsign/short name/block/shape). */
     "CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE trip_rows("
     " trip_id TEXT NOT NULL PRIMARY KEY, route_sid INTEGER NOT NULL, service_sid INTEGER NOT NULL,"
     " headsign_sid INTEGER, short_name_sid INTEGER, direction_id INTEGER, block_sid INTEGER,"
     " shape_sid INTEGER, wheelchair_accessible INTEGER, bikes_allowed INTEGER) WITHOUT ROWID;"
     "CREATE VIEW trips AS SELECT t.trip_id AS trip_id, r.value AS route_id,"
-    " s.value AS service_id, h.value AS trip_headsign, n.value AS trip_short_name,"
+    " s.service_id AS service_id, h.value AS trip_headsign, n.value AS trip_short_name,"
     " t.direction_id AS direction_id, b.value AS block_id, p.value AS shape_id,"
     " t.wheelchair_accessible AS wheelchair_accessible, t.bikes_allowed AS bikes_allowed"
-    " FROM trip_rows t JOIN strings r ON r.id = t.route_sid JOIN strings s ON s.id = t.service_sid"
+    " FROM trip_rows t JOIN strings r ON r.id = t.route_sid JOIN services s ON s.id = t.service_sid"
     " LEFT JOIN strings h ON h.id = t.headsign_sid LEFT JOIN strings n ON n.id = t.short_name_sid"
     " LEFT JOIN strings b ON b.id = t.block_sid LEFT JOIN strings p ON p.id = t.shape_sid;"
     /* A rowid table: the FTS index below uses its rowid as external content. */
@@ -68,9 +73,24 @@ static const char SCHEDULE_SCHEMA[] =
     " wednesday INTEGER NOT NULL, thursday INTEGER NOT NULL, friday INTEGER NOT NULL,"
     " saturday INTEGER NOT NULL, sunday INTEGER NOT NULL, start_date TEXT NOT NULL,"
     " end_date TEXT NOT NULL) WITHOUT ROWID;"
-    "CREATE TABLE calendar_dates("
-    " service_id TEXT NOT NULL, date TEXT NOT NULL, exception_type INTEGER NOT NULL,"
-    " PRIMARY KEY (service_id, date)) WITHOUT ROWID;"
+    /* The distinct sets of days services run on (schedule_write_days.c),
+     * numbered as in timetable.bin: days[i] is '1' when the set holds the
+     * date first_date + i. */
+    "CREATE TABLE day_sets(id INTEGER PRIMARY KEY, first_date TEXT NOT NULL, days TEXT NOT NULL);"
+    "CREATE TABLE services(id INTEGER PRIMARY KEY, service_id TEXT NOT NULL, day_set INTEGER NOT NULL);"
+    /* calendar_dates.txt's rows, given back as the dates where a service's
+     * days differ from its calendar row (or every date, without one). */
+    "CREATE VIEW calendar_dates(service_id, date, exception_type) AS"
+    " WITH RECURSIVE day(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM day"
+    "  WHERE i + 1 < (SELECT max(length(days)) FROM day_sets)),"
+    " listed AS (SELECT s.service_id AS service_id, date(d.first_date, '+' || day.i || ' days') AS date,"
+    "  substr(d.days, day.i + 1, 1) = '1' AS runs"
+    "  FROM services s JOIN day_sets d ON d.id = s.day_set JOIN day ON day.i < length(d.days))"
+    " SELECT l.service_id, l.date, CASE WHEN l.runs THEN 1 ELSE 2 END"
+    " FROM listed l LEFT JOIN calendar c ON c.service_id = l.service_id"
+    " WHERE l.runs <> coalesce(l.date BETWEEN c.start_date AND c.end_date AND"
+    "  CASE strftime('%w', l.date) WHEN '0' THEN c.sunday WHEN '1' THEN c.monday WHEN '2' THEN c.tuesday"
+    "  WHEN '3' THEN c.wednesday WHEN '4' THEN c.thursday WHEN '5' THEN c.friday ELSE c.saturday END = 1, 0);"
     "CREATE TABLE frequencies("
     " trip_id TEXT NOT NULL, start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,"
     " headway_secs INTEGER NOT NULL, exact_times INTEGER,"
@@ -303,11 +323,26 @@ static int write_all(schedule_writer *w, const char *path)
         return -1;
     if (has_calendar && read_file(w, &schedule_calendar_spec, &st->calendar) != 0)
         return -1;
-    if (has_calendar_dates && read_file(w, &schedule_calendar_dates_spec, &st->calendar_dates) != 0)
-        return -1;
+    /* With the builder's days coming, stops are read while it reads the
+     * calendars; otherwise calendar_dates.txt is read here. */
+    const days_handoff *days = NULL;
+    if (w->days_in) {
+        if (read_file(w, &schedule_stops_spec, &st->stops) != 0)
+            return -1;
+        days = days_handoff_wait(w->days_in);
+    }
+    if (days) {
+        if (schedule_write_days_from(w, days) != 0)
+            return -1;
+    } else {
+        if (has_calendar_dates && read_file(w, &schedule_calendar_dates_spec, &st->calendar_dates) != 0)
+            return -1;
+        if (schedule_write_days(w) != 0)
+            return -1;
+    }
     if (read_file(w, &schedule_trips_spec, &st->trips) != 0 || schedule_write_trips(w) != 0)
         return -1;
-    if (read_file(w, &schedule_stops_spec, &st->stops) != 0)
+    if (!w->days_in && read_file(w, &schedule_stops_spec, &st->stops) != 0)
         return -1;
     if (schedule_prepare(w, "SELECT 1 FROM stops WHERE stop_id = ?1", &w->find_stop) != 0 ||
         schedule_prepare(w, "SELECT 1 FROM trip_rows WHERE trip_id = ?1", &w->find_trip) != 0)
@@ -352,6 +387,9 @@ static void writer_free(schedule_writer *w)
     strmap_free(&w->strings);
     free(w->trip_ids);
     free(w->trips);
+    free(w->calendars);
+    free(w->dates);
+    free(w->date_lines);
 }
 
 /* store_fill_fn: the whole build on the in-memory database. The writer's
@@ -370,11 +408,17 @@ static int fill_schedule(void *ctx, sqlite3 *db, const char *path)
     return rc;
 }
 
-int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st, char *err,
-                         size_t errlen)
+int schedule_store_write_days(const feed_t *feed, const char *path, struct days_handoff *days, diag *d,
+                              store_stats *st, char *err, size_t errlen)
 {
     store_stats local;
     st = store_stats_reset(st, &local);
-    schedule_writer w = {.feed = feed, .d = d, .st = st, .err = err, .errlen = errlen};
+    schedule_writer w = {.feed = feed, .d = d, .st = st, .err = err, .errlen = errlen, .days_in = days};
     return store_build_file(path, "schedule.sqlite", fill_schedule, &w, st, err, errlen);
+}
+
+int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st, char *err,
+                         size_t errlen)
+{
+    return schedule_store_write_days(feed, path, NULL, d, st, err, errlen);
 }

@@ -3,8 +3,10 @@
  *
  * Why it exists: schedule_write.c builds the store file by file, each row
  * checked and inserted by that file's row handler: schedule_write_services.c
- * has those of agency, routes, calendar, calendar_dates and trips (read in
- * that order, each checked against the ids of the ones before), and
+ * has those of agency, routes, calendar and trips, schedule_write_days.c
+ * that of calendar_dates and the day sets (read in the order agency,
+ * routes, calendar, calendar_dates, trips, each checked against the ids of
+ * the ones before), and
  * schedule_write_stops.c those of stops and of the files that refer to
  * stops and trips. All check values alike (schedule_write_values.c) and
  * report through the one writer state below.
@@ -20,6 +22,7 @@
 
 #include "base/strmap.h"
 #include "import/sqlite_write.h"
+#include "import/tt_builder.h"
 #include "transit/csv.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
@@ -59,7 +62,8 @@ static inline uint32_t pool_intern(strmap *m, const char *s, size_t len)
 }
 
 /* One buffered trips.txt row; strings are ids in the writer's `strings` pool
- * (0 = empty), small enums are -1 when empty. */
+ * (0 = empty), but service, an id in its `services` pool; small enums are -1
+ * when empty. */
 typedef struct trip_row {
     const char *id;       /* into trip_ids; set once parsing is over */
     uint64_t line;
@@ -81,9 +85,16 @@ typedef struct schedule_writer {
     uint64_t line;             /* the line of the row being handled */
     sqlite3_stmt *insert;      /* the current file's INSERT */
     sqlite3_stmt *find_stop, *find_trip;
+    struct days_handoff *days_in;  /* the timetable builder's days, or NULL: read them here */
 
-    strmap agencies, routes, services;
+    strmap agencies, routes;
+    strmap services;           /* every service_id of calendar and calendar_dates: the services table */
     strmap strings;            /* trip strings, written to the strings table */
+    tb_calendar *calendars;    /* the calendar rows kept, for the day sets (service: pool id - 1) */
+    size_t ncalendars, calendars_cap;
+    tb_calendar_date *dates;   /* the calendar_dates rows kept, likewise */
+    uint64_t *date_lines;      /* the line of each, for the duplicates' diag */
+    size_t ndates, dates_cap, date_lines_cap;
     char *trip_ids;
     size_t trip_ids_len, trip_ids_cap;
     trip_row *trips;
@@ -111,6 +122,13 @@ extern const file_spec schedule_stops_spec, schedule_frequencies_spec, schedule_
 /* Writes the interned strings, then the buffered trips in key order.
  * 0 or -1. */
 int schedule_write_trips(schedule_writer *w);
+/* schedule_write_days.c: once calendar.txt and calendar_dates.txt are read,
+ * writes the services' shared day sets and the services. 0 or -1. */
+int schedule_write_days(schedule_writer *w);
+/* The same from the timetable builder's days (days_handoff.h), instead of
+ * reading calendar_dates.txt. 0 or -1. */
+struct days_handoff;
+int schedule_write_days_from(schedule_writer *w, const struct days_handoff *h);
 
 /* ------------------------------------------------------------ the writer (schedule_write.c) */
 

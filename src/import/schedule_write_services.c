@@ -1,5 +1,6 @@
 /* schedule_write_services.c — the schedule.sqlite rows of agency.txt,
- * routes.txt, calendar.txt, calendar_dates.txt and trips.txt.
+ * routes.txt, calendar.txt and trips.txt (calendar_dates.txt, read between
+ * calendar.txt and trips.txt, is schedule_write_days.c's).
  *
  * Why it exists: these are the files that say who runs what and when. They
  * are read in this order, each row checked against the ids the files before
@@ -14,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "transit/gtfs.h"
 
 /* ------------------------------------------------------------ agency.txt */
 
@@ -113,45 +116,30 @@ static int calendar_row(schedule_writer *w, const csv_field *f)
         sqlite3_bind_int64(s, 2 + k, day[k]);
     sqlite3_bind_text(s, 9, start, 10, SQLITE_STATIC);
     sqlite3_bind_text(s, 10, end, 10, SQLITE_STATIC);
-    return schedule_insert_keyed(w, "service_id", &f[CAL_SERVICE], &w->services);
+    int rc = schedule_step_insert(w, s);
+    if (rc < 0)
+        return ROW_STOP;
+    if (rc > 0)
+        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate service_id '%.*s'", SHOWN(&f[CAL_SERVICE]));
+    /* the day sets (schedule_write_days.c) are made from the rows kept */
+    tb_calendar c = {.service = pool_intern(&w->services, f[CAL_SERVICE].ptr, f[CAL_SERVICE].len)};
+    for (int k = 0; k < 7; k++)
+        c.weekdays |= (uint8_t)(day[k] << k);
+    if (c.service == 0 || gtfs_parse_date(f[CAL_START].ptr, f[CAL_START].len, &c.start) != 0 ||
+        gtfs_parse_date(f[CAL_END].ptr, f[CAL_END].len, &c.end) != 0)
+        return schedule_out_of_memory(w);
+    c.service--;
+    tb_calendar *slot = grow_to(w->calendars, &w->calendars_cap, w->ncalendars + 1, sizeof *slot);
+    if (!slot)
+        return schedule_out_of_memory(w);
+    w->calendars = slot;
+    w->calendars[w->ncalendars++] = c;
+    return ROW_CONTINUE;
 }
 
 const file_spec schedule_calendar_spec = {
     "calendar.txt", CALENDAR_KEYS, CAL_N, (1u << CAL_N) - 1,
     "INSERT INTO calendar VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", calendar_row};
-
-/* ------------------------------------------------------------ calendar_dates.txt */
-
-static const char *const CALENDAR_DATE_KEYS[] = {"service_id", "date", "exception_type"};
-enum { CD_SERVICE, CD_DATE, CD_TYPE, CD_N };
-
-static int calendar_date_row(schedule_writer *w, const csv_field *f)
-{
-    char date[11];
-    bool present;
-    int64_t type;
-    if (!schedule_need_value(w, &f[CD_SERVICE], "service_id") ||
-        !schedule_date_value(w, &f[CD_DATE], "date", true, date, &present) ||
-        !schedule_strict_int(w, &f[CD_TYPE], "exception_type", 1, 2, DIAG_BAD_VALUE, &type))
-        return ROW_CONTINUE;
-    sqlite3_stmt *s = w->insert;
-    bind_text(s, 1, &f[CD_SERVICE]);
-    sqlite3_bind_text(s, 2, date, 10, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 3, type);
-    int rc = schedule_step_insert(w, s);
-    if (rc < 0)
-        return ROW_STOP;
-    if (rc > 0)
-        return schedule_skip_row(w, DIAG_DUPLICATE_ID, "duplicate (service_id, date) ('%.*s', %s)",
-                                 SHOWN(&f[CD_SERVICE]), date);
-    if (!pool_intern(&w->services, f[CD_SERVICE].ptr, f[CD_SERVICE].len))
-        return schedule_out_of_memory(w);
-    return ROW_CONTINUE;
-}
-
-const file_spec schedule_calendar_dates_spec = {
-    "calendar_dates.txt", CALENDAR_DATE_KEYS, CD_N, (1u << CD_N) - 1,
-    "INSERT INTO calendar_dates VALUES (?1,?2,?3)", calendar_date_row};
 
 /* ------------------------------------------------------------ trips.txt */
 
@@ -215,7 +203,8 @@ static int trip_row_read(schedule_writer *w, const csv_field *f)
                   .direction_id = (int8_t)direction,
                   .wheelchair_accessible = (int8_t)wheelchair,
                   .bikes_allowed = (int8_t)bikes};
-    if (!intern_opt(w, &f[TR_ROUTE], &t.route) || !intern_opt(w, &f[TR_SERVICE], &t.service) ||
+    t.service = pool_find(&w->services, f[TR_SERVICE].ptr, f[TR_SERVICE].len);  /* a row of `services` */
+    if (!intern_opt(w, &f[TR_ROUTE], &t.route) ||
         !intern_opt(w, &f[TR_HEADSIGN], &t.headsign) ||
         !intern_opt(w, &f[TR_SHORT], &t.short_name) || !intern_opt(w, &f[TR_BLOCK], &t.block) ||
         !intern_opt(w, &f[TR_SHAPE], &t.shape))

@@ -10,6 +10,8 @@
  */
 #include "import/timetable_write_internal.h"
 
+#include "import/traffic_days.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,49 +201,17 @@ int tt_build_grid(tt_builder *b, tt_out *o)
 
 int tt_build_services(tt_builder *b, tt_out *o)
 {
-    int32_t lo = INT32_MAX, hi = INT32_MIN;
-    for (size_t i = 0; i < b->calendars.n; i++) {
-        if (b->calendars.v[i].start < lo) lo = b->calendars.v[i].start;
-        if (b->calendars.v[i].end > hi) hi = b->calendars.v[i].end;
-    }
-    for (size_t i = 0; i < b->calendar_dates.n; i++) {
-        if (b->calendar_dates.v[i].date < lo) lo = b->calendar_dates.v[i].date;
-        if (b->calendar_dates.v[i].date > hi) hi = b->calendar_dates.v[i].date;
-    }
-    if (lo > hi) {
-        snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: no service dates");
-        return -1;
-    }
-    if (hi - lo > 366 * 50) {
-        snprintf(b->err, b->errlen, "calendar.txt/calendar_dates.txt: service dates span more than 50 years");
-        return -1;
-    }
-    uint32_t ndays = (uint32_t)(hi - lo + 1);
-    uint32_t words = (ndays + 63) / 64;
-    uint32_t nsvc = (uint32_t)b->services.n;
-    o->meta.first_day = lo;
-    o->meta.ndays = ndays;
-    o->meta.service_words = words;
-    o->services = calloc(nsvc, sizeof *o->services);
-    o->service_bits = calloc((size_t)nsvc * words, sizeof *o->service_bits);
-    if (!o->services || !o->service_bits) return tt_fail_oom(b);
-    for (uint32_t i = 0; i < nsvc; i++) o->services[i].id = b->services.v[i];
-    for (size_t i = 0; i < b->calendars.n; i++) {
-        const tb_calendar *c = &b->calendars.v[i];
-        uint64_t *bits = o->service_bits + (size_t)c->service * words;
-        for (int32_t d = c->start; d <= c->end; d++)
-            if (c->weekdays & (1u << weekday_from_days(d))) bits[(d - lo) / 64] |= 1ull << ((d - lo) % 64);
-    }
-    for (int pass = 1; pass <= 2; pass++) {
-        for (size_t i = 0; i < b->calendar_dates.n; i++) {
-            const tb_calendar_date *c = &b->calendar_dates.v[i];
-            if (c->type != pass) continue;
-            uint64_t *bits = o->service_bits + (size_t)c->service * words;
-            uint64_t bit = 1ull << ((c->date - lo) % 64);
-            if (pass == 1) bits[(c->date - lo) / 64] |= bit;
-            else bits[(c->date - lo) / 64] &= ~bit;
-        }
-    }
+    traffic_days td = b->days;    /* computed by tb_read_feed; taken over */
+    memset(&b->days, 0, sizeof b->days);
+    o->meta.first_day = td.first_day;
+    o->meta.ndays = td.ndays;
+    o->meta.service_words = td.words;
+    o->meta.ndaysets = td.nsets;
+    o->day_sets = td.sets;      /* both taken over */
+    o->service_days = td.set_of;
+    td.sets = NULL;
+    td.set_of = NULL;
+    traffic_days_free(&td);
     return 0;
 }
 

@@ -21,7 +21,7 @@ static int cmp_run_tmp(const void *a, const void *b)
 {
     const run_tmp *x = a, *y = b;
     if (x->pattern != y->pattern) return x->pattern < y->pattern ? -1 : 1;
-    if (x->service != y->service) return x->service < y->service ? -1 : 1;
+    if (x->days != y->days) return x->days < y->days ? -1 : 1;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     return x->trip_rank < y->trip_rank ? -1 : x->trip_rank > y->trip_rank;
 }
@@ -294,7 +294,7 @@ static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip, uint32_t trip_max)
     if (f0 == f1) {
         run_tmp *r = TB_PUSH(f->runs);
         if (!r) return -1;
-        *r = (run_tmp){trip->pattern, trip->service, trip->start, t, f->trip_rank[t], trip->dep_profile,
+        *r = (run_tmp){trip->pattern, f->o->service_days[trip->service], trip->start, t, f->trip_rank[t], trip->dep_profile,
                        f->route_rank[trip->route], 0};
         if (trip_max > f->max_secs) f->max_secs = trip_max;
         return 0;
@@ -305,7 +305,7 @@ static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip, uint32_t trip_max)
         for (uint32_t st = fq->start; st < fq->end; st += fq->headway) {
             run_tmp *r = TB_PUSH(f->runs);
             if (!r) return -1;
-            *r = (run_tmp){trip->pattern, trip->service, st, t, f->trip_rank[t], trip->dep_profile,
+            *r = (run_tmp){trip->pattern, f->o->service_days[trip->service], st, t, f->trip_rank[t], trip->dep_profile,
                            f->route_rank[trip->route], 0};
             uint32_t m = st + (trip_max - trip->start);
             if (m > f->max_secs) f->max_secs = m;
@@ -399,7 +399,7 @@ int tt_build_groups(tt_builder *b, tt_out *o, run_tmp *runs, size_t nruns)
     int rc = -1;
     for (size_t i = 0; i < nruns;) {
         size_t j = i;
-        while (j < nruns && runs[j].pattern == runs[i].pattern && runs[j].service == runs[i].service) j++;
+        while (j < nruns && runs[j].pattern == runs[i].pattern && runs[j].days == runs[i].days) j++;
         uint32_t len = o->patterns.v[runs[i].pattern].len;
         size_t nch = 0;
         for (size_t r = i; r < j; r++) {
@@ -443,7 +443,7 @@ int tt_build_groups(tt_builder *b, tt_out *o, run_tmp *runs, size_t nruns)
         uint32_t g = runs[r].chain;
         tt_group *gr = &o->groups.v[g];
         gr->pattern = runs[r].pattern;
-        gr->service = runs[r].service;
+        gr->days = runs[r].days;
         gr->route_rank = runs[r].route_rank;
         gr->pad = 0;
         o->runs.v[gfirst[g]++] = (tt_run){runs[r].start, runs[r].dep_profile, runs[r].trip, runs[r].trip_rank};

@@ -9,6 +9,7 @@
  */
 #include "import/timetable_write_internal.h"
 
+#include "import/days_handoff.h"
 #include "import/tt_limits.h"
 
 #include <errno.h>
@@ -131,8 +132,8 @@ static void out_free(tt_out *o)
     free(o->route_by_id);
     free(o->trips);
     free(o->trip_by_id);
-    free(o->services);
-    free(o->service_bits);
+    free(o->service_days);
+    free(o->day_sets);
     free(o->patterns.v);
     free(o->pattern_stops.v);
     free(o->profiles.v);
@@ -246,7 +247,7 @@ static int copy_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank)
         d->headsign = s->headsign;
         d->shape_id = s->shape_id;
         d->route = s->route;
-        d->service = s->service;
+        d->days = o->service_days[s->service];
         d->pattern = s->valid ? s->pattern : TT_NONE;
         d->dep_profile = s->valid ? s->dep_profile : TT_NONE;
         d->arr_profile = s->valid ? s->arr_profile : TT_NONE;
@@ -264,7 +265,7 @@ static int build_sections(tt_builder *b, tt_out *o, const uint32_t *trip_rank, c
     run_tmp *runs = NULL;
     size_t nruns = 0;
     int rc = -1;
-    if (tt_build_trips(b, o, trip_rank, route_rank, &runs, &nruns)) goto out;
+    if (tt_build_services(b, o) || tt_build_trips(b, o, trip_rank, route_rank, &runs, &nruns)) goto out;
     if (nruns == 0) {
         snprintf(b->err, b->errlen, "stop_times.txt: no trip has usable stop times");
         goto out;
@@ -272,7 +273,7 @@ static int build_sections(tt_builder *b, tt_out *o, const uint32_t *trip_rank, c
     if (tt_build_groups(b, o, runs, nruns)) goto out;
     copy_stops_and_routes(b, o, route_rank);
     if (copy_trips(b, o, trip_rank) || tt_build_visits(b, o) || tt_build_stop_routes(b, o) ||
-        tt_build_children(b, o) || tt_build_grid(b, o) || tt_build_services(b, o) || tt_build_time(b, o))
+        tt_build_children(b, o) || tt_build_grid(b, o) || tt_build_time(b, o))
         goto out;
     rc = check_built_counts(b, o);
 out:
@@ -315,8 +316,7 @@ static int write_sections(tt_builder *b, const char *path, const tt_out *o)
         [TT_SEC_AGENCIES] = {b->agencies.v, b->agencies.n * sizeof(tt_agency), sizeof(tt_agency)},
         [TT_SEC_TRIPS] = {o->trips, (uint64_t)ntrips * sizeof(tt_trip), sizeof(tt_trip)},
         [TT_SEC_TRIP_BY_ID] = {o->trip_by_id, (uint64_t)ntrips * 4, 4},
-        [TT_SEC_SERVICES] = {o->services, b->services.n * sizeof(tt_service), sizeof(tt_service)},
-        [TT_SEC_SERVICE_BITS] = {o->service_bits, b->services.n * (uint64_t)m->service_words * 8, 8},
+        [TT_SEC_DAY_SETS] = {o->day_sets, (uint64_t)m->ndaysets * m->service_words * 8, 8},
         [TT_SEC_PATTERNS] = {o->patterns.v, o->patterns.n * sizeof(tt_pattern), sizeof(tt_pattern)},
         [TT_SEC_PATTERN_STOPS] = {o->pattern_stops.v, o->pattern_stops.n * sizeof(tt_pattern_stop),
                                   sizeof(tt_pattern_stop)},
@@ -393,6 +393,8 @@ int timetable_build(const feed_t *feed, const char *path, const timetable_option
     err[0] = 0;
     double t0 = now_seconds();
     int rc = tb_read_feed(&b);
+    if (b.opt->days_out)
+        days_handoff_withdraw(b.opt->days_out);   /* when tb_read_feed stopped before publishing */
     st->parse_seconds = now_seconds() - t0;
     if (rc == 0) rc = check_read_counts(&b);
     if (rc == 0) rc = layout_and_write(&b, path);

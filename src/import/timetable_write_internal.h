@@ -22,8 +22,8 @@ typedef struct tt_out {
     uint32_t *route_by_id;
     tt_trip *trips;
     uint32_t *trip_by_id;
-    tt_service *services;
-    uint64_t *service_bits;
+    uint32_t *service_days;      /* per service: its day set (not written; trips hold it) */
+    uint64_t *day_sets;          /* meta.ndaysets * meta.service_words */
     TB_VEC(tt_pattern) patterns;
     TB_VEC(tt_pattern_stop) pattern_stops;
     TB_VEC(uint32_t) profiles;
@@ -39,13 +39,14 @@ typedef struct tt_out {
 /* One run before grouping: a trip's departure from its first stop (a
  * frequency-based trip has one per headway), with what groups and orders it. */
 typedef struct run_tmp {
-    uint32_t pattern, service, start, trip, trip_rank, dep_profile, route_rank, chain;
+    uint32_t pattern, days, start, trip, trip_rank, dep_profile, route_rank, chain;
 } run_tmp;
 
 /* Sets "out of memory while building the timetable" in b->err; returns -1. */
 int tt_fail_oom(tt_builder *b);
 
-/* timetable_trips.c. Sorts and checks each trip's stop times, interpolates
+/* timetable_trips.c (after tt_build_services, whose day sets the runs are
+ * grouped by). Sorts and checks each trip's stop times, interpolates
  * the untimed ones, and folds the trips into o's patterns and time profiles;
  * marks each usable trip valid and returns its runs (malloc'ed) in
  * *runs_out. Sets o->meta.max_secs and stop_times. 0 or -1 (b->err). */
@@ -58,8 +59,9 @@ int tt_build_groups(tt_builder *b, tt_out *o, run_tmp *runs, size_t nruns);
 /* timetable_index.c: the sections derived from stops, patterns and
  * calendars, each 0 or -1 (b->err). Per stop: its visits (group and
  * position, where it can be boarded), the routes serving it, its children
- * in id order, the spatial grid; then the service bitmaps, and the day
- * bases and UTC offset transitions (after the bitmaps, needing first_day). */
+ * in id order, the spatial grid. tt_build_services, first of all: the
+ * services' shared day sets (traffic_days.c). tt_build_time: the day bases
+ * and UTC offset transitions (needing first_day and max_secs). */
 int tt_build_visits(tt_builder *b, tt_out *o);
 int tt_build_stop_routes(tt_builder *b, tt_out *o);
 int tt_build_children(tt_builder *b, tt_out *o);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "import/traffic_days.h"
 #include "store/timetable_format.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
@@ -89,6 +90,8 @@ typedef struct tt_builder {
     TB_VEC(tb_frequency) frequencies;
     TB_VEC(tb_calendar) calendars;
     TB_VEC(tb_calendar_date) calendar_dates;
+    traffic_days days;                  /* every service's day set, once the calendars are read */
+    bool services_pending;              /* trips keep their service_id string, resolved later */
     bool have_dist;
 
     tz_zone zone;

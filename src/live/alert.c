@@ -601,6 +601,24 @@ alert *alert_merge_patch(const alert *old, const char *patch, size_t len, alert_
         fail(err, 400, "", "a merge patch for an alert must be a JSON object");
         return NULL;
     }
+    /* unknown members are refused here too, even as null (which would
+     * remove nothing): the patch is an alert's shape, as the PUT body is */
+    static const char *const patch_members[] = {
+        "id", "revision", "created_at", "updated_at", "active_period", "informed_entity",
+        "cause", "effect", "severity_level", "header_text", "description_text", "url", NULL};
+    static const char *const texts[] = {"header_text", "description_text", "url"};
+    static const char *const text_members[] = {"translation", NULL};
+    bool known = only_members(p, "", patch_members, err);
+    for (size_t i = 0; known && i < sizeof texts / sizeof texts[0]; i++) {
+        json_t *text = json_object_get(p, texts[i]);
+        char base[160];
+        pointer_key(base, sizeof base, "", texts[i]);
+        known = !json_is_object(text) || only_members(text, base, text_members, err);
+    }
+    if (!known) {
+        json_decref(p);
+        return NULL;
+    }
     json_error_t jerr;
     json_t *target = json_loadb(old->content, old->content_len, 0, &jerr);
     if (!target) {

@@ -598,7 +598,9 @@ live_result live_store_delete(live_store *ls, const char *id, const live_conditi
     live_result result = LIVE_ERROR;
     if (!begin_write(ls, id, &stored, &created)) {
         result = LIVE_ERROR;
-    } else if (!stored && !cond->if_match) {
+    } else if (!stored) {
+        /* 404 whatever the preconditions: without them the answer would not
+         * have been a 2xx, so RFC 9110 §13.2.1 has them ignored */
         result = LIVE_NOT_FOUND;
     } else if (!condition_holds(cond, stored)) {
         result = LIVE_PRECONDITION_FAILED;

@@ -96,8 +96,7 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
         check_section(h, TT_SEC_AGENCIES, sizeof(tt_agency), m->nagencies, &why) ||
         check_section(h, TT_SEC_TRIPS, sizeof(tt_trip), m->ntrips, &why) ||
         check_section(h, TT_SEC_TRIP_BY_ID, 4, m->ntrips, &why) ||
-        check_section(h, TT_SEC_SERVICES, sizeof(tt_service), m->nservices, &why) ||
-        check_section(h, TT_SEC_SERVICE_BITS, 8, (uint64_t)m->nservices * m->service_words, &why) ||
+        check_section(h, TT_SEC_DAY_SETS, 8, (uint64_t)m->ndaysets * m->service_words, &why) ||
         check_section(h, TT_SEC_PATTERNS, sizeof(tt_pattern), m->npatterns, &why) ||
         check_section(h, TT_SEC_PATTERN_STOPS, sizeof(tt_pattern_stop), UINT64_MAX, &why) ||
         check_section(h, TT_SEC_PROFILES, 4, UINT64_MAX, &why) ||
@@ -124,8 +123,7 @@ static int verify_and_bind(dataset *ds, char *err, size_t errlen, const char *pa
     ds->agencies = SEC(ds, TT_SEC_AGENCIES, tt_agency);
     ds->trips = SEC(ds, TT_SEC_TRIPS, tt_trip);
     ds->trip_by_id = SEC(ds, TT_SEC_TRIP_BY_ID, uint32_t);
-    ds->services = SEC(ds, TT_SEC_SERVICES, tt_service);
-    ds->service_bits = SEC(ds, TT_SEC_SERVICE_BITS, uint64_t);
+    ds->day_sets = SEC(ds, TT_SEC_DAY_SETS, uint64_t);
     ds->patterns = SEC(ds, TT_SEC_PATTERNS, tt_pattern);
     ds->pattern_stops = SEC(ds, TT_SEC_PATTERN_STOPS, tt_pattern_stop);
     ds->profiles = SEC(ds, TT_SEC_PROFILES, int32_t);
@@ -193,7 +191,6 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
                   STR_OK(a->phone),
               "agency strings");
     }
-    for (uint32_t i = 0; i < m->nservices; i++) CHECK(STR_OK(ds->services[i].id), "service strings");
     for (uint32_t i = 0; i < m->npatterns; i++) {
         const tt_pattern *p = &ds->patterns[i];
         CHECK(p->len >= 2 && (uint64_t)p->first + p->len <= ds->npattern_stops && p->route < m->nroutes, "patterns");
@@ -202,7 +199,7 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
     for (uint32_t i = 0; i < m->ntrips; i++) {
         const tt_trip *t = &ds->trips[i];
         CHECK(STR_OK(t->id) && STR_OK(t->service_id_str) && STR_OK(t->headsign) && STR_OK(t->shape_id), "trip strings");
-        CHECK(t->route < m->nroutes && t->service < m->nservices && t->id_rank < m->ntrips, "trip refs");
+        CHECK(t->route < m->nroutes && t->days < m->ndaysets && t->id_rank < m->ntrips, "trip refs");
         CHECK(ds->trip_by_id[i] < m->ntrips, "trip id index");
         if (t->pattern != TT_NONE) {
             CHECK(t->pattern < m->npatterns, "trip pattern");
@@ -213,7 +210,7 @@ int dataset_validate_indices(dataset *ds, char *err, size_t errlen, const char *
     }
     for (uint32_t g = 0; g < m->ngroups; g++) {
         const tt_group *gr = &ds->groups[g];
-        CHECK(gr->pattern < m->npatterns && gr->service < m->nservices, "group refs");
+        CHECK(gr->pattern < m->npatterns && gr->days < m->ndaysets, "group refs");
         CHECK((uint64_t)gr->run_first + gr->run_count <= m->nruns, "group runs");
         uint32_t len = ds->patterns[gr->pattern].len;
         for (uint32_t r = gr->run_first; r < gr->run_first + gr->run_count; r++) {
@@ -265,7 +262,7 @@ static int derive_visit_hot(dataset *ds, char *err, size_t errlen)
             if (r == g->run_first || secs > last) last = secs;
         }
         uint32_t seq = ds->pattern_stops[ds->patterns[g->pattern].first + vi->pos].stop_sequence;
-        ds->visit_hot[v] = (visit_hot){g->service, first, last, lo, hi, g->run_first, g->run_count,
+        ds->visit_hot[v] = (visit_hot){g->days, first, last, lo, hi, g->run_first, g->run_count,
                                         g->route_rank, vi->pos, seq};
     }
     return 0;
@@ -769,7 +766,7 @@ uint32_t dataset_stop_routes(const dataset *ds, uint32_t stop, uint32_t *out, ui
 bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date)
 {
     assert(trip < ds->meta->ntrips);
-    return dataset_service_active(ds, ds->trips[trip].service, service_date);
+    return dataset_days_active(ds, ds->trips[trip].days, service_date);
 }
 
 int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max, uint32_t *count,

@@ -32,7 +32,7 @@
 /* An arrival group: runs of one departure group, in order, whose arrivals
  * are in order at every position. */
 typedef struct arrival_group {
-    uint32_t group;                  /* the departure group (pattern, service, route rank) */
+    uint32_t group;                  /* the departure group (pattern, day set, route rank) */
     uint32_t run_first, run_count;   /* in event_runs */
 } arrival_group;
 
@@ -174,7 +174,7 @@ static visit_hot arrival_visit(const dataset *ds, const arrival_group *a, uint32
         if (at_first || secs > last) last = secs;
     }
     uint32_t seq = ds->pattern_stops[ds->patterns[g->pattern].first + k].stop_sequence;
-    return (visit_hot){g->service, first, last, lo, hi, a->run_first, a->run_count, g->route_rank, k, seq};
+    return (visit_hot){g->days, first, last, lo, hi, a->run_first, a->run_count, g->route_rank, k, seq};
 }
 
 /* Counts, places and fills the arrival visits, per stop the calls without

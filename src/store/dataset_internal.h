@@ -29,7 +29,7 @@
  *   two runs in between.
  * 40 bytes a visit (1.6 MB for NYC Brooklyn). */
 typedef struct visit_hot {
-    uint32_t service;                 /* the group's service */
+    uint32_t days;                    /* the group's day set */
     uint32_t first_secs, last_secs;   /* earliest and latest departure there, GTFS seconds */
     int32_t min_off, max_off;         /* of those departures from their runs' starts */
     uint32_t run_first, run_count;    /* the group's runs */
@@ -106,8 +106,7 @@ struct dataset {
     const tt_agency *agencies;
     const tt_trip *trips;
     const uint32_t *trip_by_id;
-    const tt_service *services;
-    const uint64_t *service_bits;
+    const uint64_t *day_sets;
     const tt_pattern *patterns;
     const tt_pattern_stop *pattern_stops;
     uint64_t npattern_stops;
@@ -185,12 +184,13 @@ void dataset_close_pools(dataset *ds);
 /* The instant of "noon minus 12h" of a service day. */
 int64_t dataset_day_base(const dataset *ds, int32_t day);
 
-static inline bool dataset_service_active(const dataset *ds, uint32_t service, int32_t day)
+/* Whether day set `days` (a group's or a trip's) holds `day`. */
+static inline bool dataset_days_active(const dataset *ds, uint32_t days, int32_t day)
 {
     const tt_meta *m = ds->meta;
     int64_t d = (int64_t)day - m->first_day;
     if (d < 0 || d >= m->ndays) return false;
-    return (ds->service_bits[(size_t)service * m->service_words + (size_t)(d / 64)] >> (d % 64)) & 1;
+    return (ds->day_sets[(size_t)days * m->service_words + (size_t)(d / 64)] >> (d % 64)) & 1;
 }
 
 #endif

@@ -10,7 +10,8 @@
  * (stop, stop_sequence, pickup, drop-off). A *profile* is a trip's offsets
  * from its first departure at each position. A *run* is one vehicle journey:
  * a trip (or one frequencies.txt instance of it) with a start time. A *group*
- * is a pattern plus a service, holding runs sorted so that, at every
+ * is a pattern plus a *day set* (the distinct set of days its services run
+ * on: services with the same days share one), holding runs sorted so that, at every
  * position, times (then trip_id rank) never decrease: the departures of a
  * group at one position are sorted, so a stop's departures are a k-way merge
  * of a few binary-searched groups. A *visit* says "group g stops here at
@@ -23,7 +24,7 @@
 #include <zlib.h>
 
 #define TT_MAGIC "TRANSITD"
-#define TT_FORMAT_VERSION 2u
+#define TT_FORMAT_VERSION 3u  /* 3: day sets shared between services (no SERVICES section), groups by day set */
 #define TT_BYTE_ORDER 0x01020304u
 #define TT_NONE UINT32_MAX
 #define TT_ALIGN 16
@@ -42,8 +43,7 @@ enum tt_section_id {
     TT_SEC_AGENCIES,       /* tt_agency[nagencies] */
     TT_SEC_TRIPS,          /* tt_trip[ntrips] */
     TT_SEC_TRIP_BY_ID,     /* uint32[ntrips] */
-    TT_SEC_SERVICES,       /* tt_service[nservices] */
-    TT_SEC_SERVICE_BITS,   /* uint64[nservices * service_words]: bit d = day first_day+d */
+    TT_SEC_DAY_SETS,       /* uint64[ndaysets * service_words]: bit d = day first_day+d; distinct, sorted */
     TT_SEC_PATTERNS,       /* tt_pattern[npatterns] */
     TT_SEC_PATTERN_STOPS,  /* tt_pattern_stop[] */
     TT_SEC_PROFILES,       /* uint32[]: offsets pool */
@@ -81,8 +81,8 @@ typedef struct tt_meta {
     uint32_t max_secs;         /* largest GTFS time (arrival or departure) */
     uint32_t tz_name;          /* string */
     uint32_t nstops, nroutes, ntrips, nruns, npatterns, ngroups, nservices, nagencies, ntz;
-    uint32_t service_words;    /* uint64 words per service bitmap */
-    uint32_t reserved;
+    uint32_t service_words;    /* uint64 words per day set */
+    uint32_t ndaysets;         /* distinct day sets (<= nservices); a service is its trips' service_id_str */
     uint64_t stop_times;       /* stop_times rows in the timetable (templates count once) */
     int64_t imported_at;
     double grid_lat0, grid_lon0, grid_dlat, grid_dlon;
@@ -115,7 +115,9 @@ typedef struct tt_agency {
 
 typedef struct tt_trip {
     uint32_t id, service_id_str, headsign, shape_id;  /* strings */
-    uint32_t route, service, pattern;
+    uint32_t route;
+    uint32_t days;                       /* its service's day set, in DAY_SETS */
+    uint32_t pattern;
     uint32_t dep_profile, arr_profile;   /* offsets into PROFILES, pattern-length arrays */
     uint32_t start;                      /* the template's first departure, GTFS seconds */
     uint32_t id_rank;                    /* position in TRIP_BY_ID */
@@ -123,11 +125,6 @@ typedef struct tt_trip {
     uint8_t frequency_based;
     uint8_t pad[2];
 } tt_trip;
-
-typedef struct tt_service {
-    uint32_t id;                /* string */
-    uint32_t pad;
-} tt_service;
 
 typedef struct tt_pattern {
     uint32_t first, len;        /* into PATTERN_STOPS */
@@ -143,7 +140,7 @@ typedef struct tt_pattern_stop {
 } tt_pattern_stop;
 
 typedef struct tt_group {
-    uint32_t pattern, service;
+    uint32_t pattern, days;     /* days: the day set of every run's service */
     uint32_t run_first, run_count;
     uint32_t route_rank;        /* the pattern's route short_name_rank, for ordering */
     uint32_t pad;

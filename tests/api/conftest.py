@@ -57,3 +57,14 @@ def transitd():
     p = transitd_bin()
     assert os.access(p, os.X_OK), f"{p} is not built"
     return p
+
+
+# The contract tools (schemathesis, openapi-python-client) live in a venv of
+# their own that `.ci/deps test` makes: their pins would fight Debian's pytest.
+CONTRACT_VENV = pathlib.Path(os.environ.get("TRANSITD_CONTRACT_VENV",
+                                            pathlib.Path.home() / ".cache" / "transitd" / "contract-venv"))
+
+
+def contract_tool_or_skip(name):
+    """Path of a program in the contract venv, or skip (fail under CI=true)."""
+    return tool_or_skip(str(CONTRACT_VENV / "bin" / name))

@@ -4,8 +4,8 @@ Why it exists: the CLI and HTTP tests hold every answer to the OpenAPI
 document so that code and document cannot drift apart, without depending on a
 third-party validator. It understands exactly the constructs the document
 uses: type (a name or a list, for nullable), properties, required,
-additionalProperties, items, enum, minimum/maximum, minLength, format
-date/date-time, and $ref to #/components/... . Any other keyword is an error
+additionalProperties, items, enum, minimum/maximum, minLength, oneOf, anyOf,
+dependentSchemas, format date/date-time, and $ref to #/components/... . Any other keyword is an error
 here, so a construct the checker cannot verify never passes silently.
 """
 import datetime
@@ -20,7 +20,7 @@ OPENAPI_PATH = ROOT / "docs" / "openapi.json"
 _ANNOTATIONS = {"description", "default", "title", "example", "examples", "readOnly"}
 _CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum",
             "minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems",
-            "oneOf", "format", "$ref"}
+            "oneOf", "anyOf", "dependentSchemas", "format", "$ref"}
 
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 # RFC 3339 as the API writes it: seconds always, no fraction, Z or +HH:MM.
@@ -104,6 +104,12 @@ def validate(value, schema, doc=None, path="$"):
         matching = [alt for alt in schema["oneOf"] if not validate(value, alt, doc, path)]
         if len(matching) != 1:
             return [f"{path}: matches {len(matching)} of the oneOf alternatives, not exactly 1"]
+    if "anyOf" in schema and all(validate(value, alt, doc, path) for alt in schema["anyOf"]):
+        errors.append(f"{path}: matches none of the anyOf alternatives")
+    if "dependentSchemas" in schema and isinstance(value, dict):
+        for key, sub in schema["dependentSchemas"].items():
+            if key in value:
+                errors.extend(validate(value, sub, doc, path))
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_type_ok(value, t) for t in types):

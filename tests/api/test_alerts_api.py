@@ -230,6 +230,32 @@ def test_if_match_stops_a_lost_update(env):
                                 headers={**auth(env), "If-Match": "garbage"}, timeout=10), 400)
 
 
+def test_if_match_is_412_for_any_well_formed_tag_and_400_only_when_malformed(env):
+    path = url(env, "/v1/alerts/preconditions")
+    requests.put(path, data=json.dumps(alert_body()), headers=auth(env), timeout=10)
+    patch = {**auth(env), "Content-Type": "application/merge-patch+json"}
+    for tag in ('"abc"', '"0"', 'W/""', '"9999999"', '"AarIT", W/"tZd\\#"', '"x" ,, "y"'):
+        for verb, body, headers in (("put", alert_body(), auth(env)),
+                                    ("patch", {"effect": "NO_SERVICE"}, patch),
+                                    ("delete", None, auth(env))):
+            r = requests.request(verb, path, data=json.dumps(body) if body else None,
+                                 headers={**headers, "If-Match": tag}, timeout=10)
+            assert_problem(r, 412)
+    for tag in ("", ", ,", "garbage", '"open', '"a" "b"', '"a", *', 'W/x', '"a"b'):
+        r = requests.delete(path, headers={**auth(env), "If-Match": tag}, timeout=10)
+        assert_problem(r, 400, None)
+        assert "If-Match" in r.json()["detail"]
+    assert requests.get(path, timeout=10).status_code == 200   # nothing was deleted
+    # a bad patch is reported whatever If-Match says
+    r = requests.patch(path, data=json.dumps({"effect": "SUNSHINE"}),
+                       headers={**patch, "If-Match": '"abc"'}, timeout=10)
+    assert_problem(r, 422, "/effect")
+    # without the alert, DELETE is a 404 whatever the preconditions (RFC 9110 §13.2.1)
+    r = requests.delete(url(env, "/v1/alerts/never-was"), headers={**auth(env), "If-Match": '"3"'},
+                        timeout=10)
+    assert_problem(r, 404)
+
+
 def test_patch_is_a_json_merge_patch(env):
     path = url(env, "/v1/alerts/patch-me")
     requests.put(path, data=json.dumps(alert_body(

@@ -293,7 +293,7 @@ def test_tiny_stop_departures_of_a_station(tiny):
             "route_long_name": "Main Line", "route_type": 3, "headsign": "Downtown",
             "service_date": "2026-11-02", "departure": "2026-11-02T08:00:00-05:00",
             "departure_secs": 28800, "stop_sequence": 1}],
-        "truncated": False, "alerts": []}
+        "truncated": False, "next": None, "alerts": []}
 
 
 def test_tiny_past_midnight_and_dst_offsets(tiny):
@@ -354,7 +354,7 @@ def test_tiny_nearby_stops(tiny):
          "location_type": 1, "parent_station": None},
         {"id": "S2", "name": 'Café "Quote" Stop', "lat": 40.001, "lon": -74, "distance_m": 111,
          "location_type": 0, "parent_station": None},
-    ], "truncated": False}
+    ], "truncated": False, "next": None}
     limited = answer(tiny, "nearby", "--lat=40", "--lon=-74", "--limit=2")
     assert [s["id"] for s in limited["stops"]] == ["P1", "STA"]
     assert limited["truncated"] is True
@@ -372,7 +372,7 @@ def test_tiny_search(tiny):
     assert [s["id"] for s in cafe["stops"]] == ["S2"]
     one = answer(tiny, "search", "central", "--limit", "1")
     assert len(one["stops"]) == 1 and one["truncated"] is True
-    assert answer(tiny, "search", "zzzz") == {"stops": [], "truncated": False}
+    assert answer(tiny, "search", "zzzz") == {"stops": [], "truncated": False, "next": None}
 
 
 def test_tiny_stop_detail(tiny):
@@ -392,7 +392,7 @@ def test_tiny_stop_detail(tiny):
 
 
 def test_tiny_routes_and_route(tiny):
-    assert answer(tiny, "routes") == {"routes": [R1, R2]}
+    assert answer(tiny, "routes") == {"routes": [R1, R2], "next": None}
     assert answer(tiny, "route", "R2") == {"route": R2_DETAIL}
     assert answer(tiny, "route", "R1") == {"route": R1_DETAIL}
 
@@ -427,7 +427,7 @@ def test_tiny_trip(tiny):
 def test_tiny_agencies_and_feed(tiny):
     assert answer(tiny, "agencies") == {"agencies": [{
         "id": "A1", "name": "Tiny Transit", "url": "https://example.com",
-        "timezone": "America/New_York", "lang": "en", "phone": None}]}
+        "timezone": "America/New_York", "lang": "en", "phone": None}], "next": None}
     feed = answer(tiny, "feed")["feed"]
     assert re.fullmatch(r"[0-9a-f]{12}", feed["version"])
     assert feed["publisher_name"] == "Test Publisher"

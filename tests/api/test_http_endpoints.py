@@ -202,6 +202,30 @@ def test_etag_and_304(server):
     assert get(server, path, headers={"If-None-Match": 'W/"stale-1"'}).status_code == 200
 
 
+def test_if_none_match_star_checks_the_request_first(server):
+    # * matches any current representation, so it answers 304 only where the
+    # request would have been a 200 (RFC 9110 §13.2.1): a 400 or 404 stays one
+    star = {"If-None-Match": "*"}
+    assert_problem(get(server, "/v1/stops?x=1", headers=star), 400)
+    assert_problem(get(server, "/v1/stops/nearby?lat=52.5", headers=star), 400)
+    assert_problem(get(server, f"/v1/stops/{STOP}/departures?time=2026-02-30T08:00", headers=star), 400)
+    assert_problem(get(server, "/gtfs-rt/alerts.pb?format=xml", headers=star), 400)
+    assert_problem(get(server, "/v1/stops/no-such-stop", headers=star), 404)
+    for path in (f"/v1/stops/{STOP}", "/v1/stops?q=Graben", "/gtfs-rt/alerts.pb?format=json"):
+        r = get(server, path, headers={"If-None-Match": 'W/"other" , *'})
+        assert r.status_code == 304 and r.content == b"", path
+        assert r.headers["ETag"] == get(server, path).headers["ETag"]
+
+
+def test_coordinates_take_json_numbers(server):
+    # clients print small and large numbers with an exponent (Python: 1e-05)
+    for lat, lon in (("5.25e1", "1.3e1"), ("52.5", "-1.175494351e-38"), ("5250E-2", "13")):
+        r = get(server, f"/v1/stops/nearby?lat={lat}&lon={lon}")
+        assert r.status_code == 200, (lat, lon, r.text)
+    for lon in ("1e", "1e+", "2e2", "1e99999", "1.e5", "e5"):
+        assert_problem(get(server, f"/v1/stops/nearby?lat=52.5&lon={lon}"), 400)
+
+
 def test_departures_cache_and_clock_etag(server):
     r = get(server, f"/v1/stops/{STOP}/departures?time={WHEN}")
     assert r.headers["Cache-Control"] == "max-age=30"

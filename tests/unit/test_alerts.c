@@ -624,8 +624,9 @@ static void test_live_store_writes_and_preconditions(void **state)
     live_condition x2_stale = {.if_match = true, .nrevisions = 1, .revisions = {3}};
     assert_int_equal(live_store_delete(ls, "x2", &x2_stale, &generation, err, sizeof err),
                      LIVE_PRECONDITION_FAILED);
+    /* no alert: 404 whatever the preconditions (RFC 9110 §13.2.1) */
     assert_int_equal(live_store_delete(ls, "nope", &any, &generation, err, sizeof err),
-                     LIVE_PRECONDITION_FAILED);
+                     LIVE_NOT_FOUND);
     live_condition x2_now = {.if_match = true, .nrevisions = 1, .revisions = {4}};
     assert_int_equal(live_store_delete(ls, "x2", &x2_now, &generation, err, sizeof err),
                      LIVE_DELETED);

@@ -179,8 +179,8 @@ static void test_missing_required_parameters(void **state)
 static void test_coordinate_errors(void **state)
 {
     (void)state;
-    const char *bad_lat[] = {"91", "-90.000001", "abc", "", "1e1", "12.", ".5", "+5", "NaN",
-                             "inf", "0x10", "1 ", "--1", "99999999999999999999"};
+    const char *bad_lat[] = {"91", "-90.000001", "abc", "", "1e2", "1e", "1e+", "9.1E1", "12.", ".5", "+5",
+                             "NaN", "inf", "0x10", "1 ", "--1", "99999999999999999999", "1e99999"};
     for (size_t i = 0; i < sizeof bad_lat / sizeof *bad_lat; i++) {
         api_param p[] = {P("lat", bad_lat[i]), P("lon", "0")};
         expect_problem(api_stops_nearby, p, N(p), NULL, 400, "lat", LAT_DETAIL);
@@ -194,6 +194,12 @@ static void test_coordinate_errors(void **state)
     /* the bounds themselves are valid: the request gets past validation */
     api_param edge[] = {P("lat", "-90"), P("lon", "180.000000")};
     expect_problem(api_stops_nearby, edge, N(edge), NULL, 503, "", "no dataset is loaded");
+    /* JSON's exponents, as clients print small and large numbers */
+    const char *exponents[] = {"1e1", "-1.175494351e-38", "5.25E1", "9e+1", "1e-400"};
+    for (size_t i = 0; i < sizeof exponents / sizeof *exponents; i++) {
+        api_param p[] = {P("lat", exponents[i]), P("lon", "0")};
+        expect_problem(api_stops_nearby, p, N(p), NULL, 503, "", "no dataset is loaded");
+    }
 }
 
 static void test_range_errors(void **state)

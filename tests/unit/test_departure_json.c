@@ -153,7 +153,8 @@ static int teardown(void **state)
 }
 
 /* The body as the generic writer calls give it: one call per key and value. */
-static void expected_body(const dataset *ds, json_writer *w, const departure *deps, uint32_t n, bool truncated)
+static void expected_body(const dataset *ds, json_writer *w, const departure *deps, uint32_t n, bool truncated,
+                          const char *next, size_t next_len)
 {
     json_object_begin(w);
     json_key(w, "departures");
@@ -191,6 +192,8 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
     }
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
+    json_key(w, "next");
+    json_raw(w, next, next_len);
     json_key(w, "alerts");
     json_array_begin(w);
     json_array_end(w);
@@ -229,7 +232,17 @@ static void check_kind_at(dataset *ds, const char *time, int64_t from, const cha
         for (uint32_t i = 0; i < n; i++)
             arrivals += deps[i].arrival;
         assert_true(kind == QUERY_DEPARTURES ? arrivals == 0 : kind == QUERY_ARRIVALS ? arrivals == n : true);
-        expected_body(ds, &want, deps, n, truncated);
+        /* the next link (api_cursor.c, tested in tests/api/test_pagination.py):
+         * null, or a link to this board's next page */
+        const char *next = strstr(got.buf, ",\"next\":"), *end = next ? strstr(next, ",\"alerts\":") : NULL;
+        assert_non_null(next);
+        assert_non_null(end);
+        next += strlen(",\"next\":");
+        if (truncated)
+            assert_true(strncmp(next, "\"/v1/departures?lat=40.7005&lon=-74.0000&radius=500&", 52) == 0);
+        else
+            assert_true(strncmp(next, "null,", 5) == 0);
+        expected_body(ds, &want, deps, n, truncated, next, (size_t)(end - next));
         assert_int_equal(got.len, want.len);
         assert_string_equal(got.buf, want.buf);
 

@@ -63,6 +63,36 @@ static void replica_members(json_writer *out, replica *r, dataset *ds)
     json_object_end(out);
 }
 
+/* "realtime_sources": each GTFS-Realtime source by its label (no
+ * credentials, no query string, no header), with its last good poll, last
+ * error, age and entities. */
+static void realtime_members(json_writer *out, rt_ingest *rt, int64_t now)
+{
+    if (!rt)
+        return;
+    json_key(out, "realtime_sources");
+    json_array_begin(out);
+    for (size_t i = 0; i < rt_ingest_source_count(rt); i++) {
+        rt_source_state st;
+        rt_ingest_source_state(rt, i, &st);
+        json_object_begin(out);
+        json_kv_string(out, "source", rt_ingest_source_label(rt, i));
+        if (st.last_success) {
+            json_kv_int(out, "last_success", st.last_success);
+            json_kv_int(out, "age_s", now - st.last_success);
+        } else {
+            json_kv_null(out, "last_success");
+            json_kv_null(out, "age_s");
+        }
+        if (st.last_error[0])
+            json_kv_string(out, "last_error", st.last_error);
+        json_kv_int(out, "entities", st.entities);
+        json_kv_bool(out, "merged", st.merged);
+        json_object_end(out);
+    }
+    json_array_end(out);
+}
+
 static void version_members(json_writer *out, dataset *ds, const serving_version_state *vs)
 {
     json_kv_string(out, "dataset_version", dataset_version(ds));
@@ -107,6 +137,7 @@ static void version_members(json_writer *out, dataset *ds, const serving_version
     if (vs.stale)
         json_kv_bool(req->out, "switching", true);
     json_kv_bool(req->out, "realtime", serving_realtime(server->state) != NULL);
+    realtime_members(req->out, serving_realtime(server->state), req->now);
     replica_members(req->out, server->replica, ds);
     feed_validity validity;
     feed_validity_at(ds, req->now, &validity);

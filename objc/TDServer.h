@@ -19,6 +19,7 @@
 #include "transit/body_pool.h"
 #include "transit/encoded_cache.h"
 #include "transit/metrics.h"
+#include "transit/rt_source_list.h"
 #include "transit/serving.h"
 #include "transit/site.h"
 #include "transit/replica.h"
@@ -47,8 +48,9 @@ typedef struct td_config {
     const char *pages_dir;       /* NULL: look beside the binary (site.h) */
     const char *cors_origins[TD_MAX_CORS_ORIGINS];   /* "*" or "https://host[:port]" */
     int ncors_origins;           /* 0: no CORS headers at all */
-    const char *gtfs_rt;         /* GTFS-Realtime file or http(s) URL, or NULL */
-    unsigned rt_interval_s;      /* how often it is polled */
+    rt_source_list gtfs_rt;      /* GTFS-Realtime files or http(s) URLs with their headers; count 0: none */
+    unsigned rt_interval_s;      /* how often they are polled */
+    unsigned rt_max_age_s;       /* a source without a good poll for longer leaves the merge */
     unsigned compressed_cache_mb;   /* bound of the compressed-body cache; 0: no cache */
     const char *tls_cert;        /* PEM chain (leaf first or in any order); NULL: plain HTTP */
     const char *tls_key;         /* its PEM private key; set with tls_cert or not at all */

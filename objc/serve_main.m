@@ -100,11 +100,18 @@ static void print_usage(FILE *out)
           "                        call the API; repeatable, or * for any origin (default:\n"
           "                        $TRANSITD_CORS_ORIGIN, comma-separated; none)\n"
           "  --gtfs-rt SOURCE      GTFS-Realtime trip updates (and alerts): a file, or an\n"
-          "                        http(s) URL fetched with libcurl; departure rows gain\n"
-          "                        scheduled, predicted, delay_s, realtime and canceled.\n"
-          "                        A failed fetch or decode keeps the last good data\n"
-          "                        (counted in /metrics)\n"
+          "                        http(s) URL fetched with libcurl (conditional GETs);\n"
+          "                        departure rows gain scheduled, predicted, delay_s,\n"
+          "                        realtime and canceled. Repeatable (up to 16): the feeds\n"
+          "                        are merged, the newest feed timestamp winning per trip.\n"
+          "                        A failed fetch or decode keeps that source's last good\n"
+          "                        feed (counted per source in /metrics and /readyz)\n"
+          "  --gtfs-rt-header 'NAME: VALUE'\n"
+          "                        a request header (an API key) for the --gtfs-rt given\n"
+          "                        just before it; repeatable; never logged or shown\n"
           "  --rt-interval S       seconds between polls of --gtfs-rt, 1..3600 (default 15)\n"
+          "  --rt-max-age S        a source with no good poll for S seconds leaves the merge\n"
+          "                        until it answers again, 0: never (default 600)\n"
           "  --wait-for-data       start without a dataset: /readyz and /v1 answer 503 until\n"
           "                        an import activates one (or SIGHUP finds one)\n"
           "  --compressed-cache-mb N\n"
@@ -225,7 +232,7 @@ enum {
     OPT_MAX_CONNECTIONS_PER_IP, OPT_HEADER_TIMEOUT, OPT_TIMEOUT, OPT_FOLLOW_INTERVAL,
     OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
     OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB, OPT_TLS_CERT,
-    OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL,
+    OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL, OPT_GTFS_RT_HEADER, OPT_RT_MAX_AGE,
 };
 
 static const struct option serve_options[] = {
@@ -244,7 +251,9 @@ static const struct option serve_options[] = {
     {"pages", required_argument, NULL, OPT_PAGES},
     {"cors-origin", required_argument, NULL, OPT_CORS_ORIGIN},
     {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+    {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
     {"rt-interval", required_argument, NULL, OPT_RT_INTERVAL},
+    {"rt-max-age", required_argument, NULL, OPT_RT_MAX_AGE},
     {"wait-for-data", no_argument, NULL, OPT_WAIT_FOR_DATA},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"compressed-cache-mb", required_argument, NULL, OPT_COMPRESSED_CACHE_MB},
@@ -274,6 +283,7 @@ static const number_option number_options[] = {
     {OPT_FOLLOW_INTERVAL, 0, 3600, "--follow-interval must be 0..3600 seconds, got '%s'"},
     {OPT_MAX_BODY, 0, 1LL << 30, "--max-body must be 0..1073741824 bytes, got '%s'"},
     {OPT_RT_INTERVAL, 1, 3600, "--rt-interval must be 1..3600 seconds, got '%s'"},
+    {OPT_RT_MAX_AGE, 0, 86400, "--rt-max-age must be 0..86400 seconds, got '%s'"},
     {OPT_COMPRESSED_CACHE_MB, 0, 65536, "--compressed-cache-mb must be 0..65536, got '%s'"},
     {OPT_REPLICA_INTERVAL, 1, 3600, "--replica-interval must be 1..3600 seconds, got '%s'"},
 };
@@ -299,6 +309,7 @@ static void set_number(td_config *cfg, int opt, long long v)
     case OPT_FOLLOW_INTERVAL: cfg->follow_interval_s = (unsigned)v; break;
     case OPT_MAX_BODY: cfg->max_body = (size_t)v; break;
     case OPT_RT_INTERVAL: cfg->rt_interval_s = (unsigned)v; break;
+    case OPT_RT_MAX_AGE: cfg->rt_max_age_s = (unsigned)v; break;
     case OPT_COMPRESSED_CACHE_MB: cfg->compressed_cache_mb = (unsigned)v; break;
     case OPT_REPLICA_INTERVAL: cfg->replica_interval_s = (unsigned)v; break;
     default: break;
@@ -314,7 +325,6 @@ static const char **text_option(td_config *cfg, int opt)
     case OPT_OPENAPI: return &cfg->openapi_path;
     case OPT_TOKENS: return &cfg->tokens_path;
     case OPT_PAGES: return &cfg->pages_dir;
-    case OPT_GTFS_RT: return &cfg->gtfs_rt;
     case OPT_TLS_CERT: return &cfg->tls_cert;
     case OPT_TLS_KEY: return &cfg->tls_key;
     case OPT_REPLICA_OF: return &cfg->replica_of;
@@ -339,6 +349,7 @@ static int config_from_environment(td_config *cfg)
     cfg->tokens_path = env_or_null("TRANSITD_TOKENS");
     cfg->port = 8080;
     cfg->rt_interval_s = 15;
+    cfg->rt_max_age_s = 600;
     cfg->compressed_cache_mb = 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cores > 0 ? (int)(cores > 1024 ? 1024 : cores) : 1;
@@ -390,6 +401,11 @@ static int config_from_options(td_config *cfg, int argc, char **argv)
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opts.name);
             *text = arg;
+        } else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+            char why[300];
+            if (!(c == OPT_GTFS_RT ? rt_source_list_add(&cfg->gtfs_rt, arg, why, sizeof why)
+                                   : rt_source_list_add_header(&cfg->gtfs_rt, arg ? arg : "", why, sizeof why)))
+                return usage_error("%s", why);
         } else if (c == OPT_CORS_ORIGIN) {
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opts.name);
@@ -481,11 +497,12 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
     } else {
         *live_ok = serving_open_live(server->state, live_err, live_cap);
     }
-    if (cfg->gtfs_rt) {
+    if (cfg->gtfs_rt.count) {
         rt_fetch_global_init();
         char rt_err[256];
-        if (!serving_set_realtime_source(server->state, cfg->gtfs_rt,
-                                         cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s, rt_err, sizeof rt_err)) {
+        if (!serving_set_realtime_sources(server->state, &cfg->gtfs_rt,
+                                          cfg->rt_interval_s < 30 ? 30 : cfg->rt_interval_s, cfg->rt_max_age_s,
+                                          rt_err, sizeof rt_err)) {
             fprintf(stderr, "transitd serve: %s\n", rt_err);
             [server release];
             rt_fetch_global_cleanup();
@@ -651,7 +668,7 @@ static void shut_down(TDServer *server, const td_config *cfg, td_daemon *daemon,
     serving_follower_free(follower);
     [server release];
     api_dataset_delta_forget_all();
-    if (cfg->gtfs_rt)
+    if (cfg->gtfs_rt.count)
         rt_fetch_global_cleanup();
     signal(SIGHUP, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -679,7 +696,7 @@ static int run_server(td_config *cfg)
         if (daemon)
             td_daemon_stop(daemon, 0);
         [server release];
-        if (cfg->gtfs_rt)
+        if (cfg->gtfs_rt.count)
             rt_fetch_global_cleanup();
         return CLI_RUNTIME_ERROR;
     }

@@ -24,6 +24,26 @@ bool rt_source_is_url(const char *source);
 int rt_fetch(const char *source, unsigned timeout_s, uint8_t **data, size_t *len, char *err,
              size_t errlen);
 
+/* The validators of the last good answer of a URL (empty when none), sent
+ * back as If-None-Match / If-Modified-Since. */
+#define RT_FETCH_VALIDATOR_MAX 256
+typedef struct rt_fetch_validators {
+    char etag[RT_FETCH_VALIDATOR_MAX];
+    char last_modified[RT_FETCH_VALIDATOR_MAX];
+} rt_fetch_validators;
+
+/* One conditional fetch of `source` with extra request headers ("Name:
+ * value", e.g. an API key; never written into err). `label` names the
+ * source in err (rt_source_label: no credentials, no query string).
+ * Returns 0 with the body and the answer's validators in *fresh, 1 when a
+ * URL answered 304 Not Modified to *sent (nothing in *data), -1 with err.
+ * A file has no validators. With headers, redirects are not followed (a
+ * key must not go to another host): a 3xx is an error. */
+int rt_fetch_conditional(const char *source, const char *label, unsigned timeout_s,
+                         const char *const *headers, size_t nheaders, const rt_fetch_validators *sent,
+                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, char *err,
+                         size_t errlen);
+
 /* libcurl's process-wide set-up and tear-down: call once at start and exit
  * (before any thread fetches, after the last has stopped). */
 void rt_fetch_global_init(void);

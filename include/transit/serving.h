@@ -105,10 +105,16 @@ bool serving_mirror_alerts(serving *s, alert *const *stored, uint32_t n, alert *
  * timing out after timeout_s. False with err when out of memory. */
 bool serving_set_realtime_source(serving *s, const char *source, unsigned timeout_s, char *err,
                                  size_t errlen);
-/* The realtime source, or NULL without one. */
+/* Takes GTFS-Realtime from every source of `list` (rt_ingest.h: each with
+ * its headers, merged, a source whose last good poll is older than
+ * max_age_s seconds left out; 0: never). False with err when out of memory. */
+bool serving_set_realtime_sources(serving *s, const rt_source_list *list, unsigned timeout_s,
+                                  unsigned max_age_s, char *err, size_t errlen);
+/* The realtime sources, or NULL without any. */
 rt_ingest *serving_realtime(serving *s);
-/* Polls the source once; when it gives a new feed, shows its alerts and
- * builds and swaps in a new overlay. err says why a poll failed. */
+/* Polls every source once; when the merged feed changed, shows its alerts
+ * and builds and swaps in a new overlay. err says which sources failed and
+ * why ("" when none did; see rt_ingest_poll). */
 rt_poll_result serving_poll_realtime(serving *s, int64_t now, char *err, size_t errlen);
 /* Builds the overlay of the source's last good feed on the current dataset
  * and swaps it in (done by polls and dataset swaps). */
@@ -156,7 +162,7 @@ void serving_follower_state(serving_follower *f, const dataset *served, serving_
  * in place. */
 
 typedef struct serving_poller serving_poller;
-/* Polls the realtime source at once, then every interval_s seconds. NULL
+/* Polls the realtime sources at once, then every interval_s seconds. NULL
  * when there is no source or the thread cannot start. */
 serving_poller *serving_poller_start(serving *s, unsigned interval_s);
 /* Wakes the thread, waits for it (a fetch in progress ends within its

@@ -22,6 +22,7 @@
 
 #include "transit/api.h"
 #include "transit/rt_fetch.h"
+#include "transit/rt_source_list.h"
 #include "transit/serving.h"
 #include "cli/cli_query_batch.h"
 
@@ -104,7 +105,7 @@ static const char *option_help(const char *name)
 
 static void print_query_usage(FILE *f)
 {
-    fprintf(f, "usage: transitd query [--data DIR] [--gtfs-rt SRC] SUBCOMMAND [OPTIONS]\n\n"
+    fprintf(f, "usage: transitd query [--data DIR] [--gtfs-rt SRC [--gtfs-rt-header H]...]... SUBCOMMAND [OPTIONS]\n\n"
                "Answers one v1 API question from an imported dataset and prints the JSON the\n"
                "HTTP server would send.\n\nsubcommands:\n");
     for (size_t i = 0; i < NSUBCOMMANDS; i++)
@@ -113,7 +114,11 @@ static void print_query_usage(FILE *f)
     fprintf(f, "\noptions:\n"
                "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n"
                "  --gtfs-rt SRC    show GTFS-Realtime from SRC (a file or an http(s) URL, read\n"
-               "                   once), as `transitd serve --gtfs-rt` does\n"
+               "                   once), as `transitd serve --gtfs-rt` does; repeatable: the\n"
+               "                   feeds are merged as the server merges them\n"
+               "  --gtfs-rt-header 'NAME: VALUE'\n"
+               "                   a request header (an API key) for the --gtfs-rt just before\n"
+               "                   it; repeatable; never printed\n"
                "  --help           this text; `transitd query SUBCOMMAND --help` for each\n\n"
                "exit status: 0 answered; 1 answered with a 4xx problem (JSON on stdout) or the\n"
                "dataset cannot be opened; 2 usage error\n");
@@ -141,7 +146,8 @@ static void print_subcommand_usage(FILE *f, const subcommand *sc)
     for (int i = 0; i < MAX_OPTIONS && sc->options[i]; i++)
         fprintf(f, "  %s\n", option_help(sc->options[i]));
     fprintf(f, "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n"
-               "  --gtfs-rt SRC    show GTFS-Realtime from SRC (file or URL), as the server does\n");
+               "  --gtfs-rt SRC    show GTFS-Realtime from SRC (file or URL), as the server does;\n"
+               "                   repeatable, each followed by its --gtfs-rt-header 'NAME: VALUE'\n");
 }
 
 static void print_batch_usage(FILE *f)
@@ -192,7 +198,7 @@ typedef struct query_session {
 /* Where the session's answers come from besides the data directory. */
 typedef struct query_sources {
     const char *data_dir;
-    const char *gtfs_rt;   /* a GTFS-Realtime file or URL, read once; or NULL */
+    rt_source_list gtfs_rt;   /* GTFS-Realtime files or URLs with their headers, read once */
 } query_sources;
 
 static void session_close(query_session *s)
@@ -207,13 +213,14 @@ static void session_close(query_session *s)
 
 /* Realtime from src->gtfs_rt, fetched and decoded once: the overlay and the
  * feed's alerts, as a server shows them after a good poll. */
-static int session_read_realtime(query_session *s, const char *source)
+static int session_read_realtime(query_session *s, const rt_source_list *sources)
 {
-    char err[512] = "";
+    char err[1024] = "";
     rt_fetch_global_init();
     s->realtime = true;
-    if (!serving_set_realtime_source(s->state, source, 30, err, sizeof err) ||
-        serving_poll_realtime(s->state, (int64_t)time(NULL), err, sizeof err) == RT_POLL_FAILED) {
+    /* every source must answer: a query has no last good feed to fall back on */
+    if (!serving_set_realtime_sources(s->state, sources, 30, 0, err, sizeof err) ||
+        (serving_poll_realtime(s->state, (int64_t)time(NULL), err, sizeof err), err[0])) {
         fprintf(stderr, "transitd query: realtime: %s\n", err);
         return -1;
     }
@@ -240,7 +247,7 @@ static int session_open(query_session *s, const query_sources *src)
     snprintf(path, sizeof path, "%s/live.sqlite", src->data_dir);
     if (access(path, F_OK) == 0 && !serving_open_live(s->state, err, sizeof err))
         fprintf(stderr, "transitd query: warning: alerts not shown: %s\n", err);
-    if (src->gtfs_rt && session_read_realtime(s, src->gtfs_rt) != 0)
+    if (src->gtfs_rt.count && session_read_realtime(s, &src->gtfs_rt) != 0)
         goto fail;
     serving_acquire(s->state, &s->view);
     return 0;
@@ -271,7 +278,17 @@ static void write_line(const json_writer *w)
 /* ------------------------------------------------------------ one question */
 
 /* The options every form of `query` takes, besides its own. */
-enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_GTFS_RT, OPT_ID, OPT_PARAM };
+enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_GTFS_RT, OPT_GTFS_RT_HEADER, OPT_ID, OPT_PARAM };
+
+/* A --gtfs-rt or --gtfs-rt-header into src (rt_source_list.h: a header
+ * goes with the --gtfs-rt before it). CLI_OK or the usage error. */
+static int take_realtime_option(query_sources *src, int c, const char *arg, const subcommand *sc)
+{
+    char why[300];
+    bool ok = c == OPT_GTFS_RT ? rt_source_list_add(&src->gtfs_rt, arg, why, sizeof why)
+                               : rt_source_list_add_header(&src->gtfs_rt, arg ? arg : "", why, sizeof why);
+    return ok ? CLI_OK : usage_error(why, sc);
+}
 
 static int subcommand_error(const subcommand *sc, const char *fmt, const char *arg)
 {
@@ -288,6 +305,7 @@ static void subcommand_options(const subcommand *sc, struct option *out)
     out[n++] = (struct option){"help", no_argument, NULL, 'h'};
     out[n++] = (struct option){"data", required_argument, NULL, OPT_DATA};
     out[n++] = (struct option){"gtfs-rt", required_argument, NULL, OPT_GTFS_RT};
+    out[n++] = (struct option){"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER};
     if (sc->id_option)
         out[n++] = (struct option){sc->id_option, required_argument, NULL, OPT_ID};
     for (int k = 0; k < MAX_OPTIONS && sc->options[k]; k++)
@@ -341,7 +359,7 @@ static int take_positional(const subcommand *sc, question *q, const char *arg)
  * CLI_OK, CLI_USAGE_ERROR, or -1 when --help was answered. */
 static int read_question(const subcommand *sc, int argc, char **argv, question *q, query_sources *src)
 {
-    struct option longopts[MAX_OPTIONS + 5];
+    struct option longopts[MAX_OPTIONS + 6];
     subcommand_options(sc, longopts);
     cli_opts o;
     cli_opts_begin(&o, argc, argv, "h", longopts);
@@ -370,8 +388,10 @@ static int read_question(const subcommand *sc, int argc, char **argv, question *
             return subcommand_error(sc, "%s: option '%s' given twice", o.name);
         if (c == OPT_DATA)
             src->data_dir = o.arg;
-        else if (c == OPT_GTFS_RT)
-            src->gtfs_rt = o.arg;
+        else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+            if (take_realtime_option(src, c, o.arg, sc) != CLI_OK)
+                return CLI_USAGE_ERROR;
+        }
         else if (c == OPT_ID)
             q->id = o.arg;
         else
@@ -498,6 +518,7 @@ static int run_batch(int argc, char **argv, query_sources src)
         {"help", no_argument, NULL, 'h'},
         {"data", required_argument, NULL, OPT_DATA},
         {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+        {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
         {NULL, 0, NULL, 0},
     };
     cli_opts o;
@@ -507,8 +528,13 @@ static int run_batch(int argc, char **argv, query_sources src)
             print_batch_usage(stdout);
             return CLI_OK;
         }
-        if ((c == OPT_DATA || c == OPT_GTFS_RT) && o.arg) {
-            *(c == OPT_DATA ? &src.data_dir : &src.gtfs_rt) = o.arg;
+        if (c == OPT_DATA && o.arg) {
+            src.data_dir = o.arg;
+            continue;
+        }
+        if ((c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) && o.arg) {
+            if (take_realtime_option(&src, c, o.arg, NULL) != CLI_OK)
+                return CLI_USAGE_ERROR;
             continue;
         }
         fprintf(stderr, "transitd query: batch: unexpected argument '%s'\n", o.typed ? o.typed : o.arg);
@@ -549,9 +575,10 @@ int cli_query_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"data", required_argument, NULL, OPT_DATA},
         {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
+        {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
         {NULL, 0, NULL, 0},
     };
-    query_sources src = {NULL, NULL};
+    query_sources src = {0};
     cli_opts reset;
     cli_opts_begin(&reset, argc, argv, "", longopts);
     for (int c; (c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1;) {
@@ -561,8 +588,9 @@ int cli_query_main(int argc, char **argv)
             return CLI_OK;
         } else if (c == OPT_DATA) {
             src.data_dir = optarg;
-        } else if (c == OPT_GTFS_RT) {
-            src.gtfs_rt = optarg;
+        } else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+            if (take_realtime_option(&src, c, optarg, NULL) != CLI_OK)
+                return CLI_USAGE_ERROR;
         } else if (c == ':') {
             snprintf(msg, sizeof msg, "option '%.100s' needs a value", argv[optind - 1]);
             return usage_error(msg, NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 bool rt_source_is_url(const char *source)
 {
@@ -75,21 +76,90 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ctx)
     return grow_append(b, p, n) ? n : 0;   /* 0 aborts the transfer */
 }
 
-static int fetch_url(const char *url, unsigned timeout_s, grow_buf *b, char *err, size_t errlen)
+/* Copies the value of header line `line` (n bytes) into out when its name
+ * is `name`: trimmed, and only when it fits. */
+static void take_header(const char *line, size_t n, const char *name, char *out, size_t cap)
 {
-    CURL *c = curl_easy_init();
+    size_t k = strlen(name);
+    if (n <= k || strncasecmp(line, name, k) != 0 || line[k] != ':')
+        return;
+    const char *v = line + k + 1, *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t')) v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    if ((size_t)(end - v) < cap) {
+        memcpy(out, v, (size_t)(end - v));
+        out[end - v] = '\0';
+    }
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ctx)
+{
+    rt_fetch_validators *v = ctx;
+    size_t n = size * nmemb;
+    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0)   /* a new answer (after a redirect): its own validators */
+        *v = (rt_fetch_validators){{0}, {0}};
+    take_header(p, n, "ETag", v->etag, sizeof v->etag);
+    take_header(p, n, "Last-Modified", v->last_modified, sizeof v->last_modified);
+    return n;
+}
+
+/* The request headers: the caller's, then the validators. NULL with
+ * *failed set when out of memory. */
+static struct curl_slist *request_headers(const char *const *headers, size_t nheaders,
+                                          const rt_fetch_validators *sent, bool *failed)
+{
+    struct curl_slist *list = NULL;
+    char line[RT_FETCH_VALIDATOR_MAX + 32];
+    *failed = false;
+    for (size_t i = 0; i < nheaders + 2; i++) {
+        const char *h = NULL;
+        if (i < nheaders) {
+            h = headers[i];
+        } else if (sent && i == nheaders && sent->etag[0]) {
+            snprintf(line, sizeof line, "If-None-Match: %s", sent->etag);
+            h = line;
+        } else if (sent && i == nheaders + 1 && sent->last_modified[0]) {
+            snprintf(line, sizeof line, "If-Modified-Since: %s", sent->last_modified);
+            h = line;
+        }
+        if (!h)
+            continue;
+        struct curl_slist *next = curl_slist_append(list, h);
+        if (!next) {
+            curl_slist_free_all(list);
+            *failed = true;
+            return NULL;
+        }
+        list = next;
+    }
+    return list;
+}
+
+static int fetch_url(const char *url, const char *label, unsigned timeout_s, const char *const *headers,
+                     size_t nheaders, const rt_fetch_validators *sent, rt_fetch_validators *fresh,
+                     grow_buf *b, char *err, size_t errlen)
+{
+    bool no_memory;
+    struct curl_slist *list = request_headers(headers, nheaders, sent, &no_memory);
+    CURL *c = no_memory ? NULL : curl_easy_init();
     if (!c) {
+        curl_slist_free_all(list);
         snprintf(err, errlen, "cannot start libcurl");
         return -1;
     }
-    char curl_err[CURL_ERROR_SIZE] = "";
+    rt_fetch_validators answered = {{0}, {0}};
     curl_easy_setopt(c, CURLOPT_URL, url);
+    if (list)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &answered);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(timeout_s ? timeout_s : 30));
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    /* a request header (an API key) must not follow a redirect to another
+     * host: with headers, a 3xx is an error that says where it pointed */
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, nheaders ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for DNS timeouts */
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");   /* gzip when the server offers it */
@@ -98,34 +168,51 @@ static int fetch_url(const char *url, unsigned timeout_s, grow_buf *b, char *err
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(c);
+    curl_slist_free_all(list);
     if (b->too_big) {
-        snprintf(err, errlen, "%.200s sent more than %u bytes", url, RT_FETCH_MAX_BYTES);
+        snprintf(err, errlen, "%.200s sent more than %u bytes", label, RT_FETCH_MAX_BYTES);
         return -1;
     }
     if (rc != CURLE_OK) {
-        snprintf(err, errlen, "cannot fetch %.200s: %s", url, curl_err[0] ? curl_err : curl_easy_strerror(rc));
+        /* curl's message may quote the URL, which may carry a key: the label only */
+        snprintf(err, errlen, "cannot fetch %.200s: %s", label, curl_easy_strerror(rc));
         return -1;
     }
+    if (status == 304 && sent && (sent->etag[0] || sent->last_modified[0]))
+        return 1;
     if (status != 200) {
-        snprintf(err, errlen, "HTTP %ld from %.200s", status, url);
+        snprintf(err, errlen, "HTTP %ld from %.200s", status, label);
         return -1;
     }
+    if (fresh)
+        *fresh = answered;
+    return 0;
+}
+
+int rt_fetch_conditional(const char *source, const char *label, unsigned timeout_s,
+                         const char *const *headers, size_t nheaders, const rt_fetch_validators *sent,
+                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, char *err,
+                         size_t errlen)
+{
+    grow_buf b = {0};
+    if (fresh)
+        *fresh = (rt_fetch_validators){{0}, {0}};
+    int rc = rt_source_is_url(source)
+                 ? fetch_url(source, label, timeout_s, headers, nheaders, sent, fresh, &b, err, errlen)
+                 : fetch_file(source, &b, err, errlen);
+    if (rc != 0) {
+        free(b.data);
+        return rc;
+    }
+    *data = b.data;
+    *len = b.len;
     return 0;
 }
 
 int rt_fetch(const char *source, unsigned timeout_s, uint8_t **data, size_t *len, char *err,
              size_t errlen)
 {
-    grow_buf b = {0};
-    int rc = rt_source_is_url(source) ? fetch_url(source, timeout_s, &b, err, errlen)
-                                      : fetch_file(source, &b, err, errlen);
-    if (rc != 0) {
-        free(b.data);
-        return -1;
-    }
-    *data = b.data;
-    *len = b.len;
-    return 0;
+    return rt_fetch_conditional(source, source, timeout_s, NULL, 0, NULL, NULL, data, len, err, errlen);
 }
 
 void rt_fetch_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }

@@ -1,10 +1,12 @@
-/* rt_ingest.c — polling state of a GTFS-Realtime source: last good feed, counts.
+/* rt_ingest.c — polling state of the GTFS-Realtime sources: each one's last
+ * good feed and counts, and the merge of them all.
  *
  * Why it exists: see include/transit/rt_ingest.h.
  */
 #include "transit/rt_ingest.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,44 +14,98 @@
 #include "transit/rt_alerts.h"
 #include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
+#include "transit/rt_feed_merge.h"
+
+typedef struct rt_source {
+    char *location;
+    char label[512];
+    char **headers;
+    size_t nheaders;
+    rt_fetch_validators validators;   /* of the good feed's answer */
+    rt_feed *good;                    /* the last good feed, or NULL */
+    size_t good_bytes;
+    uint64_t good_hash;               /* FNV-1a of the good feed's bytes */
+    uint64_t polls, fetch_failures, decode_failures, not_modified;
+    int64_t last_success, last_failure;   /* Unix seconds, 0: never */
+    char last_error[256];
+    bool merged;                      /* its good feed is in the merge */
+} rt_source;
 
 struct rt_ingest {
-    char *source;
-    unsigned timeout_s;
+    rt_source *sources;
+    size_t count;
+    unsigned timeout_s, max_age_s;
     pthread_mutex_t lock;
-    rt_feed *good;                 /* the last good feed, or NULL */
-    uint64_t polls, fetch_failures, decode_failures;
-    int64_t last_success, last_failure;   /* Unix seconds, 0: never */
-    size_t good_bytes;
-    uint64_t good_hash;            /* FNV-1a of the good feed's bytes */
-    char last_error[256];
+    rt_feed *merged;               /* the feed in use, or NULL */
+    bool merged_owned;             /* several sources: arrays of ours over their feeds */
+    uint64_t polls;                /* rounds */
     rt_overlay_stats stats;        /* of the last overlay built */
     uint32_t alerts_shown, alerts_rejected;   /* of the last rt_ingest_alerts */
 };
 
-rt_ingest *rt_ingest_new(const char *source, unsigned timeout_s)
+static void free_merged(rt_ingest *in)
 {
-    rt_ingest *in = calloc(1, sizeof *in);
-    if (!in) return NULL;
-    if (!(in->source = strdup(source))) {
-        free(in);
-        return NULL;
-    }
-    in->timeout_s = timeout_s;
-    pthread_mutex_init(&in->lock, NULL);
-    return in;
+    if (in->merged_owned)
+        rt_feed_merged_free(in->merged);
+    in->merged = NULL;
+    in->merged_owned = false;
 }
 
 void rt_ingest_free(rt_ingest *in)
 {
     if (!in) return;
-    rt_feed_free(in->good);
+    free_merged(in);
+    for (size_t i = 0; i < in->count; i++) {
+        rt_source *s = &in->sources[i];
+        rt_feed_free(s->good);
+        for (size_t h = 0; h < s->nheaders; h++) free(s->headers[h]);
+        free(s->headers);
+        free(s->location);
+    }
+    free(in->sources);
     pthread_mutex_destroy(&in->lock);
-    free(in->source);
     free(in);
 }
 
-const char *rt_ingest_source(const rt_ingest *in) { return in->source; }
+rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s, unsigned max_age_s)
+{
+    if (!list->count || list->count > RT_MAX_SOURCES) return NULL;
+    rt_ingest *in = calloc(1, sizeof *in);
+    if (!in) return NULL;
+    pthread_mutex_init(&in->lock, NULL);
+    in->timeout_s = timeout_s;
+    in->max_age_s = max_age_s;
+    if (!(in->sources = calloc(list->count, sizeof *in->sources))) {
+        rt_ingest_free(in);
+        return NULL;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        const rt_source_spec *spec = &list->sources[i];
+        rt_source *s = &in->sources[in->count++];
+        rt_source_label(spec->location, s->label, sizeof s->label);
+        if (!(s->location = strdup(spec->location)) ||
+            !(s->headers = calloc(spec->nheaders ? spec->nheaders : 1, sizeof *s->headers))) {
+            rt_ingest_free(in);
+            return NULL;
+        }
+        for (size_t h = 0; h < spec->nheaders; h++, s->nheaders++)
+            if (!(s->headers[h] = strdup(spec->headers[h]))) {
+                rt_ingest_free(in);
+                return NULL;
+            }
+    }
+    return in;
+}
+
+rt_ingest *rt_ingest_new(const char *source, unsigned timeout_s)
+{
+    rt_source_list list = {.count = 1};
+    list.sources[0].location = source;
+    return rt_ingest_new_sources(&list, timeout_s, 0);
+}
+
+size_t rt_ingest_source_count(const rt_ingest *in) { return in->count; }
+const char *rt_ingest_source_label(const rt_ingest *in, size_t i) { return in->sources[i].label; }
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -61,52 +117,183 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen)
+/* ------------------------------------------------------------ the merge */
+
+/* Sources in the merge, newest feed timestamp first (a tie: the one given
+ * first), into order; their count. */
+static size_t merge_order(const rt_ingest *in, size_t *order)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < in->count; i++) {
+        if (!in->sources[i].merged) continue;
+        size_t j = n++;
+        uint64_t t = in->sources[i].good->timestamp;
+        for (; j > 0 && in->sources[order[j - 1]].good->timestamp < t; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return n;
+}
+
+/* The merged feed of the sources marked merged; call with the lock held.
+ * False when out of memory (the previous merge stays). */
+static bool rebuild_merge(rt_ingest *in)
+{
+    size_t order[RT_MAX_SOURCES];
+    size_t n = merge_order(in, order);
+    if (in->count == 1 || n <= 1) {
+        free_merged(in);
+        in->merged = n ? in->sources[order[0]].good : NULL;
+        return true;
+    }
+    const rt_feed *feeds[RT_MAX_SOURCES];
+    for (size_t k = 0; k < n; k++)
+        feeds[k] = in->sources[order[k]].good;
+    rt_feed *m = rt_feed_merge(feeds, n);
+    if (!m)
+        return false;
+    free_merged(in);
+    in->merged = m;
+    in->merged_owned = true;
+    return true;
+}
+
+/* ------------------------------------------------------------ polling */
+
+/* What one source's fetch and decode gave, before it is installed. */
+typedef struct source_poll {
+    enum { GOT_NOTHING, GOT_SAME, GOT_FEED, GOT_FETCH_ERROR, GOT_DECODE_ERROR } what;
+    rt_feed *feed;
+    size_t bytes;
+    uint64_t hash;
+    rt_fetch_validators validators;
+    bool not_modified;             /* GOT_SAME from a 304 */
+    char why[224];
+} source_poll;
+
+static void poll_source(rt_ingest *in, rt_source *s, source_poll *out)
 {
     uint8_t *data = NULL;
     size_t len = 0;
-    char why[224];
-    bool fetched = rt_fetch(in->source, in->timeout_s, &data, &len, why, sizeof why) == 0;
-    uint64_t hash = fetched ? fnv1a(data, len) : 0;
     pthread_mutex_lock(&in->lock);
-    bool same = fetched && in->good && in->good_bytes == len && in->good_hash == hash;
+    rt_fetch_validators sent = s->good ? s->validators : (rt_fetch_validators){{0}, {0}};
     pthread_mutex_unlock(&in->lock);
-    rt_feed *feed = fetched && !same ? rt_feed_decode(data, len, why, sizeof why) : NULL;
+    int rc = rt_fetch_conditional(s->location, s->label, in->timeout_s, (const char *const *)s->headers,
+                                  s->nheaders, &sent, &out->validators, &data, &len, out->why, sizeof out->why);
+    if (rc == 1) {
+        out->what = GOT_SAME;
+        out->not_modified = true;
+        return;
+    }
+    if (rc != 0) {
+        out->what = GOT_FETCH_ERROR;
+        return;
+    }
+    uint64_t hash = fnv1a(data, len);
+    pthread_mutex_lock(&in->lock);
+    bool same = s->good && s->good_bytes == len && s->good_hash == hash;
+    pthread_mutex_unlock(&in->lock);
+    if (same) {
+        out->what = GOT_SAME;
+    } else if ((out->feed = rt_feed_decode(data, len, out->why, sizeof out->why))) {
+        out->what = GOT_FEED;
+        out->bytes = len;
+        out->hash = hash;
+    } else {
+        out->what = GOT_DECODE_ERROR;
+    }
     free(data);
+}
+
+static bool is_stale(const rt_ingest *in, const rt_source *s, int64_t now)
+{
+    return in->max_age_s && s->last_success && now - s->last_success > (int64_t)in->max_age_s;
+}
+
+/* Appends why to err, joined by "; ", prefixed "label: " unless it names
+ * the source already (a fetch error does). */
+static void add_error(char *err, size_t errlen, const char *label, const char *why)
+{
+    size_t used = strlen(err);
+    bool named = strstr(why, label) != NULL;
+    if (used + 1 < errlen)
+        snprintf(err + used, errlen - used, "%s%s%s%s", used ? "; " : "", named ? "" : label,
+                 named ? "" : ": ", why);
+}
+
+rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen)
+{
+    source_poll polls[RT_MAX_SOURCES];
+    size_t n = in->count < RT_MAX_SOURCES ? in->count : RT_MAX_SOURCES;
+    if (errlen) err[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        polls[i] = (source_poll){0};
+        poll_source(in, &in->sources[i], &polls[i]);
+    }
+    rt_feed *old[RT_MAX_SOURCES];
+    size_t nold = 0;
+    bool failed = false, changed = false;
     pthread_mutex_lock(&in->lock);
     in->polls++;
-    rt_feed *old = NULL;
-    if (same) {
-        in->last_success = now;
-    } else if (feed) {
-        old = in->good;
-        in->good = feed;
-        in->good_bytes = len;
-        in->good_hash = hash;
-        in->last_success = now;
-    } else {
-        if (fetched) in->decode_failures++;
-        else in->fetch_failures++;
-        in->last_failure = now;
-        snprintf(in->last_error, sizeof in->last_error, "%s", why);
+    for (size_t i = 0; i < n; i++) {
+        rt_source *s = &in->sources[i];
+        source_poll *p = &polls[i];
+        s->polls++;
+        if (p->what == GOT_SAME) {
+            s->last_success = now;
+            if (p->not_modified) s->not_modified++;
+            else s->validators = p->validators;   /* identical bytes: their answer's validators */
+        } else if (p->what == GOT_FEED) {
+            old[nold++] = s->good;
+            s->good = p->feed;
+            s->good_bytes = p->bytes;
+            s->good_hash = p->hash;
+            s->validators = p->validators;
+            s->last_success = now;
+            changed = true;
+        } else {
+            if (p->what == GOT_DECODE_ERROR) s->decode_failures++;
+            else s->fetch_failures++;
+            s->last_failure = now;
+            snprintf(s->last_error, sizeof s->last_error, "%s", p->why);
+            add_error(err, errlen, s->label, p->why);
+            failed = true;
+        }
+        bool merged = s->good && !is_stale(in, s, now);
+        changed |= merged != s->merged;
+        s->merged = merged;
+    }
+    bool merged_ok = !changed || rebuild_merge(in);
+    if (!merged_ok) {
+        /* keep the previous merge over the previous feeds: put them back */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (polls[i].what == GOT_FEED) {
+                rt_feed *fresh = in->sources[i].good;
+                in->sources[i].good = old[k];
+                in->sources[i].good_bytes = 0;   /* decoded again at the next poll */
+                in->sources[i].good_hash = 0;
+                in->sources[i].validators = (rt_fetch_validators){{0}, {0}};
+                old[k++] = fresh;
+            }
+        add_error(err, errlen, "transitd", "out of memory merging the realtime feeds");
+        failed = true;
+        changed = false;
     }
     pthread_mutex_unlock(&in->lock);
-    rt_feed_free(old);
-    if (same) return RT_POLL_UNCHANGED;
-    if (!feed) {
-        snprintf(err, errlen, "%s", why);
-        return RT_POLL_FAILED;
-    }
-    return RT_POLL_NEW;
+    for (size_t k = 0; k < nold; k++) rt_feed_free(old[k]);
+    if (changed) return RT_POLL_NEW;
+    return failed ? RT_POLL_FAILED : RT_POLL_UNCHANGED;
 }
+
+/* ------------------------------------------------------------ the feed in use */
 
 rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now)
 {
     rt_overlay_stats stats;
-    /* the feed stays the last good one while the lock is held: a poll that
-     * replaces it waits, and frees the old one only after */
+    /* the feeds stay while the lock is held: a poll that replaces one
+     * waits, and frees the old one only after */
     pthread_mutex_lock(&in->lock);
-    rt_overlay *o = rt_overlay_build(in->good, ds, now, &stats);
+    rt_overlay *o = rt_overlay_build(in->merged, ds, now, &stats);
     if (o) in->stats = stats;
     pthread_mutex_unlock(&in->lock);
     return o;
@@ -117,7 +304,7 @@ long rt_ingest_alerts(rt_ingest *in, int64_t now, alert ***out)
     uint32_t rejected = 0;
     char err[256];
     pthread_mutex_lock(&in->lock);
-    long n = rt_alerts_from_feed(in->good, now, out, &rejected, err, sizeof err);
+    long n = rt_alerts_from_feed(in->merged, now, out, &rejected, err, sizeof err);
     if (n >= 0) {
         in->alerts_shown = (uint32_t)n;
         in->alerts_rejected = rejected;
@@ -129,39 +316,138 @@ long rt_ingest_alerts(rt_ingest *in, int64_t now, alert ***out)
 int rt_ingest_encode_trip_updates(rt_ingest *in, int64_t now, uint8_t **out, size_t *len)
 {
     pthread_mutex_lock(&in->lock);
-    uint64_t stamp = in->good && in->good->timestamp ? in->good->timestamp : (uint64_t)(now > 0 ? now : 0);
-    int rc = rt_encode_trip_updates(in->good, stamp, out, len);
+    uint64_t stamp = in->merged && in->merged->timestamp ? in->merged->timestamp : (uint64_t)(now > 0 ? now : 0);
+    int rc = rt_encode_trip_updates(in->merged, stamp, out, len);
     pthread_mutex_unlock(&in->lock);
     return rc;
 }
 
-size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t cap)
+void rt_ingest_source_state(rt_ingest *in, size_t i, rt_source_state *out)
 {
     pthread_mutex_lock(&in->lock);
-    const rt_feed *f = in->good;
+    const rt_source *s = &in->sources[i];
+    *out = (rt_source_state){
+        .last_success = s->last_success,
+        .last_failure = s->last_failure,
+        .has_feed = s->good != NULL,
+        .merged = s->merged,
+        .entities = s->good ? s->good->trip_update_count + s->good->alert_count : 0,
+        .feed_timestamp = s->good ? s->good->timestamp : 0,
+    };
+    if (s->last_failure && s->last_failure >= s->last_success)
+        snprintf(out->last_error, sizeof out->last_error, "%s", s->last_error);
+    pthread_mutex_unlock(&in->lock);
+}
+
+/* ------------------------------------------------------------ metrics */
+
+typedef struct text_out {
+    char *p;
+    size_t cap, len;   /* len: what is needed, even past cap */
+} text_out;
+
+static void put(text_out *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->len < t->cap ? t->p + t->len : NULL, t->len < t->cap ? t->cap - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) t->len += (size_t)n;
+}
+
+/* A label's value, escaped as the Prometheus text format wants. */
+static void escape_label(const char *in, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (; *in && k + 3 < cap; in++) {
+        if (*in == '\\' || *in == '"') out[k++] = '\\', out[k++] = *in;
+        else if (*in == '\n') out[k++] = '\\', out[k++] = 'n';
+        else out[k++] = *in;
+    }
+    out[k] = '\0';
+}
+
+static void render_sources(rt_ingest *in, int64_t now, text_out *t)
+{
+    static const char *const series[][3] = {
+        {"transitd_rt_source_polls_total", "counter", "Polls of each GTFS-Realtime source."},
+        {"transitd_rt_source_poll_failures_total", "counter", "Failed polls of each source, by stage; its last good feed stays."},
+        {"transitd_rt_source_not_modified_total", "counter", "Polls of each source that answered 304 Not Modified."},
+        {"transitd_rt_source_last_success_age_seconds", "gauge", "Seconds since each source's last good poll (-1: none yet)."},
+        {"transitd_rt_source_feed_timestamp_seconds", "gauge", "The header timestamp of each source's last good feed."},
+        {"transitd_rt_source_entities", "gauge", "Entities of each source's last good feed."},
+        {"transitd_rt_source_merged", "gauge", "1 when the source's feed is in the merge, 0 when it has none or is stale."},
+    };
+    for (size_t k = 0; k < sizeof series / sizeof *series; k++) {
+        put(t, "# HELP %s %s\n# TYPE %s %s\n", series[k][0], series[k][2], series[k][0], series[k][1]);
+        for (size_t i = 0; i < in->count; i++) {
+            const rt_source *s = &in->sources[i];
+            char label[1100];
+            escape_label(s->label, label, sizeof label);
+            switch (k) {
+            case 0: put(t, "%s{source=\"%s\"} %llu\n", series[k][0], label, (unsigned long long)s->polls); break;
+            case 1:
+                put(t, "%s{source=\"%s\",stage=\"fetch\"} %llu\n%s{source=\"%s\",stage=\"decode\"} %llu\n",
+                    series[k][0], label, (unsigned long long)s->fetch_failures, series[k][0], label,
+                    (unsigned long long)s->decode_failures);
+                break;
+            case 2: put(t, "%s{source=\"%s\"} %llu\n", series[k][0], label, (unsigned long long)s->not_modified); break;
+            case 3:
+                put(t, "%s{source=\"%s\"} %lld\n", series[k][0], label,
+                    (long long)(s->last_success ? now - s->last_success : -1));
+                break;
+            case 4:
+                put(t, "%s{source=\"%s\"} %llu\n", series[k][0], label,
+                    (unsigned long long)(s->good ? s->good->timestamp : 0));
+                break;
+            case 5:
+                put(t, "%s{source=\"%s\"} %u\n", series[k][0], label,
+                    s->good ? s->good->trip_update_count + s->good->alert_count : 0);
+                break;
+            default: put(t, "%s{source=\"%s\"} %d\n", series[k][0], label, s->merged ? 1 : 0); break;
+            }
+        }
+    }
+}
+
+size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t cap)
+{
+    text_out t = {out, cap, 0};
+    pthread_mutex_lock(&in->lock);
+    const rt_feed *f = in->merged;
     const rt_overlay_stats *s = &in->stats;
-    int n = snprintf(
-        out, cap,
-        "# HELP transitd_rt_polls_total Polls of the GTFS-Realtime source.\n"
+    uint64_t fetch_failures = 0, decode_failures = 0;
+    int64_t last_success = 0, last_failure = 0;
+    size_t bytes = 0;
+    for (size_t i = 0; i < in->count; i++) {
+        const rt_source *src = &in->sources[i];
+        fetch_failures += src->fetch_failures;
+        decode_failures += src->decode_failures;
+        if (src->last_success > last_success) last_success = src->last_success;
+        if (src->last_failure > last_failure) last_failure = src->last_failure;
+        if (src->merged) bytes += src->good_bytes;
+    }
+    put(&t,
+        "# HELP transitd_rt_polls_total Polls of the GTFS-Realtime sources (rounds: every source once).\n"
         "# TYPE transitd_rt_polls_total counter\n"
         "transitd_rt_polls_total %llu\n"
-        "# HELP transitd_rt_poll_failures_total Failed polls, by stage; the last good feed stays.\n"
+        "# HELP transitd_rt_poll_failures_total Failed polls of any source, by stage; the last good feed stays.\n"
         "# TYPE transitd_rt_poll_failures_total counter\n"
         "transitd_rt_poll_failures_total{stage=\"fetch\"} %llu\n"
         "transitd_rt_poll_failures_total{stage=\"decode\"} %llu\n"
-        "# HELP transitd_rt_last_success_age_seconds Seconds since the last good poll (-1: none yet).\n"
+        "# HELP transitd_rt_last_success_age_seconds Seconds since the last good poll of any source (-1: none yet).\n"
         "# TYPE transitd_rt_last_success_age_seconds gauge\n"
         "transitd_rt_last_success_age_seconds %lld\n"
-        "# HELP transitd_rt_last_failure_timestamp_seconds When the last poll failed (0: never).\n"
+        "# HELP transitd_rt_last_failure_timestamp_seconds When a poll last failed (0: never).\n"
         "# TYPE transitd_rt_last_failure_timestamp_seconds gauge\n"
         "transitd_rt_last_failure_timestamp_seconds %lld\n"
-        "# HELP transitd_rt_feed_timestamp_seconds The header timestamp of the feed in use.\n"
+        "# HELP transitd_rt_feed_timestamp_seconds The header timestamp of the feed in use (the newest merged).\n"
         "# TYPE transitd_rt_feed_timestamp_seconds gauge\n"
         "transitd_rt_feed_timestamp_seconds %llu\n"
-        "# HELP transitd_rt_feed_bytes Size of the feed in use.\n"
+        "# HELP transitd_rt_feed_bytes Size of the feeds in use.\n"
         "# TYPE transitd_rt_feed_bytes gauge\n"
         "transitd_rt_feed_bytes %zu\n"
-        "# HELP transitd_rt_entities Entities of the feed in use, by kind.\n"
+        "# HELP transitd_rt_entities Entities of the feed in use (the merge), by kind.\n"
         "# TYPE transitd_rt_entities gauge\n"
         "transitd_rt_entities{kind=\"trip_update\"} %u\n"
         "transitd_rt_entities{kind=\"alert\"} %u\n"
@@ -182,14 +468,14 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "# TYPE transitd_rt_alerts gauge\n"
         "transitd_rt_alerts{outcome=\"shown\"} %u\n"
         "transitd_rt_alerts{outcome=\"rejected\"} %u\n",
-        (unsigned long long)in->polls, (unsigned long long)in->fetch_failures,
-        (unsigned long long)in->decode_failures,
-        (long long)(in->last_success ? now - in->last_success : -1), (long long)in->last_failure,
-        (unsigned long long)(f ? f->timestamp : 0), f ? in->good_bytes : 0, f ? f->trip_update_count : 0,
+        (unsigned long long)in->polls, (unsigned long long)fetch_failures, (unsigned long long)decode_failures,
+        (long long)(last_success ? now - last_success : -1), (long long)last_failure,
+        (unsigned long long)(f ? f->timestamp : 0), f ? bytes : 0, f ? f->trip_update_count : 0,
         f ? f->alert_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
         s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added,
         s->added_no_route, s->added_no_departure,
         in->alerts_shown, in->alerts_rejected);
+    render_sources(in, now, &t);
     pthread_mutex_unlock(&in->lock);
-    return n < 0 ? 0 : (size_t)n;
+    return t.len;
 }

@@ -146,6 +146,17 @@ bool serving_set_realtime_source(serving *s, const char *source, unsigned timeou
     return true;
 }
 
+bool serving_set_realtime_sources(serving *s, const rt_source_list *list, unsigned timeout_s,
+                                  unsigned max_age_s, char *err, size_t errlen)
+{
+    assert(!s->source);
+    if (!(s->source = rt_ingest_new_sources(list, timeout_s, max_age_s))) {
+        snprintf(err, errlen, "out of memory for the realtime sources");
+        return false;
+    }
+    return true;
+}
+
 rt_ingest *serving_realtime(serving *s) { return s->source; }
 
 void serving_rebuild_realtime(serving *s)

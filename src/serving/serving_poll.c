@@ -20,25 +20,18 @@ struct serving_poller {
 static void *poll_loop(void *arg)
 {
     serving_poller *p = arg;
-    const char *source = rt_ingest_source(serving_realtime(p->state));
-    bool failing = false;
-    char last_err[256] = "";
+    char last_err[1024] = "";
     for (;;) {
-        char err[256];
-        rt_poll_result r = serving_poll_realtime(p->state, (int64_t)time(NULL), err, sizeof err);
-        if (r == RT_POLL_UNCHANGED || r == RT_POLL_NEW) {
-            if (failing)
-                fprintf(stderr, "transitd: realtime: %s answers again\n", source);
-            failing = false;
-            last_err[0] = '\0';
-        } else {
-            /* one line when it starts failing and when the reason changes is
-             * enough; /metrics counts every failure */
-            if (strcmp(err, last_err) != 0)
-                fprintf(stderr, "transitd: realtime: %s; keeping the last good feed\n", err);
-            snprintf(last_err, sizeof last_err, "%s", err);
-            failing = true;
-        }
+        char err[1024];
+        serving_poll_realtime(p->state, (int64_t)time(NULL), err, sizeof err);
+        /* one line when sources start failing and when the reasons change is
+         * enough; /metrics and /readyz count and say every failure. The
+         * messages name sources by label: no credentials, no query string */
+        if (!err[0] && last_err[0])
+            fprintf(stderr, "transitd: realtime: every source answers again\n");
+        else if (err[0] && strcmp(err, last_err) != 0)
+            fprintf(stderr, "transitd: realtime: %s; keeping the last good feed of each\n", err);
+        snprintf(last_err, sizeof last_err, "%s", err);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += p->interval_s;

@@ -40,14 +40,22 @@ static int teardown(void **state)
     return 0;
 }
 
+static size_t write_feed_to(const char *name, uint64_t timestamp, int32_t delay, size_t cut);
+
 /* Writes a feed with T1 delayed `delay` s on 20261102 (cut to `cut` bytes
  * when cut > 0) to dir/rt.pb; returns its full size. */
 static size_t write_feed(int32_t delay, size_t cut)
 {
+    return write_feed_to("rt.pb", 1793000000, delay, cut);
+}
+
+/* The same, to dir/name with header timestamp `timestamp`. */
+static size_t write_feed_to(const char *name, uint64_t timestamp, int32_t delay, size_t cut)
+{
     TransitRealtime__FeedHeader header = TRANSIT_REALTIME__FEED_HEADER__INIT;
     header.gtfs_realtime_version = "2.0";
     header.has_timestamp = 1;
-    header.timestamp = 1793000000;
+    header.timestamp = timestamp;
     TransitRealtime__TripDescriptor td = TRANSIT_REALTIME__TRIP_DESCRIPTOR__INIT;
     td.trip_id = "T1";
     td.start_date = "20261102";
@@ -67,7 +75,7 @@ static size_t write_feed(int32_t delay, size_t cut)
     uint8_t *buf = malloc(len);
     transit_realtime__feed_message__pack(&msg, buf);
     char path[1200];
-    snprintf(path, sizeof path, "%s/rt.pb", g_dir);
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     fwrite(buf, 1, cut ? cut : len, f);
@@ -149,10 +157,70 @@ static void test_last_good_feed_survives_failures(void **state)
     rt_ingest_free(in);
 }
 
+/* Two sources: the newest feed wins T1; one failing keeps its last good
+ * feed until it is older than max_age, then leaves the merge. */
+static void test_sources_merge_newest_first_and_stale_ones_leave(void **state)
+{
+    (void)state;
+    char a[1200], b[1200], err[1024], line[1400];
+    snprintf(a, sizeof a, "%s/a.pb", g_dir);
+    snprintf(b, sizeof b, "%s/b.pb", g_dir);
+    rt_source_list list = {0};
+    assert_true(rt_source_list_add(&list, a, err, sizeof err));
+    assert_true(rt_source_list_add(&list, b, err, sizeof err));
+    rt_ingest *in = rt_ingest_new_sources(&list, 5, 10);
+    assert_non_null(in);
+    assert_int_equal(rt_ingest_source_count(in), 2);
+
+    write_feed_to("a.pb", 1000, 120, 0);
+    write_feed_to("b.pb", 2000, 300, 0);
+    assert_int_equal(rt_ingest_poll(in, 100, err, sizeof err), RT_POLL_NEW);
+    assert_string_equal(err, "");
+    assert_int_equal(delay_of_t1(in), 300);
+    write_feed_to("b.pb", 500, 60, 0);   /* b's feed is now older than a's */
+    assert_int_equal(rt_ingest_poll(in, 101, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 120);
+    assert_int_equal(rt_ingest_poll(in, 102, err, sizeof err), RT_POLL_UNCHANGED);
+
+    write_feed_to("b.pb", 3000, 60, 0);
+    assert_int_equal(rt_ingest_poll(in, 103, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 60);
+    unlink(b);
+    /* b fails: its last good feed stays while it is fresh enough */
+    assert_int_equal(rt_ingest_poll(in, 110, err, sizeof err), RT_POLL_FAILED);
+    assert_non_null(strstr(err, b));
+    assert_null(strstr(err, a));
+    assert_int_equal(delay_of_t1(in), 60);
+    rt_source_state st;
+    rt_ingest_source_state(in, 1, &st);
+    assert_true(st.merged && st.has_feed);
+    assert_int_equal(st.last_success, 103);
+    assert_non_null(strstr(st.last_error, "cannot open"));
+    /* past max_age (10 s after its last good poll) it leaves the merge */
+    assert_int_equal(rt_ingest_poll(in, 114, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 120);
+    rt_ingest_source_state(in, 1, &st);
+    assert_false(st.merged);
+    snprintf(line, sizeof line, "transitd_rt_source_merged{source=\"%s\"} 0\n", b);
+    expect_metric(in, line);
+    snprintf(line, sizeof line, "transitd_rt_source_poll_failures_total{source=\"%s\",stage=\"fetch\"} 2\n", b);
+    expect_metric(in, line);
+    snprintf(line, sizeof line, "transitd_rt_source_polls_total{source=\"%s\"} 6\n", a);
+    expect_metric(in, line);
+    /* it answers again: back in */
+    write_feed_to("b.pb", 3000, 60, 0);
+    assert_int_equal(rt_ingest_poll(in, 120, err, sizeof err), RT_POLL_NEW);
+    assert_int_equal(delay_of_t1(in), 60);
+    rt_ingest_free(in);
+    unlink(a);
+    unlink(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_last_good_feed_survives_failures),
+        cmocka_unit_test(test_sources_merge_newest_first_and_stale_ones_leave),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,6 +18,7 @@ import zipfile
 import pytest
 import requests
 
+import schema_check
 from conftest import shared_feed, transitd_bin
 from http_server import TMP, Server
 
@@ -176,6 +177,14 @@ def test_records_name_their_feed(servers):
     assert "south:S1" in get(m, "/v1/stops/south:ST")["stop"]["children"]
     # a one-feed dataset has no feed member
     assert "feed" not in get(servers["north"], "/v1/stops/S1")["stop"]
+
+
+def test_merged_answers_match_the_openapi_document(servers):
+    m = servers["merged"]
+    schema_check.assert_matches(get(m, "/v1/feed"), "FeedResponse")
+    schema_check.assert_matches(get(m, "/v1/stops/south:S1"), "StopResponse")
+    schema_check.assert_matches(get(m, "/v1/routes/south:R1"), "RouteResponse")
+    schema_check.assert_matches(get(m, "/v1/trips/south:T1"), "TripResponse")
 
 
 def test_feed_lists_every_feed(servers, feeds):

@@ -32,7 +32,12 @@
 typedef struct feed_merge_input {
     const char *path;   /* a .zip or a directory */
     const char *name;   /* --feed-id, or NULL: the file name without .zip */
+    const char *sha256; /* the feed's SHA-256 (64 hex digits) when known, or NULL */
 } feed_merge_input;
+
+/* The name feed `in` goes by in a merge (in->name, else the file name
+ * without .zip, other characters as '_') into out. */
+void feed_merge_input_name(const feed_merge_input *in, char out[FEED_MERGE_NAME_MAX]);
 
 typedef struct feed_merge feed_merge;
 

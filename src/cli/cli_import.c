@@ -561,6 +561,24 @@ int cli_import_main(int argc, char **argv)
     char merged_dir[4096] = "", label[1024] = "", err[1024] = "";
     feed_merge *merge = NULL;
     if (nfeeds > 1) {
+        char shas[FEED_MERGE_MAX_FEEDS][65], active[DATADIR_VERSION_LEN + 1];
+        bool same = cli_merge_is_active(feeds, nfeeds, shas, data_dir, active, err, sizeof err);
+        if (err[0]) {
+            fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
+            return CLI_RUNTIME_ERROR;
+        }
+        if (same && !force) {   /* the same feeds, by name and SHA-256, in the same order */
+            import_result r;
+            import_result_init(&r);
+            snprintf(r.version, sizeof r.version, "%s", active);
+            r.noop = r.activated = true;
+            for (int i = 0; i < nfeeds; i++)
+                snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i ? " + " : "",
+                         feeds[i].path);
+            int status = report_result(label, data_dir, &r, 0, "", json, quiet);
+            import_result_destroy(&r);
+            return status;
+        }
         if (!(merge = cli_merge_feeds(feeds, nfeeds, data_dir, merged_dir, sizeof merged_dir, err, sizeof err))) {
             fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
             return CLI_RUNTIME_ERROR;

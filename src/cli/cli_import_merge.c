@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "transit/cli.h"
+#include "transit/feed.h"
+#include "transit/stores.h"
 
 void cli_merge_remove(const char *dir)
 {
@@ -31,6 +33,38 @@ void cli_merge_remove(const char *dir)
     }
     closedir(d);
     rmdir(dir);
+}
+
+bool cli_merge_is_active(feed_merge_input *in, int n, char shas[][65], const char *data_dir,
+                         char version[DATADIR_VERSION_LEN + 1], char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++) {
+        feed_t *f = feed_open(in[i].path, err, errlen);
+        if (!f)
+            return false;
+        int rc = feed_sha256(f, shas[i], err, errlen);
+        feed_close(f);
+        if (rc != 0)
+            return false;
+        in[i].sha256 = shas[i];
+    }
+    err[0] = 0;
+    if (datadir_current(data_dir, version) != 0)
+        return false;
+    char dir[4096], why[256];
+    snprintf(dir, sizeof dir, "%s/current", data_dir);
+    schedule_db *db = schedule_open(dir, why, sizeof why);
+    if (!db)
+        return false;
+    bool same = schedule_feed_count(db) == n;
+    for (int i = 0; same && i < n; i++) {
+        feed_entry e;
+        char name[FEED_MERGE_NAME_MAX];
+        feed_merge_input_name(&in[i], name);
+        same = schedule_feed_at(db, i, &e) == 0 && strcmp(e.name, name) == 0 && strcmp(e.sha256, shas[i]) == 0;
+    }
+    schedule_close(db);
+    return same;
 }
 
 feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_dir, char *dir_out,

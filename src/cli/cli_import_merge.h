@@ -3,11 +3,20 @@
 #ifndef TRANSIT_CLI_IMPORT_MERGE_H
 #define TRANSIT_CLI_IMPORT_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
+#include "transit/datadir.h"
 #include "transit/feed_merge.h"
 #include "transit/import.h"
+
+/* Hashes each feed (in[i].sha256 then points into shas[i]) and tells
+ * whether the active version of data_dir is these feeds, by name and
+ * SHA-256, in this order: then its name is in version and the import has
+ * nothing to do. False with err set when a feed cannot be read. */
+bool cli_merge_is_active(feed_merge_input *in, int n, char shas[][65], const char *data_dir,
+                         char version[DATADIR_VERSION_LEN + 1], char *err, size_t errlen);
 
 /* Merges the feeds into a new directory DATA/.merge-PID (its path in
  * dir_out). NULL with err set (nothing left behind) on failure. */

@@ -175,6 +175,14 @@ static int check_given_name(feed_merge *m, const char *path, const char *name)
     return 0;
 }
 
+void feed_merge_input_name(const feed_merge_input *in, char out[FEED_MERGE_NAME_MAX])
+{
+    if (in->name)
+        snprintf(out, FEED_MERGE_NAME_MAX, "%s", in->name);
+    else
+        derive_name(in->path, out, FEED_MERGE_NAME_MAX);
+}
+
 /* ------------------------------------------------------------ pass 1: owners */
 
 typedef struct owner_pass {
@@ -711,7 +719,9 @@ static int open_feeds(feed_merge *m, const feed_merge_input *in)
         if (!feed_has(f->f, "calendar.txt") && !feed_has(f->f, "calendar_dates.txt"))
             return fail(m, "%s: calendar.txt and calendar_dates.txt: the feed has neither (one is required)",
                         f->path);
-        if (feed_sha256(f->f, f->sha256, why, sizeof why) != 0)
+        if (in[i].sha256 && strlen(in[i].sha256) == 64)
+            memcpy(f->sha256, in[i].sha256, 65);
+        else if (feed_sha256(f->f, f->sha256, why, sizeof why) != 0)
             return fail(m, "%s: %s", f->path, why);
         if (note_skipped(m, i) != 0 || read_info(m, i) != 0)
             return -1;

@@ -285,3 +285,50 @@ def test_two_shared_feeds_together():
         assert names == ["nyct_subway_2026", "nyct_bus_brooklyn_2026"]
         assert feed["counts"]["stop_times"] == sum(f["counts"]["stop_times"] for f in feed["feeds"])
         assert feed["counts"]["stops"] == sum(f["counts"]["stops"] for f in feed["feeds"])
+
+
+def query(data, *args):
+    p = subprocess.run([transitd_bin(), "query", "--data", str(data), *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def realtime_rows(board):
+    return {(d["trip_id"], d.get("delay_s")) for d in board["departures"] if d.get("realtime")}
+
+
+def test_a_realtime_source_names_its_feed(servers, feeds):
+    """--gtfs-rt-feed south: the source's "T1" and "S1" are south's (south:T1,
+    south:S1); without it they are the dataset's own ids (north's T1)."""
+    import gtfs_rt_wire as wire
+    rt = feeds["base"] / "south-rt.pb"
+    rt.write_bytes(wire.feed(wire.trip_update("e1", "T1", "20261202", [(1, 120), (2, 120)]),
+                             wire.alert_entity("a1", "S1", "South stop S1 moved")))
+    data = feeds["base"] / "merged"
+    args = ["stop-departures", "--time", WHEN]
+    named = ["--gtfs-rt", str(rt), "--gtfs-rt-feed", "south"]
+    south = query(data, *named, *args, "--stop", "south:S1")
+    assert realtime_rows(south) == {("south:T1", 120)}
+    assert [a["id"] for a in south["alerts"]] == ["rt:a1"]
+    north = query(data, *named, *args, "--stop", "S1")
+    assert realtime_rows(north) == set() and north["alerts"] == []
+    # the same source without a feed: its ids are taken as the dataset's
+    plain = query(data, "--gtfs-rt", str(rt), *args, "--stop", "S1")
+    assert realtime_rows(plain) == {("T1", 120)}
+    # served the same way
+    port_data = feeds["base"] / "merged"
+    with Server(port_data, "--gtfs-rt", str(rt), "--gtfs-rt-feed", "south") as s:
+        board = get(s, f"/v1/stops/south:S1/departures?time={WHEN}")
+        assert realtime_rows(board) == {("south:T1", 120)}
+
+
+def test_gtfs_rt_feed_needs_a_source_and_a_name(feeds):
+    data = feeds["base"] / "merged"
+    for args, why in ((["--gtfs-rt-feed", "south"], "applies to the --gtfs-rt given before it"),
+                      (["--gtfs-rt", "x.pb", "--gtfs-rt-feed", "a:b"], "a feed name is 1 to 47"),
+                      (["--gtfs-rt", "x.pb", "--gtfs-rt-feed", "a", "--gtfs-rt-feed", "b"],
+                       "one --gtfs-rt-feed per --gtfs-rt")):
+        p = subprocess.run([transitd_bin(), "query", "--data", str(data), *args, "stop", "--stop", "S1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.returncode == 2 and why in p.stderr, p.stderr

@@ -332,3 +332,35 @@ def test_gtfs_rt_feed_needs_a_source_and_a_name(feeds):
         p = subprocess.run([transitd_bin(), "query", "--data", str(data), *args, "stop", "--stop", "S1"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert p.returncode == 2 and why in p.stderr, p.stderr
+
+
+def test_an_alert_selector_names_its_feed(feeds):
+    """informed_entity {"stop_id": "S1", "feed": "south"} is south's S1 (south:S1);
+    without `feed`, S1 is the dataset's (north's); an unknown id in the feed is a 422."""
+    from test_alerts_api import make_token
+    base = feeds["base"]
+    data = base / "merged-alerts"
+    shutil.rmtree(data, ignore_errors=True)
+    p = run_import([feeds["north"], feeds["south"], feeds["east"]], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    tokens = base / "alert-tokens"
+    tokens.unlink(missing_ok=True)
+    token = make_token(tokens)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    body = {"informed_entity": [{"stop_id": "S1", "feed": "south"}], "effect": "DETOUR",
+            "header_text": {"translation": [{"text": "South S1 moved", "language": "en"}]}}
+    with Server(data, "--tokens", str(tokens)) as s:
+        r = requests.put(s.url("/v1/alerts/south-s1"), json=body, headers=headers, timeout=10)
+        assert r.status_code in (200, 201), r.text
+        assert r.json()["informed_entity"] == [{"stop_id": "S1", "feed": "south"}]
+        on = get(s, f"/v1/stops/south:S1/departures?time={WHEN}")
+        assert [a["id"] for a in on["alerts"]] == ["south-s1"]
+        assert get(s, f"/v1/stops/S1/departures?time={WHEN}")["alerts"] == []
+        # S9 was not namespaced: `feed` finds it as it is
+        body["informed_entity"] = [{"stop_id": "S9", "feed": "south"}]
+        r = requests.put(s.url("/v1/alerts/south-s9"), json=body, headers=headers, timeout=10)
+        assert r.status_code in (200, 201), r.text
+        assert [a["id"] for a in get(s, f"/v1/stops/S9/departures?time={WHEN}")["alerts"]] == ["south-s9"]
+        body["informed_entity"] = [{"stop_id": "E1", "feed": "south:x"}]
+        r = requests.put(s.url("/v1/alerts/bad"), json=body, headers=headers, timeout=10)
+        assert r.status_code == 422 and r.json()["pointer"] == "/informed_entity/0/feed", r.text

@@ -445,8 +445,11 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
     putc('\n', c->out);
     c->out_line += 1 + breaks;
     (*c->count)++;
-    if (c->records && c->rule->record_kind) {
-        int s = c->defines_key >= 0 ? c->slot[c->defines_key] : c->agency_slot;
+    /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */
+    int s = c->defines_key >= 0                      ? c->slot[c->defines_key]
+            : strcmp(c->rule->file, "agency.txt") == 0 ? c->agency_slot
+                                                       : -1;
+    if (c->records && c->rule->record_kind && s >= 0) {
         fprintf(c->records, "%s,", c->rule->record_kind);
         put_field(c->records, val[s], len[s]);
         fprintf(c->records, ",%d\n", c->feed);

@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import time
 import zipfile
 
 import pytest
@@ -319,7 +320,12 @@ def test_a_realtime_source_names_its_feed(servers, feeds):
     # served the same way
     port_data = feeds["base"] / "merged"
     with Server(port_data, "--gtfs-rt", str(rt), "--gtfs-rt-feed", "south") as s:
-        board = get(s, f"/v1/stops/south:S1/departures?time={WHEN}")
+        deadline = time.monotonic() + 10   # the first poll runs beside the start
+        while True:
+            board = get(s, f"/v1/stops/south:S1/departures?time={WHEN}")
+            if realtime_rows(board) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert realtime_rows(board) == {("south:T1", 120)}
 
 

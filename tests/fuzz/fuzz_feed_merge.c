@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             write_file(b, FILES[i][0], FILES[i][1], strlen(FILES[i][1]));
     }
     empty_dir(out);
-    feed_merge_input in[2] = {{a, "a"}, {b, "b"}};
+    feed_merge_input in[2] = {{a, "a", NULL}, {b, "b", NULL}};
     char err[1024] = "";
     feed_merge *m = feed_merge_write(in, 2, out, err, sizeof err);
     if (!m) {

@@ -3,11 +3,12 @@
 
 Two shared feeds (Brooklyn bus first, NYC subway second, so Brooklyn's ids
 stay as they are) in the same minutes:
-  - import wall time of each alone and of both together (`transitd import
+  - import wall and CPU time of each alone and of both together (`transitd import
     a.zip b.zip`), alternating order per round; the ratio "together / (sum
     alone)" per round, and its median;
   - the same import again with one feed changed (subway with one stop renamed),
-    to show what re-importing one feed of many costs;
+    to show what re-importing one feed of many costs, and once more unchanged
+    (a no-op: the feeds' names and SHA-256 match the active version's);
   - stop departures (bench/wrk/stop_departures.lua, Brooklyn's stops drawn
     from the Brooklyn-only dataset, so both servers get the same requests) on
     the merged dataset and on Brooklyn alone, alternating, req/s and server CPU
@@ -20,6 +21,7 @@ Writes bench/results/<date>-<host>-merge.json (--out to choose).
 import argparse
 import datetime
 import json
+import os
 import pathlib
 import socket
 import statistics
@@ -38,17 +40,22 @@ SHARED = HERE.parent.parent / "shared" / "gtfs"
 
 
 def timed_import(transitd, feeds, data):
-    """One `transitd import FEED... --data DATA --json`: wall time and peak RSS."""
+    """One `transitd import FEED... --data DATA --json`: wall time, CPU seconds
+    (user + system: what other processes on the shared cores disturb least)
+    and peak RSS."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([transitd, "import", *map(str, feeds), "--data", str(data), "--json"],
                                 stdout=out, stderr=err)
-        rc, maxrss_kb = rb.wait_with_rusage(proc)
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        rc = proc.returncode = os.waitstatus_to_exitcode(status)
+        maxrss_kb = usage.ru_maxrss // (1024 if sys.platform == "darwin" else 1)
+        cpu = usage.ru_utime + usage.ru_stime
         err.seek(0)
         if rc != 0:
             raise rb.BenchError(f"import {feeds} exited {rc}: {err.read().decode(errors='replace')[-2000:]}")
-    return {"wall_s": wall, "max_rss_mb": maxrss_kb / 1024.0}
+    return {"wall_s": wall, "cpu_s": cpu, "max_rss_mb": maxrss_kb / 1024.0}
 
 
 def changed_copy(feed, out):
@@ -105,8 +112,9 @@ def main(argv=None):
         row["ab_one_changed"] = timed_import(transitd, [fa, fb_changed], work / "data-ab")
         row["ab_unchanged"] = timed_import(transitd, [fa, fb_changed], work / "data-ab")
         row["ratio"] = row["ab"]["wall_s"] / (row["a"]["wall_s"] + row["b"]["wall_s"])
+        row["cpu_ratio"] = row["ab"]["cpu_s"] / (row["a"]["cpu_s"] + row["b"]["cpu_s"])
         rb.log(f"round {r + 1}: a {row['a']['wall_s']:.2f} s, b {row['b']['wall_s']:.2f} s, together "
-               f"{row['ab']['wall_s']:.2f} s (ratio {row['ratio']:.3f}); one changed "
+               f"{row['ab']['wall_s']:.2f} s (ratio {row['ratio']:.3f}, CPU ratio {row['cpu_ratio']:.3f}); one changed "
                f"{row['ab_one_changed']['wall_s']:.2f} s, unchanged again {row['ab_unchanged']['wall_s']:.2f} s")
         imports.append(row)
     # serving: merged (a+b) against a alone, the same Brooklyn stops
@@ -141,6 +149,11 @@ def main(argv=None):
         "import_b_s": med(r["b"]["wall_s"] for r in imports),
         "import_together_s": med(r["ab"]["wall_s"] for r in imports),
         "import_ratio_together_over_sum": med(r["ratio"] for r in imports),
+        "import_cpu_a_s": med(r["a"]["cpu_s"] for r in imports),
+        "import_cpu_b_s": med(r["b"]["cpu_s"] for r in imports),
+        "import_cpu_together_s": med(r["ab"]["cpu_s"] for r in imports),
+        "import_cpu_ratio_together_over_sum": med(r["cpu_ratio"] for r in imports),
+        "import_one_changed_cpu_s": med(r["ab_one_changed"]["cpu_s"] for r in imports),
         "import_one_changed_s": med(r["ab_one_changed"]["wall_s"] for r in imports),
         "import_unchanged_s": med(r["ab_unchanged"]["wall_s"] for r in imports),
         "rss_together_mb": med(r["ab"]["max_rss_mb"] for r in imports),

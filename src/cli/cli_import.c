@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "transit/cli.h"
@@ -579,13 +580,19 @@ int cli_import_main(int argc, char **argv)
             import_result_destroy(&r);
             return status;
         }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (!(merge = cli_merge_feeds(feeds, nfeeds, data_dir, merged_dir, sizeof merged_dir, err, sizeof err))) {
             fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
             return CLI_RUNTIME_ERROR;
         }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         cli_merge_label(merge, label, sizeof label);
-        if (!quiet && !json)
+        if (!quiet && !json) {
             cli_merge_print(stderr, merge);
+            fprintf(stderr, "merged %d feeds in %.2f s\n", nfeeds,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+        }
         feed = merged_dir;
     }
 

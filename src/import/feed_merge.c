@@ -324,23 +324,26 @@ static bool needs_quotes(const char *s, size_t len)
     return false;
 }
 
-/* Writes one field; returns the line breaks it holds. */
+/* Writes one field; returns the line breaks it holds. The output files
+ * are this thread's own: the unlocked putc keeps 2.4M stop_times rows from
+ * taking a lock per byte. */
 static uint64_t put_field(FILE *out, const char *s, size_t len)
 {
     uint64_t breaks = 0;
     if (!needs_quotes(s, len)) {
-        fwrite(s, 1, len, out);
+        for (size_t i = 0; i < len; i++)
+            putc_unlocked(s[i], out);
         return 0;
     }
-    putc('"', out);
+    putc_unlocked('"', out);
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '"')
-            putc('"', out);
+            putc_unlocked('"', out);
         if (s[i] == '\n' || (s[i] == '\r' && (i + 1 == len || s[i + 1] != '\n')))
             breaks++;
-        putc(s[i], out);
+        putc_unlocked(s[i], out);
     }
-    putc('"', out);
+    putc_unlocked('"', out);
     return breaks;
 }
 
@@ -439,10 +442,10 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
     uint64_t breaks = 0;
     for (int i = 0; i < c->nunion; i++) {
         if (i)
-            putc(',', c->out);
+            putc_unlocked(',', c->out);
         breaks += put_field(c->out, val[i], len[i]);
     }
-    putc('\n', c->out);
+    putc_unlocked('\n', c->out);
     c->out_line += 1 + breaks;
     (*c->count)++;
     /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */

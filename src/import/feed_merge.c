@@ -113,6 +113,8 @@ struct feed_merge {
     size_t skipped_len;
     char *err;
     size_t errlen;
+    char headers[FEED_MERGE_MAX_FEEDS][CSV_MAX_KEYS][64];   /* copy_file: each feed's header */
+    char out_buffer[1 << 20];                                /* copy_file: the merged file's stdio buffer */
 };
 
 static int fail(feed_merge *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -311,7 +313,7 @@ typedef struct copy_pass {
     int timezone_key;
     uint64_t out_line;          /* the merged line the next row starts on */
     uint64_t *count;
-    char renamed[CSV_MAX_KEYS][FEED_MERGE_NAME_MAX + 256];
+    char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
 } copy_pass;
 
 static bool needs_quotes(const char *s, size_t len)
@@ -378,6 +380,46 @@ static int map_line(copy_pass *c, uint64_t src_line)
     return 0;
 }
 
+/* The id `id` of table t as merged: itself, or "<feed>:<id>" (into buf)
+ * when an earlier feed owns it. Returns 0, or 1 with the error set. */
+static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int column, char *buf, size_t cap,
+                     const char **id, size_t *len)
+{
+    feed_merge *m = c->m;
+    one_feed *feed = &m->feeds[c->feed];
+    uint32_t owner = strmap_get(&m->owner[t], *id, *len);
+    if (owner == UINT32_MAX || owner == (uint32_t)c->feed)
+        return 0;
+    int n = snprintf(buf, cap, "%s:%.*s", feed->name, (int)*len, *id);
+    if (n < 0 || (size_t)n >= cap) {
+        fail(m, "%s: %s:%llu: column %d: id '%.40s...' is too long to be namespaced", feed->path, c->rule->file,
+             (unsigned long long)line, column, *id);
+        return 1;
+    }
+    uint32_t taken = strmap_get(&m->owner[t], buf, (size_t)n);
+    if (taken != UINT32_MAX) {
+        fail(m, "%s: %s:%llu: column %d: id '%.*s' collides with feed %s and its namespaced form '%s' is"
+                " already an id of feed %s (give another --feed-id)",
+             feed->path, c->rule->file, (unsigned long long)line, column, (int)*len, *id, m->feeds[owner].name,
+             buf, m->feeds[taken].name);
+        return 1;
+    }
+    *id = buf;
+    *len = (size_t)n;
+    if (defines) {   /* counted once per id */
+        char key[FEED_MERGE_NAME_MAX + 258];
+        key[0] = (char)('a' + t);
+        memcpy(key + 1, buf, (size_t)n);
+        int inserted;
+        if (strmap_put(&m->renamed, key, (size_t)n + 1, 0, &inserted) == UINT32_MAX) {
+            fail(m, "out of memory");
+            return 1;
+        }
+        feed->renamed += inserted ? 1 : 0;
+    }
+    return 0;
+}
+
 static int copy_row(void *ctx, const csv_field *f, uint64_t line)
 {
     copy_pass *c = ctx;
@@ -387,49 +429,26 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
     size_t len[MAX_UNION];
     for (int i = 0; i < c->nunion; i++)
         val[i] = "", len[i] = 0;
-    if (c->agency_slot >= 0)
-        val[c->agency_slot] = feed->name, len[c->agency_slot] = strlen(feed->name);
+    bool agency_given = false;
     for (int k = 0; k < c->nkeys; k++) {
-        const csv_field *v = &f[k];
-        int s = c->slot[k];
-        if (v->len == 0 && s == c->agency_slot)
-            continue;  /* an empty agency_id: the feed's name */
-        val[s] = v->ptr;
-        len[s] = v->len;
-        int t = c->table[k];
-        if (t == T_NONE || v->len == 0)
-            continue;
-        uint32_t owner = strmap_get(&m->owner[t], v->ptr, v->len);
-        if (owner == UINT32_MAX || owner == (uint32_t)c->feed)
-            continue;
-        int n = snprintf(c->renamed[k], sizeof c->renamed[k], "%s:%.*s", feed->name, (int)v->len, v->ptr);
-        if (n < 0 || (size_t)n >= sizeof c->renamed[k])
-        {
-            fail(m, "%s: %s:%llu: column %d: id '%.40s...' is too long to be namespaced", feed->path,
-                 c->rule->file, (unsigned long long)line, k + 1, v->ptr);
+        int s = c->slot[k], t = c->table[k];
+        val[s] = f[k].ptr;
+        len[s] = f[k].len;
+        if (s == c->agency_slot && len[s] == 0)
+            continue;  /* an empty agency_id: the feed's name, below */
+        agency_given |= s == c->agency_slot;
+        if (t != T_NONE && len[s] > 0 &&
+            merged_id(c, t, k == c->defines_key, line, k + 1, c->renamed[k], sizeof c->renamed[k], &val[s],
+                      &len[s]) != 0)
             return 1;
-        }
-        uint32_t taken = strmap_get(&m->owner[t], c->renamed[k], (size_t)n);
-        if (taken != UINT32_MAX) {
-            fail(m, "%s: %s:%llu: column %d: id '%.*s' collides with feed %s and its namespaced form"
-                           " '%s' is already an id of feed %s (give another --feed-id)",
-                        feed->path, c->rule->file, (unsigned long long)line, k + 1, (int)v->len, v->ptr,
-                 m->feeds[owner].name, c->renamed[k], m->feeds[taken].name);
+    }
+    if (c->agency_slot >= 0 && !agency_given) {   /* a one-agency feed: its agency is the feed's name */
+        int s = c->agency_slot;
+        val[s] = feed->name;
+        len[s] = strlen(feed->name);
+        if (merged_id(c, T_AGENCY, strcmp(c->rule->file, "agency.txt") == 0, line, s + 1,
+                      c->renamed[CSV_MAX_KEYS], sizeof c->renamed[CSV_MAX_KEYS], &val[s], &len[s]) != 0)
             return 1;
-        }
-        val[s] = c->renamed[k];
-        len[s] = (size_t)n;
-        if (k == c->defines_key) {
-            char key[sizeof c->renamed[k] + 1];
-            key[0] = (char)('a' + t);
-            memcpy(key + 1, c->renamed[k], (size_t)n);
-            int inserted;
-            if (strmap_put(&m->renamed, key, (size_t)n + 1, 0, &inserted) == UINT32_MAX) {
-                fail(m, "out of memory");
-                return 1;
-            }
-            feed->renamed += inserted ? 1 : 0;
-        }
     }
     for (int d = 0; d < 3; d++)
         if (c->date_key[d] >= 0)
@@ -494,7 +513,7 @@ static int close_out(feed_merge *m, FILE *out, const char *path)
 static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records)
 {
     const file_rule *rule = &RULES[r];
-    static char headers[FEED_MERGE_MAX_FEEDS][CSV_MAX_KEYS][64];
+    char (*headers)[CSV_MAX_KEYS][64] = m->headers;
     int ncols[FEED_MERGE_MAX_FEEDS] = {0};
     char merged[MAX_UNION][64];
     int nunion = 0;
@@ -519,8 +538,7 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
     FILE *out = fopen(path, "w");
     if (!out)
         return fail(m, "%s: cannot create: %s", path, strerror(errno));
-    static char buf[1 << 20];
-    setvbuf(out, buf, _IOFBF, sizeof buf);
+    setvbuf(out, m->out_buffer, _IOFBF, sizeof m->out_buffer);
     for (int i = 0; i < nunion; i++) {
         if (i)
             putc(',', out);

@@ -370,3 +370,23 @@ def test_an_alert_selector_names_its_feed(feeds):
         body["informed_entity"] = [{"stop_id": "E1", "feed": "south:x"}]
         r = requests.put(s.url("/v1/alerts/bad"), json=body, headers=headers, timeout=10)
         assert r.status_code == 422 and r.json()["pointer"] == "/informed_entity/0/feed", r.text
+
+
+def test_one_agency_feeds_without_agency_id(feeds):
+    """Feeds that leave agency_id out: each agency (and its routes) takes the feed's name."""
+    base = feeds["base"]
+    zips = []
+    for name in ("x", "y"):
+        files = feed_files(name, ["a", "b", "c"])
+        files["agency.txt"] = ["agency_name,agency_url,agency_timezone", f"{name} Transit,https://example.com,{TZ}"]
+        files["routes.txt"] = ["route_id,route_short_name,route_type", "R1,1,3"]
+        zips.append(write_zip(base / f"{name}.zip", files))
+    data = base / "no-agency-id"
+    shutil.rmtree(data, ignore_errors=True)
+    p = run_import(zips, data)
+    assert p.returncode == 0, p.stderr
+    with Server(data) as s:
+        agencies = get(s, "/v1/agencies")["agencies"]
+        assert sorted(a["id"] for a in agencies) == ["x", "y"]
+        assert get(s, "/v1/routes/R1")["route"]["agency_id"] == "x"
+        assert get(s, "/v1/routes/y:R1")["route"]["agency_id"] == "y"

@@ -48,6 +48,11 @@ typedef struct feed_merge feed_merge;
 feed_merge *feed_merge_write(const feed_merge_input *in, int n, const char *out_dir, char *err, size_t errlen);
 void feed_merge_free(feed_merge *m);
 
+/* The merged dataset's SHA-256 (its version's name): of the merge rule's
+ * revision and each feed's name and SHA-256, in order. The merged bytes are
+ * a function of those, so hashing them again would say the same. */
+void feed_merge_sha256(const feed_merge *m, char out[65]);
+
 int feed_merge_count(const feed_merge *m);
 const char *feed_merge_name(const feed_merge *m, int feed);
 /* Ids of this feed that were namespaced (all tables). */

@@ -559,7 +559,7 @@ int cli_import_main(int argc, char **argv)
         return usage_error("--feed-id names a feed of a merge; one FEED is imported as it is%s", "");
 
     /* several feeds: merged into one directory, imported as one feed */
-    char merged_dir[4096] = "", label[1024] = "", err[1024] = "";
+    char merged_dir[4096] = "", label[1024] = "", err[1024] = "", merged_sha[65] = "";
     feed_merge *merge = NULL;
     if (nfeeds > 1) {
         char shas[FEED_MERGE_MAX_FEEDS][65], active[DATADIR_VERSION_LEN + 1];
@@ -594,6 +594,7 @@ int cli_import_main(int argc, char **argv)
                     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         }
         feed = merged_dir;
+        feed_merge_sha256(merge, merged_sha);
     }
 
     /* progress goes to stderr, so it does not disturb --json on stdout */
@@ -602,6 +603,7 @@ int cli_import_main(int argc, char **argv)
     import_options o = {
         .feed_path = feed,
         .data_dir = data_dir,
+        .sha256 = merge ? merged_sha : NULL,
         .force = force,
         .max_drop_set = max_drop_set,
         .max_drop_pct = max_drop,

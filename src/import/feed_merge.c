@@ -24,6 +24,7 @@
 #include "base/strmap.h"
 #include "transit/csv.h"
 #include "transit/feed.h"
+#include "transit/sha256.h"
 
 enum { T_AGENCY, T_STOP, T_ROUTE, T_TRIP, T_SERVICE, T_SHAPE, T_FARE, T_ZONE, T_N, T_NONE = -1 };
 
@@ -838,6 +839,25 @@ void feed_merge_free(feed_merge *m)
         free(m->maps[r].seg);
     free(m->skipped);
     free(m);
+}
+
+/* Bump when the merged bytes of the same feeds change (the rule, the files
+ * written, their columns): the version names what was built. */
+#define MERGE_REVISION "transitd feed_merge 1\n"
+
+void feed_merge_sha256(const feed_merge *m, char out[65])
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, MERGE_REVISION, strlen(MERGE_REVISION));
+    for (int i = 0; i < m->n; i++) {
+        const one_feed *f = &m->feeds[i];
+        sha256_update(&c, f->name, strlen(f->name) + 1);
+        sha256_update(&c, f->sha256, 65);
+    }
+    uint8_t digest[32];
+    sha256_final(&c, digest);
+    sha256_hex(digest, out);
 }
 
 int feed_merge_count(const feed_merge *m) { return m->n; }

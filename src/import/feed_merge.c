@@ -314,6 +314,11 @@ typedef struct copy_pass {
     int timezone_key;
     uint64_t out_line;          /* the merged line the next row starts on */
     uint64_t *count;
+    char *row;                  /* the merged row being written (one fwrite a row) */
+    size_t row_len, row_cap;
+    uint32_t last_owner[CSV_MAX_KEYS];      /* the owner lookup of each key's last value: */
+    char last_id[CSV_MAX_KEYS][64];         /* stop_times repeats trip_id row after row */
+    uint8_t last_len[CSV_MAX_KEYS];
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
 } copy_pass;
 
@@ -381,6 +386,62 @@ static int map_line(copy_pass *c, uint64_t src_line)
     return 0;
 }
 
+static bool row_reserve(copy_pass *c, size_t more)
+{
+    if (c->row_len + more <= c->row_cap)
+        return true;
+    size_t cap = c->row_cap ? c->row_cap : 4096;
+    while (cap < c->row_len + more)
+        cap *= 2;
+    char *row = realloc(c->row, cap);
+    if (!row)
+        return false;
+    c->row = row;
+    c->row_cap = cap;
+    return true;
+}
+
+/* Appends one field to the row, quoted where CSV needs it; returns the line
+ * breaks it holds, or -1 when out of memory. */
+static long row_field(copy_pass *c, const char *s, size_t len)
+{
+    if (!row_reserve(c, 2 * len + 3))
+        return -1;
+    char *o = c->row + c->row_len;
+    if (!needs_quotes(s, len)) {
+        memcpy(o, s, len);
+        c->row_len += len;
+        return 0;
+    }
+    long breaks = 0;
+    size_t n = 0;
+    o[n++] = '"';
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            o[n++] = '"';
+        if (s[i] == '\n' || (s[i] == '\r' && (i + 1 == len || s[i + 1] != '\n')))
+            breaks++;
+        o[n++] = s[i];
+    }
+    o[n++] = '"';
+    c->row_len += n;
+    return breaks;
+}
+
+/* The owner of id in table t (UINT32_MAX: none), remembered per key. */
+static uint32_t owner_of(copy_pass *c, int k, int t, const char *id, size_t len)
+{
+    if (len < sizeof c->last_id[k] && c->last_len[k] == len && len && memcmp(c->last_id[k], id, len) == 0)
+        return c->last_owner[k];
+    uint32_t owner = strmap_get(&c->m->owner[t], id, len);
+    if (len < sizeof c->last_id[k]) {
+        memcpy(c->last_id[k], id, len);
+        c->last_len[k] = (uint8_t)len;
+        c->last_owner[k] = owner;
+    }
+    return owner;
+}
+
 /* The id `id` of table t as merged: itself, or "<feed>:<id>" (into buf)
  * when an earlier feed owns it. Returns 0, or 1 with the error set. */
 static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int column, char *buf, size_t cap,
@@ -388,7 +449,8 @@ static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int colum
 {
     feed_merge *m = c->m;
     one_feed *feed = &m->feeds[c->feed];
-    uint32_t owner = strmap_get(&m->owner[t], *id, *len);
+    uint32_t owner = column - 1 < CSV_MAX_KEYS ? owner_of(c, column - 1, t, *id, *len)
+                                               : strmap_get(&m->owner[t], *id, *len);
     if (owner == UINT32_MAX || owner == (uint32_t)c->feed)
         return 0;
     int n = snprintf(buf, cap, "%s:%.*s", feed->name, (int)*len, *id);
@@ -447,7 +509,7 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
         int s = c->agency_slot;
         val[s] = feed->name;
         len[s] = strlen(feed->name);
-        if (merged_id(c, T_AGENCY, strcmp(c->rule->file, "agency.txt") == 0, line, s + 1,
+        if (merged_id(c, T_AGENCY, strcmp(c->rule->file, "agency.txt") == 0, line, CSV_MAX_KEYS + 1 + s,
                       c->renamed[CSV_MAX_KEYS], sizeof c->renamed[CSV_MAX_KEYS], &val[s], &len[s]) != 0)
             return 1;
     }
@@ -460,12 +522,23 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
     if (map_line(c, line) != 0)
         return 1;
     uint64_t breaks = 0;
+    c->row_len = 0;
     for (int i = 0; i < c->nunion; i++) {
-        if (i)
-            putc_unlocked(',', c->out);
-        breaks += put_field(c->out, val[i], len[i]);
+        long b = (i == 0 || row_reserve(c, 1)) ? row_field(c, val[i], len[i]) : -1;
+        if (b < 0) {
+            fail(m, "out of memory");
+            return 1;
+        }
+        breaks += (uint64_t)b;
+        if (i + 1 < c->nunion)
+            c->row[c->row_len++] = ',';
     }
-    putc_unlocked('\n', c->out);
+    if (!row_reserve(c, 1)) {
+        fail(m, "out of memory");
+        return 1;
+    }
+    c->row[c->row_len++] = '\n';
+    fwrite(c->row, 1, c->row_len, c->out);
     c->out_line += 1 + breaks;
     (*c->count)++;
     /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */
@@ -575,6 +648,7 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
         }
         csv_error e;
         int rc = feed_parse_csv(m->feeds[i].f, rule->file, keys, ncols[i], copy_row, &c, NULL, &e);
+        free(c.row);
         out_line = c.out_line;
         if (rc == 1 || (rc != 0 && fail_csv(m, i, rule->file, &e))) {
             fclose(out);

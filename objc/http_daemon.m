@@ -413,14 +413,19 @@ static enum MHD_Result accept_until_stopping(void *cls, const struct sockaddr *a
     return __atomic_load_n(&d->stopping, __ATOMIC_RELAXED) ? MHD_NO : MHD_YES;
 }
 
+/* MHD_ALLOW_SUSPEND_RESUME everywhere: a pushed board (board_streams.h)
+ * with nothing to send suspends its connection, which then costs no pool
+ * thread and no wake-up until the notifier resumes it. */
 static unsigned daemon_flags(bool tls)
 {
     if (tls)   /* see below: poll, on every platform */
-        return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TLS;
+        return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TLS |
+               MHD_ALLOW_SUSPEND_RESUME;
 #if defined(__linux__)
-    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+           MHD_ALLOW_SUSPEND_RESUME;
 #else
-    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 #endif
 }
 

@@ -259,3 +259,13 @@ def test_shutdown_with_open_streams_is_clean_and_quick(server):
     for st in streams:
         assert st.next_event(timeout=2) is None and st.ended   # the last chunk came
         st.close()
+
+
+def test_max_streams_0_refuses_every_stream_and_the_plain_get_stays(data):
+    publish(data / "rt.pb", feed())
+    with Server(data / "data", "--max-streams", "0", "--quiet") as s:
+        st = EventStream(s.port, BOARD)
+        assert st.status == 503 and st.headers["retry-after"] == "5"
+        st.close()
+        plain = requests.get(s.url(BOARD), headers={"Accept": "application/json"}, timeout=10)
+        assert plain.status_code == 200 and plain.json()["departures"]

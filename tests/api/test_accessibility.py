@@ -239,3 +239,97 @@ def test_bad_wheelchair_is_400_and_cursors_are_bound_to_it(feed):
     unfiltered = first["next"].replace("wheelchair=1", "wheelchair=0")
     r = requests.get(server.url(unfiltered), timeout=10)
     assert r.status_code == 400 and r.json()["detail"].startswith("cursor "), r.text
+
+
+# ------------------------------------------------------------ with realtime
+
+def rt_trips():
+    return [(f"K{h:02d}{m:02d}", h * 60 + m) for h in (8, 9) for m in range(0, 60, 10)]
+
+
+def hhmm(minutes):
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
+
+
+RT_FEED = {
+    "agency.txt": "agency_id,agency_name,agency_url,agency_timezone\n"
+                  "A1,Access Transit,https://example.com,America/New_York\n",
+    "stops.txt": "stop_id,stop_name,stop_lat,stop_lon,location_type,parent_station,wheelchair_boarding\n"
+                 "STA,Station,40.0,-74.0,1,,1\n"
+                 "A,Platform A,40.0,-74.0,0,STA,\n"
+                 "B,Stop B,40.001,-74.0,0,,2\n",
+    "routes.txt": "route_id,agency_id,route_short_name,route_type\nR,A1,9,3\n",
+    # even trips accessible, odd ones not (2, or nothing said)
+    "trips.txt": "route_id,service_id,trip_id,wheelchair_accessible\n" + "".join(
+        f"R,WK,{t},{'1' if i % 2 == 0 else ('2' if i % 4 == 1 else '')}\n" for i, (t, _) in enumerate(rt_trips())),
+    "stop_times.txt": "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n" + "".join(
+        f"{t},{hhmm(m)},{hhmm(m)},A,1\n{t},{hhmm(m + 10)},{hhmm(m + 10)},B,2\n" for t, m in rt_trips()),
+    "calendar.txt": "service_id,monday,tuesday,wednesday,thursday,friday,saturday,sunday,"
+                    "start_date,end_date\nWK,1,1,1,1,1,0,0,20261026,20261113\n",
+}
+RT_DAY = "20261102"
+
+
+def rt_updates():
+    import datetime
+    from gtfs_rt_pb import add_trip_update, new_feed, pb2
+    at = lambda text: int(datetime.datetime.fromisoformat(text).timestamp())
+    m = new_feed(timestamp=at("2026-11-02T08:00:00-05:00"))
+    add_trip_update(m, "u1", "K0840", RT_DAY, [(1, {"departure_delay": 900})])    # 08:55, accessible
+    add_trip_update(m, "u2", "K0850", RT_DAY, [(1, {"departure_delay": 900})])    # 09:05, not
+    add_trip_update(m, "u3", "K0900", RT_DAY, [(1, {"departure_delay": 720})])    # 09:12, accessible
+    e = m.entity.add()
+    e.id = "added"
+    trip = e.trip_update.trip
+    trip.trip_id, trip.route_id, trip.start_date = "X1", "R", RT_DAY
+    trip.schedule_relationship = pb2().TripDescriptor.ADDED
+    for seq, stop, t in ((1, "A", "2026-11-02T09:02:00-05:00"), (2, "B", "2026-11-02T09:12:00-05:00")):
+        u = e.trip_update.stop_time_update.add()
+        u.stop_sequence, u.stop_id = seq, stop
+        u.arrival.time = u.departure.time = at(t)
+    return m.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def rt_data():
+    base = TMP / "accessibility-rt"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    with zipfile.ZipFile(base / "feed.zip", "w") as z:
+        for name, text in RT_FEED.items():
+            z.writestr(name, text)
+    import_feed(base / "feed.zip", base / "data")
+    (base / "rt.pb").write_bytes(rt_updates())
+    return base
+
+
+def rt_board(base, **params):
+    import json
+    from test_cli_query import run_query
+    q = {"op": "stop-departures", "stop": "STA", "time": "2026-11-02T08:50:00-05:00", "window": 60, **params}
+    p = run_query(base / "data", "--gtfs-rt", str(base / "rt.pb"), "batch", stdin=json.dumps(q) + "\n")
+    assert p.returncode == 0, p.stderr
+    body = json.loads(p.stdout)
+    schema_check.assert_matches(body, "StopDeparturesResponse", DOC)
+    return body
+
+
+@pytest.mark.parametrize("order", ["predicted", "scheduled"])
+def test_realtime_boards_filter_before_they_cut(rt_data, order):
+    """By predicted time (a trip delayed into the window included) and by
+    schedule: the filtered board is the board's accessible rows, never the
+    ADDED trip's, and a small limit is still filled."""
+    whole = rt_board(rt_data, realtime=order)
+    ids = [d["trip_id"] for d in whole["departures"]]
+    assert "X1" in ids and ("K0840" in ids) == (order == "predicted")
+    accessible_ids = [i for i in ids if i != "X1" and int(i[1:3]) * 60 + int(i[3:]) in
+                      {m for n, (_, m) in enumerate(rt_trips()) if n % 2 == 0}]
+    filtered = rt_board(rt_data, realtime=order, wheelchair="1")
+    assert [d["trip_id"] for d in filtered["departures"]] == accessible_ids
+    assert all(d["wheelchair_accessible"] == 1 for d in filtered["departures"])
+    assert len(accessible_ids) >= 3
+    for limit in (1, 2):
+        cut = rt_board(rt_data, realtime=order, wheelchair="1", limit=limit)
+        assert [d["trip_id"] for d in cut["departures"]] == accessible_ids[:limit] and cut["truncated"]
+    # platform B says 2: nothing there
+    assert rt_board(rt_data, realtime=order, wheelchair="1", stop="B", kind="arrivals")["departures"] == []

@@ -228,8 +228,9 @@ static void end_departures(api_thread *t, json_writer *w, const dataset *ds, que
     json_kv_bool(w, "truncated", b->truncated);
     board_page_key last;
     if (b->truncated && api_board_key_after(ds, b, by_prediction(next->req, next->order), next->after, &last)) {
-        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->order, next->wheelchair, next->lat,
-                                             next->lon, next->radius, from, window_minutes);
+        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->order,
+                                             next->wheelchair, next->lat, next->lon, next->radius, from,
+                                             window_minutes);
         api_write_board_next(w, next->req, &next->link, from, window_minutes, next->limit, binding, &last);
     } else {
         json_kv_null(w, "next");
@@ -266,8 +267,8 @@ static int run_board(api_thread *t, const dataset *ds, query_kind kind, const bo
  * problem (410 when the rows at the cursor's instant grew past what a page
  * can step over, as a new dataset may make them). */
 static int board_page(api_thread *t, const dataset *ds, const api_request *req, query_kind kind,
-                      board_order order, bool wheelchair, const board_query *q, int64_t from, long window, long limit, const board_page_key *after,
-                      board *out, api_problem *prob)
+                      board_order order, bool wheelchair, const board_query *q, int64_t from, long window,
+                      long limit, const board_page_key *after, board *out, api_problem *prob)
 {
     query_error err = {0};
     board_sources src = {req->realtime, begin_alerts(t, req, ds), order, wheelchair};
@@ -553,7 +554,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
                       int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", "kind", "realtime", "wheelchair", "cursor", NULL};
+    static const char *const allowed[] = {"time",     "window",     "limit",  "kind",
+                                          "realtime", "wheelchair", "cursor", NULL};
     static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", "wheelchair", "cursor",
                                                    NULL};
     static const char *const kept[] = {"kind", "realtime", "wheelchair", NULL};
@@ -575,11 +577,14 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
         return prob->status;
     int64_t from = api_resolve_time(ds, req, &tp);
     board_next next = {req, {"/v1/stops/", req->id, arrivals_endpoint ? "/arrivals" : "/departures", kept},
-                       arrivals_endpoint ? "arrivals" : "departures", kind, order, wheelchair, 0, 0, 0, limit, NULL};
+                       arrivals_endpoint ? "arrivals" : "departures", kind, order, wheelchair, 0, 0, 0, limit,
+                       NULL};
     board_page_key after;
     bool paged = false;
     if (api_param_value(req, "cursor") &&
-        api_get_board_cursor(req, api_board_binding(next.endpoint, req->id, kind, order, wheelchair, 0, 0, 0, from, window),
+        api_get_board_cursor(req,
+                             api_board_binding(next.endpoint, req->id, kind, order, wheelchair, 0, 0, 0, from,
+                                               window),
                              from, from + window * 60, &after, &paged, prob))
         return prob->status;
     next.after = paged ? &after : NULL;
@@ -636,13 +641,14 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (!ds)
         return api_no_dataset(prob);
     int64_t from = api_resolve_time(ds, req, &tp);
-    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, order, wheelchair, lat, lon, radius, limit,
-                       NULL};
+    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, order, wheelchair, lat, lon,
+                       radius, limit, NULL};
     board_page_key after;
     bool paged = false;
     if (api_param_value(req, "cursor") &&
-        api_get_board_cursor(req, api_board_binding(next.endpoint, NULL, kind, order, wheelchair, lat, lon, radius, from,
-                                                    window),
+        api_get_board_cursor(req,
+                             api_board_binding(next.endpoint, NULL, kind, order, wheelchair, lat, lon, radius, from,
+                                               window),
                              from, from + window * 60, &after, &paged, prob))
         return prob->status;
     next.after = paged ? &after : NULL;

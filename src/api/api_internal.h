@@ -76,8 +76,8 @@ typedef struct board_link {
 
 /* What a cursor is bound to: the endpoint, its id and every parameter but
  * limit (from is the resolved time). */
-uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, bool wheelchair,
-                           double lat, double lon, long radius, int64_t from, long window_minutes);
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order,
+                           bool wheelchair, double lat, double lon, long radius, int64_t from, long window_minutes);
 /* `cursor`: *given, and the row it continues after (0, or a 400 naming
  * cursor when it is not one this server wrote for this binding and window). */
 int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from, int64_t end,

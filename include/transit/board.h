@@ -55,6 +55,9 @@ typedef struct board_sources {
                                   * board.realtime: it knows none of these trips */
     alert_marks *alerts;         /* begun with the view to show (alert_marks_begin) */
     board_order order;           /* without realtime both are the schedule's */
+    bool wheelchair;             /* only the rows a wheelchair can take (the API's wheelchair=1;
+                                  * engine/board_accessible.h has the rule): the board still
+                                  * fills `limit` rows where the window has them */
 } board_sources;
 
 /* Working memory, reused from call to call (one per server thread): the

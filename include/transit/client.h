@@ -95,6 +95,8 @@ typedef struct transit_departure {
     int route_type;
     uint32_t stop_sequence;
     double distance_m;         /* transit_nearby_departures: the stop's distance; else 0 */
+    int wheelchair_accessible; /* the trip's (trips.txt): 0 no information, 1 yes, 2 no */
+    int bikes_allowed;         /* the trip's (trips.txt): 0 no information, 1 yes, 2 no */
 } transit_departure;
 
 typedef struct transit_trip {
@@ -102,6 +104,8 @@ typedef struct transit_trip {
     int direction_id;          /* 0, 1, or -1 when absent */
     bool frequency_based;
     uint32_t stop_times;       /* how many the trip has */
+    int wheelchair_accessible; /* trips.txt: 0 no information, 1 yes, 2 no */
+    int bikes_allowed;         /* trips.txt: 0 no information, 1 yes, 2 no */
 } transit_trip;
 
 typedef struct transit_stop_time {

@@ -145,6 +145,8 @@ typedef struct trip_info {
     uint32_t route;         /* route index */
     int direction_id;       /* 0, 1, or -1 when absent */
     bool frequency_based;
+    int wheelchair_accessible;  /* trips.txt: 0 no information, 1 yes, 2 no */
+    int bikes_allowed;          /* trips.txt: 0 no information, 1 yes, 2 no */
 } trip_info;
 
 typedef struct agency_info {

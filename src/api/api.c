@@ -204,6 +204,7 @@ typedef struct board_next {
     const char *endpoint;       /* what the cursor is bound to, with the parameters */
     query_kind kind;
     board_order order;
+    bool wheelchair;
     double lat, lon;
     long radius, limit;
     const board_page_key *after;  /* the request's cursor, or NULL */
@@ -227,8 +228,9 @@ static void end_departures(api_thread *t, json_writer *w, const dataset *ds, que
     json_kv_bool(w, "truncated", b->truncated);
     board_page_key last;
     if (b->truncated && api_board_key_after(ds, b, by_prediction(next->req, next->order), next->after, &last)) {
-        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->order, next->lat,
-                                             next->lon, next->radius, from, window_minutes);
+        uint64_t binding = api_board_binding(next->endpoint, next->link.id, next->kind, next->order,
+                                             next->wheelchair, next->lat, next->lon, next->radius, from,
+                                             window_minutes);
         api_write_board_next(w, next->req, &next->link, from, window_minutes, next->limit, binding, &last);
     } else {
         json_kv_null(w, "next");
@@ -265,11 +267,11 @@ static int run_board(api_thread *t, const dataset *ds, query_kind kind, const bo
  * problem (410 when the rows at the cursor's instant grew past what a page
  * can step over, as a new dataset may make them). */
 static int board_page(api_thread *t, const dataset *ds, const api_request *req, query_kind kind,
-                      board_order order, const board_query *q, int64_t from, long window, long limit, const board_page_key *after,
-                      board *out, api_problem *prob)
+                      board_order order, bool wheelchair, const board_query *q, int64_t from, long window,
+                      long limit, const board_page_key *after, board *out, api_problem *prob)
 {
     query_error err = {0};
-    board_sources src = {req->realtime, begin_alerts(t, req, ds), order};
+    board_sources src = {req->realtime, begin_alerts(t, req, ds), order, wheelchair};
     if (!after) {
         int rc = run_board(t, ds, kind, q, from, (uint32_t)window * 60, (uint32_t)limit, &src, out, &err);
         return rc == QUERY_OK ? 0 : api_query_problem(prob, rc, &err);
@@ -277,7 +279,7 @@ static int board_page(api_thread *t, const dataset *ds, const api_request *req, 
     int64_t end = from + (int64_t)window * 60;
     uint64_t want = (uint64_t)limit + after->skip;
     uint32_t fetch = want > QUERY_LIMIT_MAX ? QUERY_LIMIT_MAX : (uint32_t)want;
-    board_sources unmarked = {req->realtime, NULL, order};
+    board_sources unmarked = {req->realtime, NULL, order, wheelchair};
     board all;
     int rc = run_board(t, ds, kind, q, after->instant, (uint32_t)(end - after->instant), fetch, &unmarked, &all,
                        &err);
@@ -554,17 +556,21 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
 static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_writer *out, api_problem *prob,
                       int *cache_seconds, bool arrivals_endpoint)
 {
-    static const char *const allowed[] = {"time", "window", "limit", "kind", "realtime", "cursor", NULL};
-    static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", "cursor", NULL};
-    static const char *const kept[] = {"kind", "realtime", NULL};
+    static const char *const allowed[] = {"time",     "window",     "limit",  "kind",
+                                          "realtime", "wheelchair", "cursor", NULL};
+    static const char *const allowed_arrivals[] = {"time", "window", "limit", "realtime", "wheelchair", "cursor",
+                                                   NULL};
+    static const char *const kept[] = {"kind", "realtime", "wheelchair", NULL};
     long window, limit;
     time_param tp;
     query_kind kind = QUERY_ARRIVALS;
     board_order order;
+    bool wheelchair;
     if (api_check_params(req, arrivals_endpoint ? allowed_arrivals : allowed, prob) ||
         api_need_id(req, "stop_id", prob) || api_get_time_syntax(req, &tp, prob) ||
         api_get_window(req, &window, prob) || api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) ||
-        (!arrivals_endpoint && api_get_kind(req, &kind, prob)) || api_get_realtime_order(req, &order, prob))
+        (!arrivals_endpoint && api_get_kind(req, &kind, prob)) || api_get_realtime_order(req, &order, prob) ||
+        api_get_wheelchair(req, &wheelchair, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
@@ -573,17 +579,20 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
         return prob->status;
     int64_t from = api_resolve_time(ds, req, &tp);
     board_next next = {req, {"/v1/stops/", req->id, arrivals_endpoint ? "/arrivals" : "/departures", kept},
-                       arrivals_endpoint ? "arrivals" : "departures", kind, order, 0, 0, 0, limit, NULL};
+                       arrivals_endpoint ? "arrivals" : "departures", kind, order, wheelchair, 0, 0, 0, limit,
+                       NULL};
     board_page_key after;
     bool paged = false;
     if (api_param_value(req, "cursor") &&
-        api_get_board_cursor(req, api_board_binding(next.endpoint, req->id, kind, order, 0, 0, 0, from, window),
+        api_get_board_cursor(req,
+                             api_board_binding(next.endpoint, req->id, kind, order, wheelchair, 0, 0, 0, from,
+                                               window),
                              from, from + window * 60, &after, &paged, prob))
         return prob->status;
     next.after = paged ? &after : NULL;
     board_query q = {false, stop, 0, 0, 0};
     board b;
-    if (board_page(t, ds, req, kind, order, &q, from, window, limit, next.after, &b, prob))
+    if (board_page(t, ds, req, kind, order, wheelchair, &q, from, window, limit, next.after, &b, prob))
         return prob->status;
     stop_info st;
     dataset_stop(ds, stop, &st);
@@ -617,35 +626,37 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
                    api_problem *prob, int *cache_seconds)
 {
     static const char *const allowed[] = {"lat", "lon", "radius", "time", "window", "limit", "kind",
-                                          "realtime", "cursor", NULL};
-    static const char *const kept[] = {"lat", "lon", "radius", "kind", "realtime", NULL};
+                                          "realtime", "wheelchair", "cursor", NULL};
+    static const char *const kept[] = {"lat", "lon", "radius", "kind", "realtime", "wheelchair", NULL};
     double lat, lon;
     long radius, window, limit;
     time_param tp;
     query_kind kind;
     board_order order;
+    bool wheelchair;
     if (api_check_params(req, allowed, prob) || api_get_coordinate(req, "lat", 90, &lat, prob) ||
         api_get_coordinate(req, "lon", 180, &lon, prob) || api_get_radius(req, &radius, prob) ||
         api_get_time_syntax(req, &tp, prob) || api_get_window(req, &window, prob) ||
         api_get_limit(req, DEPARTURE_LIMIT_DEFAULT, &limit, prob) || api_get_kind(req, &kind, prob) ||
-        api_get_realtime_order(req, &order, prob))
+        api_get_realtime_order(req, &order, prob) || api_get_wheelchair(req, &wheelchair, prob))
         return prob->status;
     if (!ds)
         return api_no_dataset(prob);
     int64_t from = api_resolve_time(ds, req, &tp);
-    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, order, lat, lon, radius, limit,
-                       NULL};
+    board_next next = {req, {"/v1/departures", NULL, "", kept}, "nearby", kind, order, wheelchair, lat, lon,
+                       radius, limit, NULL};
     board_page_key after;
     bool paged = false;
     if (api_param_value(req, "cursor") &&
-        api_get_board_cursor(req, api_board_binding(next.endpoint, NULL, kind, order, lat, lon, radius, from,
-                                                    window),
+        api_get_board_cursor(req,
+                             api_board_binding(next.endpoint, NULL, kind, order, wheelchair, lat, lon, radius, from,
+                                               window),
                              from, from + window * 60, &after, &paged, prob))
         return prob->status;
     next.after = paged ? &after : NULL;
     board_query q = {true, 0, lat, lon, (double)radius};
     board b;
-    if (board_page(t, ds, req, kind, order, &q, from, window, limit, next.after, &b, prob))
+    if (board_page(t, ds, req, kind, order, wheelchair, &q, from, window, limit, next.after, &b, prob))
         return prob->status;
     api_begin_list(out, "departures");
     if (write_board(out, ds, &b, true, prob))

@@ -61,12 +61,13 @@ static uint64_t mix(uint64_t h)
     return h ^ (h >> 31);
 }
 
-uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, double lat,
-                           double lon, long radius, int64_t from, long window_minutes)
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order,
+                           bool wheelchair, double lat, double lon, long radius, int64_t from, long window_minutes)
 {
     uint64_t h = fnv1a(FNV_OFFSET, endpoint, strlen(endpoint) + 1);
     h = id ? fnv1a(h, id, strlen(id) + 1) : fnv1a(h, "", 1);
-    int64_t numbers[4] = {(int64_t)kind | (int64_t)order << 8, (int64_t)radius, from, (int64_t)window_minutes};
+    int64_t numbers[4] = {(int64_t)kind | (int64_t)order << 8 | (int64_t)wheelchair << 16, (int64_t)radius, from,
+                          (int64_t)window_minutes};
     h = fnv1a(h, numbers, sizeof numbers);
     h = fnv1a(h, &lat, sizeof lat);
     h = fnv1a(h, &lon, sizeof lon);

@@ -76,8 +76,8 @@ typedef struct board_link {
 
 /* What a cursor is bound to: the endpoint, its id and every parameter but
  * limit (from is the resolved time). */
-uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order, double lat,
-                           double lon, long radius, int64_t from, long window_minutes);
+uint64_t api_board_binding(const char *endpoint, const char *id, query_kind kind, board_order order,
+                           bool wheelchair, double lat, double lon, long radius, int64_t from, long window_minutes);
 /* `cursor`: *given, and the row it continues after (0, or a 400 naming
  * cursor when it is not one this server wrote for this binding and window). */
 int api_get_board_cursor(const api_request *req, uint64_t binding, int64_t from, int64_t end,
@@ -142,6 +142,8 @@ int api_get_realtime_order(const api_request *req, board_order *out, api_problem
  * `date` when has_date; 404 when the overlay has none of that id. */
 int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_t date, json_writer *out,
                       api_problem *prob, int *cache_seconds);
+/* `wheelchair`: 1 keeps only the rows a wheelchair can take (board_sources.wheelchair), 0 or absent all. */
+int api_get_wheelchair(const api_request *req, bool *out, api_problem *prob);
 /* `include`: a comma-separated list of the NULL-terminated `names` (at most
  * 16), each at most once; bit i of *out says names[i] was asked for. */
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);

@@ -349,6 +349,19 @@ int api_get_realtime_order(const api_request *req, board_order *out, api_problem
     return 0;
 }
 
+int api_get_wheelchair(const api_request *req, bool *out, api_problem *prob)
+{
+    const char *v = api_param_value(req, "wheelchair");
+    *out = false;
+    if (!v || strcmp(v, "0") == 0)
+        return 0;
+    if (strcmp(v, "1") == 0) {
+        *out = true;
+        return 0;
+    }
+    return api_fail(prob, 400, "wheelchair", "wheelchair must be 0 or 1");
+}
+
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob)
 {
     const char *v = api_param_value(req, "include");

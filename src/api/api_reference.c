@@ -209,6 +209,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     else
         json_null_value(out);
     api_kv_optional(out, "shape_id", tr.shape_id);
+    json_kv_int(out, "wheelchair_accessible", tr.wheelchair_accessible);
+    json_kv_int(out, "bikes_allowed", tr.bikes_allowed);
     api_kv_record_feed(out, ds, "trip", tr.id);
     if (date_text)
         json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));

@@ -115,8 +115,8 @@ static inline __attribute__((always_inline)) char *put_dates_and_instant(char *p
  * A row is, in order:
  *   head    {"stop_id":"…","trip_id":                         by stop
  *   (the trip id)
- *   middle  ,"route_id":…,"route_type":3,"headsign":…,"service_date":
- *                                                  by route and headsign
+ *   middle  ,"route_id":…,"route_type":3,"headsign":…,"wheelchair_accessible":0,
+ *           "bikes_allowed":0,"service_date":     by route, headsign and the two flags
  *   (the service date, departure, departure_secs and stop_sequence)
  *   tail    ,"stop_name":"…","distance_m":407}    by stop (or just "}")
  * The head, middle and tail texts are derived once per dataset (a dataset
@@ -165,7 +165,7 @@ typedef struct departure_texts {
 /* The bytes a derived text may need: its literals, and each string at its
  * worst (every byte a \u escape, plus the word json_put_cstring may store
  * past its end). */
-#define TEXT_LITERAL_BYTES 160
+#define TEXT_LITERAL_BYTES 208
 
 static size_t string_room(const char *s) { return 6 * strlen(s) + 10; }
 
@@ -193,7 +193,8 @@ static char *put_stop_texts(char *p, const char *stop_id, const char *stop_name,
     return JSON_PUT_LITERAL(p, ",\"distance_m\":");
 }
 
-static char *put_middle(char *p, const route_info *rt, const char *headsign)
+static char *put_middle(char *p, const route_info *rt, const char *headsign, int wheelchair_accessible,
+                        int bikes_allowed)
 {
     p = JSON_PUT_LITERAL(p, ",\"route_id\":");
     p = put_cstr(p, rt->id);
@@ -208,6 +209,10 @@ static char *put_middle(char *p, const route_info *rt, const char *headsign)
         p = put_cstr(p, headsign);
     else
         p = JSON_PUT_LITERAL(p, "null");
+    p = JSON_PUT_LITERAL(p, ",\"wheelchair_accessible\":");
+    p = put_int(p, wheelchair_accessible);
+    p = JSON_PUT_LITERAL(p, ",\"bikes_allowed\":");
+    p = put_int(p, bikes_allowed);
     return JSON_PUT_LITERAL(p, ",\"service_date\":");
 }
 
@@ -249,9 +254,10 @@ static void put_trip_id(trip_row *r, const char *id)
     }
 }
 
-/* The middle of every trip, one text for each distinct (route, headsign):
- * an open-addressing table from that pair to the first trip that had it.
- * Headsigns are strings of the mapped pool, so equal texts are one pointer. */
+/* The middle of every trip, one text for each distinct (route, headsign,
+ * wheelchair_accessible, bikes_allowed): an open-addressing table from that
+ * key to the first trip that had it. Headsigns are strings of the mapped
+ * pool, so equal texts are one pointer. */
 static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
 {
     uint32_t ntrips = x->ntrips;
@@ -261,7 +267,7 @@ static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
         size *= 2;
         bits++;
     }
-    typedef struct middle_key { uint32_t route; const char *headsign; } middle_key;
+    typedef struct middle_key { uint32_t route, flags; const char *headsign; } middle_key;
     middle_key *keys = calloc(size, sizeof *keys);
     uint32_t *first_trip = malloc(size * sizeof *first_trip);
     int rc = -1;
@@ -272,9 +278,11 @@ static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
         dataset_trip(ds, i, &tr);
         trip_row *row = &x->trips[i];
         put_trip_id(row, tr.id);
-        uint64_t h = ((uint64_t)tr.route << 32) ^ (uint64_t)(uintptr_t)tr.headsign;
+        uint32_t flags = (uint32_t)tr.wheelchair_accessible << 8 | (uint32_t)tr.bikes_allowed;
+        uint64_t h = ((uint64_t)tr.route << 32 | flags << 16) ^ (uint64_t)(uintptr_t)tr.headsign;
         size_t slot = (size_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-        while (keys[slot].headsign && (keys[slot].route != tr.route || keys[slot].headsign != tr.headsign))
+        while (keys[slot].headsign &&
+               (keys[slot].route != tr.route || keys[slot].flags != flags || keys[slot].headsign != tr.headsign))
             slot = (slot + 1) & (size - 1);
         if (keys[slot].headsign) {
             const trip_row *seen = &x->trips[first_trip[slot]];
@@ -288,11 +296,11 @@ static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
                                       string_room(rt.long_name) + string_room(tr.headsign));
         if (!p)
             goto done;
-        char *q = put_middle(p, &rt, tr.headsign);
+        char *q = put_middle(p, &rt, tr.headsign, tr.wheelchair_accessible, tr.bikes_allowed);
         row->middle_off = (uint32_t)t->len;
         row->middle_len = (uint32_t)(q - p);
         t->len += (size_t)(q - p);
-        keys[slot] = (middle_key){tr.route, tr.headsign};
+        keys[slot] = (middle_key){tr.route, flags, tr.headsign};
         first_trip[slot] = i;
     }
     rc = 0;
@@ -596,7 +604,7 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     dataset_route(ds, a->route, &rt);
     p = put_text(p, x->text + st->off, st->head_len);
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
-    p = put_middle(p, &rt, a->headsign ? a->headsign : "");
+    p = put_middle(p, &rt, a->headsign ? a->headsign : "", 0, 0);   /* the feed says nothing of its accessibility */
     const char *instant_text = p + EVENT_INSTANT_AT(arrival);
     p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");

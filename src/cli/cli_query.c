@@ -44,13 +44,13 @@ static const subcommand subcommands[] = {
     {"nearby", api_stops_nearby, "/v1/stops/nearby", {"lat", "lon", "radius", "limit", "cursor"},
      {"lat", "lon"}, NULL, NULL, "stops near a point (GET /v1/stops/nearby)"},
     {"departures", api_departures, "/v1/departures",
-     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime", "cursor"}, {"lat", "lon"}, NULL,
-     NULL, "departures from the stops near a point (GET /v1/departures)"},
+     {"lat", "lon", "radius", "time", "window", "limit", "kind", "realtime", "wheelchair", "cursor"},
+     {"lat", "lon"}, NULL, NULL, "departures from the stops near a point (GET /v1/departures)"},
     {"stop-departures", api_stop_departures, "/v1/stops/%s/departures",
-     {"time", "window", "limit", "kind", "realtime", "cursor"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "kind", "realtime", "wheelchair", "cursor"}, {"stop"}, "stop", NULL,
      "departures from one stop or station (GET /v1/stops/{id}/departures)"},
     {"stop-arrivals", api_stop_arrivals, "/v1/stops/%s/arrivals",
-     {"time", "window", "limit", "realtime", "cursor"}, {"stop"}, "stop", NULL,
+     {"time", "window", "limit", "realtime", "wheelchair", "cursor"}, {"stop"}, "stop", NULL,
      "arrivals at one stop or station (GET /v1/stops/{id}/arrivals)"},
     {"search", api_stops_search, "/v1/stops", {"limit", "cursor"}, {NULL}, NULL, "TEXT",
      "stops by name (GET /v1/stops?q=TEXT)"},
@@ -95,6 +95,9 @@ static const char *option_help(const char *name)
     if (strcmp(name, "realtime") == 0)
         return "--realtime M     with --gtfs-rt: predicted (default: rows chosen and ordered by predicted\n"
                "                   time) or scheduled (by scheduled time, predictions added)";
+    if (strcmp(name, "wheelchair") == 0)
+        return "--wheelchair 1   only the rows a wheelchair can take (the trip's wheelchair_accessible\n"
+               "                   and the stop's wheelchair_boarding are 1, a platform taking its station's)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
     if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
     if (strcmp(name, "cursor") == 0)

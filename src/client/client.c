@@ -413,6 +413,8 @@ static void fill_departure(const dataset *ds, const departure *d, transit_depart
         .route_type = ri.type,
         .stop_sequence = d->stop_sequence,
         .distance_m = d->distance_m,
+        .wheelchair_accessible = ti.wheelchair_accessible,
+        .bikes_allowed = ti.bikes_allowed,
     };
 }
 
@@ -510,6 +512,8 @@ int transit_trip_detail(transit_snapshot *s, const char *trip_id, transit_trip *
         .direction_id = ti.direction_id,
         .frequency_based = ti.frequency_based,
         .stop_times = total,
+        .wheelchair_accessible = ti.wheelchair_accessible,
+        .bikes_allowed = ti.bikes_allowed,
     };
     uint32_t n = total < max ? total : max;
     for (uint32_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/board_accessible.h"
 #include "engine/board_predicted.h"
 #include "transit/rt_merge.h"
 
@@ -135,9 +136,14 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     bool truncated = false;
     const rt_overlay *rt = predicting(b, ds, src);
     if (rt) {
-        int rc = board_predicted_stop(b->predicted, ds, s, rt, kind, stop, from, window_s, limit, b->deps, b->rts,
-                                      &count, &truncated, err);
+        int rc = board_predicted_stop(b->predicted, ds, s, rt, kind, stop, from, window_s, limit, src->wheelchair,
+                                      b->deps, b->rts, &count, &truncated, err);
         return finish_board(b, ds, src, kind, rc, count, truncated, b->rts, out);
+    }
+    if (src && src->wheelchair) {
+        /* ADDED trips say nothing of their accessibility: no merge */
+        int rc = accessible_stop_events(ds, s, kind, stop, from, window_s, limit, b->deps, &count, &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, NULL, out);
     }
     /* the departures (the default board) through their own entry point,
      * where the search is inlined with its kind a constant (query.c) */
@@ -160,8 +166,13 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     const rt_overlay *rt = predicting(b, ds, src);
     if (rt) {
         int rc = board_predicted_nearby(b->predicted, ds, s, rt, kind, lat, lon, radius_m, from, window_s, limit,
-                                        b->deps, b->rts, &count, &truncated, err);
+                                        src->wheelchair, b->deps, b->rts, &count, &truncated, err);
         return finish_board(b, ds, src, kind, rc, count, truncated, b->rts, out);
+    }
+    if (src && src->wheelchair) {
+        int rc = accessible_nearby_events(ds, s, kind, lat, lon, radius_m, from, window_s, limit, b->deps, &count,
+                                          &truncated, err);
+        return finish_board(b, ds, src, kind, rc, count, truncated, NULL, out);
     }
     int rc = kind == QUERY_DEPARTURES
                  ? nearby_departures(ds, s, lat, lon, radius_m, from, window_s, limit, b->deps, &count, &truncated,

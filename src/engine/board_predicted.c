@@ -14,6 +14,8 @@
  */
 #include "engine/board_predicted.h"
 
+#include "engine/board_accessible.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,15 +229,18 @@ static void finish(const choice *c, departure *deps, rt_departure *rts, uint32_t
 
 int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                          query_kind kind, uint32_t stop, int64_t from, uint32_t window_s, uint32_t limit,
-                         departure *deps, rt_departure *rts, uint32_t *count, bool *truncated, query_error *err)
+                         bool wheelchair, departure *deps, rt_departure *rts, uint32_t *count, bool *truncated,
+                         query_error *err)
 {
     *count = 0;
     *truncated = false;
     choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row};
-    int rc = stop_events_scan(ds, s, kind, stop, from, window_s, &scan, err);
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row}, filtered;
+    accessible_filter filter;
+    int rc = stop_events_scan(ds, s, kind, stop, from, window_s,
+                              wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
     if (rc != QUERY_OK) return rc;
-    if (rt_overlay_added_trip_count(rt)) {
+    if (!wheelchair && rt_overlay_added_trip_count(rt)) {
         add_added(&c, kind, stop, 0);
         stop_info si;
         dataset_stop(ds, stop, &si);
@@ -257,16 +262,18 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
 
 int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                            query_kind kind, double lat, double lon, double radius_m, int64_t from,
-                           uint32_t window_s, uint32_t limit, departure *deps, rt_departure *rts, uint32_t *count,
-                           bool *truncated, query_error *err)
+                           uint32_t window_s, uint32_t limit, bool wheelchair, departure *deps, rt_departure *rts,
+                           uint32_t *count, bool *truncated, query_error *err)
 {
     *count = 0;
     *truncated = false;
     choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row};
-    int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s, &scan, err);
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row}, filtered;
+    accessible_filter filter;
+    int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s,
+                                wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
     if (rc != QUERY_OK) return rc;
-    if (rt_overlay_added_trip_count(rt)) {
+    if (!wheelchair && rt_overlay_added_trip_count(rt)) {
         size_t near = query_near_count(s);
         for (size_t i = 0; i < near; i++) {
             nearby_stop ns = query_near_stop(s, i);

@@ -18,6 +18,8 @@
  * more are in the window). The schedule is scanned from the largest delay
  * of the stops searched before `from` to their largest early running after
  * the window (rt_overlay_stop_slack), and no further than the limit needs.
+ * With `wheelchair`, only the rows board_accessible.h lets through are
+ * chosen from (no ADDED trip's).
  */
 #ifndef ENGINE_BOARD_PREDICTED_H
 #define ENGINE_BOARD_PREDICTED_H
@@ -44,11 +46,12 @@ void predicted_scratch_by_schedule(predicted_scratch *p, bool by_schedule);
  * query error as stop_events gives it. */
 int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                          query_kind kind, uint32_t stop, int64_t from, uint32_t window_s, uint32_t limit,
-                         departure *deps, rt_departure *rts, uint32_t *count, bool *truncated, query_error *err);
+                         bool wheelchair, departure *deps, rt_departure *rts, uint32_t *count, bool *truncated,
+                         query_error *err);
 /* The same for the stops within radius_m of a point (nearby_events). */
 int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
                            query_kind kind, double lat, double lon, double radius_m, int64_t from,
-                           uint32_t window_s, uint32_t limit, departure *deps, rt_departure *rts, uint32_t *count,
-                           bool *truncated, query_error *err);
+                           uint32_t window_s, uint32_t limit, bool wheelchair, departure *deps, rt_departure *rts,
+                           uint32_t *count, bool *truncated, query_error *err);
 
 #endif

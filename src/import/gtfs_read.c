@@ -407,7 +407,14 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
 /* ------------------------------------------------------------------ trips */
 
 static const char *const TRIP_KEYS[] = {"route_id", "service_id", "trip_id", "trip_headsign", "direction_id",
-                                        "shape_id"};
+                                        "shape_id", "wheelchair_accessible", "bikes_allowed"};
+
+/* A trips.txt accessibility field (0..2); empty or invalid reads as 0 (no
+ * information): schedule.sqlite's import notes an invalid one. */
+static uint8_t trip_flag(const csv_field *f)
+{
+    return (f->len == 1 && f->ptr[0] >= '0' && f->ptr[0] <= '2') ? (uint8_t)(f->ptr[0] - '0') : 0;
+}
 
 static int trip_row(void *ctx, const csv_field *f, uint64_t line)
 {
@@ -456,6 +463,8 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
     t->route = route;
     t->service = svc;
     t->direction_id = dir;
+    t->wheelchair_accessible = trip_flag(&f[6]);
+    t->bikes_allowed = trip_flag(&f[7]);
     return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE || t->service_id_str == TT_NONE)
                ? oom(b) : 0;
 }
@@ -781,7 +790,7 @@ static int read_stop_times(tt_builder *b)
 /* trips.txt, frequencies.txt and stop_times.txt, in that order. */
 static int read_trip_files(tt_builder *b)
 {
-    if (read_file(b, "trips.txt", TRIP_KEYS, 6, 0x7, trip_row, &b->stats->trips)) return -1;
+    if (read_file(b, "trips.txt", TRIP_KEYS, 8, 0x7, trip_row, &b->stats->trips)) return -1;
     if (feed_has(b->feed, "frequencies.txt") &&
         read_file(b, "frequencies.txt", FREQ_KEYS, 4, 0xF, frequency_row, &b->stats->frequencies))
         return -1;

@@ -255,6 +255,8 @@ static int copy_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank)
         d->id_rank = trip_rank[i];
         d->direction_id = s->direction_id;
         d->frequency_based = s->frequency_based;
+        d->wheelchair_accessible = s->wheelchair_accessible;
+        d->bikes_allowed = s->bikes_allowed;
     }
     return 0;
 }

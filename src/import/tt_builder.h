@@ -37,6 +37,7 @@ typedef struct tb_trip {
     uint32_t route, service;
     int8_t direction_id;
     bool frequency_based;
+    uint8_t wheelchair_accessible, bikes_allowed;   /* 0..2, 0 for absent or invalid */
     bool valid;                /* has usable stop times */
     uint32_t pattern, dep_profile, arr_profile, start;
     uint32_t id_rank;

@@ -709,6 +709,8 @@ void dataset_trip(const dataset *ds, uint32_t trip, trip_info *out)
     out->route = t->route;
     out->direction_id = t->direction_id;
     out->frequency_based = t->frequency_based;
+    out->wheelchair_accessible = t->wheelchair_accessible;
+    out->bikes_allowed = t->bikes_allowed;
 }
 
 void dataset_agency(const dataset *ds, uint32_t agency, agency_info *out)

@@ -24,7 +24,8 @@
 #include <zlib.h>
 
 #define TT_MAGIC "TRANSITD"
-#define TT_FORMAT_VERSION 3u  /* 3: day sets shared between services (no SERVICES section), groups by day set */
+#define TT_FORMAT_VERSION 4u  /* 3: day sets shared between services (no SERVICES section), groups by day set;
+                                * 4: trips carry wheelchair_accessible and bikes_allowed */
 #define TT_BYTE_ORDER 0x01020304u
 #define TT_NONE UINT32_MAX
 #define TT_ALIGN 16
@@ -123,7 +124,8 @@ typedef struct tt_trip {
     uint32_t id_rank;                    /* position in TRIP_BY_ID */
     int8_t direction_id;                 /* -1 when absent */
     uint8_t frequency_based;
-    uint8_t pad[2];
+    uint8_t wheelchair_accessible;       /* trips.txt: 0 no information (or invalid), 1 yes, 2 no */
+    uint8_t bikes_allowed;               /* trips.txt: 0 no information (or invalid), 1 yes, 2 no */
 } tt_trip;
 
 typedef struct tt_pattern {

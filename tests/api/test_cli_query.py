@@ -220,6 +220,7 @@ def test_schema_checker_catches_drift():
     assert schema_check.validate(dict(good, type=True), schema_check.schema("Route"), DOC)
     dep = {"stop_id": "S", "trip_id": "T", "route_id": "R", "route_short_name": "",
            "route_long_name": "", "route_type": 3, "headsign": None,
+           "wheelchair_accessible": 0, "bikes_allowed": 0,
            "service_date": "2026-11-02", "departure": "2026-11-02T08:00:00-05:00",
            "departure_secs": 28800, "stop_sequence": 1}
     assert schema_check.validate(dep, schema_check.schema("Departure"), DOC) == []
@@ -291,6 +292,7 @@ def test_tiny_stop_departures_of_a_station(tiny):
         "departures": [{
             "stop_id": "P1", "trip_id": "T1", "route_id": "R1", "route_short_name": "1",
             "route_long_name": "Main Line", "route_type": 3, "headsign": "Downtown",
+            "wheelchair_accessible": 0, "bikes_allowed": 0,
             "service_date": "2026-11-02", "departure": "2026-11-02T08:00:00-05:00",
             "departure_secs": 28800, "stop_sequence": 1}],
         "truncated": False, "next": None, "alerts": []}
@@ -341,8 +343,8 @@ def test_tiny_nearby_departures(tiny):
     # the keys of a nearby departure: Departure's, then stop_name and distance_m
     assert list(body["departures"][0]) == [
         "stop_id", "trip_id", "route_id", "route_short_name", "route_long_name", "route_type",
-        "headsign", "service_date", "departure", "departure_secs", "stop_sequence", "stop_name",
-        "distance_m"]
+        "headsign", "wheelchair_accessible", "bikes_allowed", "service_date", "departure",
+        "departure_secs", "stop_sequence", "stop_name", "distance_m"]
 
 
 def test_tiny_nearby_stops(tiny):
@@ -400,7 +402,8 @@ def test_tiny_routes_and_route(tiny):
 def test_tiny_trip(tiny):
     t1 = answer(tiny, "trip", "T1")["trip"]
     assert t1 == {"id": "T1", "route_id": "R1", "service_id": "WK", "headsign": "Downtown",
-                  "direction_id": 0, "shape_id": "SH1", "stop_times": [
+                  "direction_id": 0, "shape_id": "SH1", "wheelchair_accessible": 0,
+                  "bikes_allowed": 0, "stop_times": [
                       {"stop_id": "P1", "stop_name": "Central Platform 1", "lat": 40.0, "lon": -74.0,
                        "platform_code": "1", "stop_sequence": 1, "arrival_secs": 28800,
                        "departure_secs": 28800},
@@ -421,7 +424,8 @@ def test_tiny_trip(tiny):
     assert sunday["runs_on_date"] is False
     assert sunday["stop_times"][1]["departure"] == "2026-11-01T08:11:00-05:00"
     assert list(sunday) == ["id", "route_id", "service_id", "headsign", "direction_id",
-                            "shape_id", "runs_on_date", "stop_times"]
+                            "shape_id", "wheelchair_accessible", "bikes_allowed", "runs_on_date",
+                            "stop_times"]
 
 
 def test_tiny_agencies_and_feed(tiny):

@@ -180,6 +180,8 @@ static void expected_body(const dataset *ds, json_writer *w, const departure *de
             json_str(w, tr.headsign);
         else
             json_null_value(w);
+        json_kv_int(w, "wheelchair_accessible", tr.wheelchair_accessible);
+        json_kv_int(w, "bikes_allowed", tr.bikes_allowed);
         format_date(d->service_date, date);
         json_kv_string(w, "service_date", date);
         rfc3339_format_instant(d->instant, d->utc_offset, instant);

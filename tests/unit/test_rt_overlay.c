@@ -560,7 +560,8 @@ static void test_added_departures_in_answers(void **state)
     p = after(w.buf, "\"trip_id\":\"T1\"", p);
     p = after(w.buf, "\"trip_id\":\"Z9\"", p);
     p = after(w.buf, "{\"stop_id\":\"S1\",\"trip_id\":\"X1\",\"route_id\":\"R1\",\"route_short_name\":\"1\","
-                     "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
+                     "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,"
+                 "\"wheelchair_accessible\":0,\"bikes_allowed\":0,\"service_date\":\"2026-11-02\","
                      "\"departure\":\"2026-11-02T08:30:00-05:00\",\"departure_secs\":30600,\"stop_sequence\":1,"
                      "\"scheduled\":null,\"predicted\":\"2026-11-02T08:30:00-05:00\",\"delay_s\":null,"
                      "\"realtime\":true,\"canceled\":false,\"added\":true,\"trip_relationship\":\"ADDED\"}",
@@ -742,7 +743,8 @@ static void test_arrival_rows_carry_realtime(void **state)
                      "\"delay_s\":60,\"realtime\":true,\"canceled\":false}",
               p);
     after(w.buf, "{\"stop_id\":\"S2\",\"trip_id\":\"X1\",\"route_id\":\"R1\",\"route_short_name\":\"1\","
-                 "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
+                 "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,"
+                 "\"wheelchair_accessible\":0,\"bikes_allowed\":0,\"service_date\":\"2026-11-02\","
                  "\"arrival\":\"2026-11-02T08:19:00-05:00\",\"arrival_secs\":29940,\"stop_sequence\":2,"
                  "\"scheduled\":null,\"predicted\":\"2026-11-02T08:19:00-05:00\",\"delay_s\":null,"
                  "\"realtime\":true,\"canceled\":false,\"added\":true,\"trip_relationship\":\"ADDED\"}",

@@ -1,0 +1,174 @@
+/* accept_language.c — reads an Accept-Language field value (RFC 9110 §12.5.4) and
+ * looks its ranges up among a feed's languages (RFC 4647 §3.4).
+ *
+ * Why it exists: see include/transit/accept_language.h. Written by hand, as
+ * accept_encoding.c is: the grammar is a comma-separated list of a language range
+ * and an optional weight, and libmicrohttpd has no parser for it. The ranges are
+ * kept as offsets into the value in a fixed array, so nothing is allocated and no
+ * byte past `len` is read.
+ */
+#include "transit/accept_language.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#define WEIGHT_MAX 1000
+#define SUBTAG_MAX 8
+
+typedef struct language_range {
+    const char *start;
+    size_t len;
+    int weight;   /* thousandths, 1..1000 */
+} language_range;
+
+static bool is_ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static bool is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), the whole of
+ * [p, end); its value in thousandths, or -1 when it is not one. */
+static int parse_qvalue(const char *p, const char *end)
+{
+    if (p == end || (*p != '0' && *p != '1'))
+        return -1;
+    int whole = *p++ - '0';
+    int thousandths = 0, digits = 0;
+    if (p < end && *p == '.') {
+        p++;
+        for (; p < end && digits < 3 && is_digit(*p); p++, digits++)
+            thousandths = thousandths * 10 + (*p - '0');
+        for (int i = digits; i < 3; i++)
+            thousandths *= 10;
+    }
+    if (p != end || (whole == 1 && thousandths != 0))
+        return -1;
+    return whole * WEIGHT_MAX + thousandths;
+}
+
+/* language-range = (1*8ALPHA *("-" 1*8alphanum)) / "*" (RFC 4647 §2.1), the
+ * whole of [p, end). */
+static bool is_language_range(const char *p, const char *end)
+{
+    if (end - p == 1 && *p == '*')
+        return true;
+    size_t subtag = 0;
+    bool first = true;
+    for (; p < end; p++) {
+        if (*p == '-') {
+            if (subtag == 0)
+                return false;
+            subtag = 0;
+            first = false;
+            continue;
+        }
+        if (!(is_alpha(*p) || (!first && is_digit(*p))) || ++subtag > SUBTAG_MAX)
+            return false;
+    }
+    return subtag > 0;
+}
+
+/* One list element, [p, end) without the commas: language-range [ weight ].
+ * Fills *range and returns true, or false when the element is empty or does not
+ * parse. */
+static bool parse_element(const char *p, const char *end, language_range *range)
+{
+    while (p < end && is_ows(*p))
+        p++;
+    while (end > p && is_ows(end[-1]))
+        end--;
+    const char *tag = p;
+    while (p < end && *p != ';' && !is_ows(*p))
+        p++;
+    if (!is_language_range(tag, p))
+        return false;
+    range->start = tag;
+    range->len = (size_t)(p - tag);
+    while (p < end && is_ows(*p))
+        p++;
+    if (p == end) {
+        range->weight = WEIGHT_MAX;
+        return true;
+    }
+    if (*p++ != ';')
+        return false;
+    while (p < end && is_ows(*p))
+        p++;
+    if (end - p < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=')
+        return false;
+    range->weight = parse_qvalue(p + 2, end);
+    return range->weight >= 0;
+}
+
+/* The index of the tag of `available` equal to [tag, tag+len), or -1. */
+static int find_tag(const char *tag, size_t len, const char *const *available, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (available[i] && strlen(available[i]) == len && strncasecmp(available[i], tag, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* RFC 4647 §3.4 for one range: the range, then shorter by a subtag at a time. */
+static int lookup_range(const language_range *range, const char *const *available, size_t n)
+{
+    size_t len = range->len;
+    while (len > 0) {
+        int found = find_tag(range->start, len, available, n);
+        if (found >= 0)
+            return found;
+        while (len > 0 && range->start[len - 1] != '-')
+            len--;
+        if (len > 0)
+            len--;   /* the '-' */
+        /* a single-letter subtag ("x" of "de-x-abc") goes with the one after it */
+        if (len >= 2 && range->start[len - 2] == '-')
+            len -= 2;
+    }
+    return -1;
+}
+
+int accept_language_choose(const char *value, size_t len, const char *const *available, size_t n)
+{
+    if (!value)
+        return -1;
+    language_range ranges[ACCEPT_LANGUAGE_MAX_RANGES];
+    size_t count = 0;
+    const char *p = value, *end = value + len;
+    while (p < end && count < ACCEPT_LANGUAGE_MAX_RANGES) {
+        const char *element_end = memchr(p, ',', (size_t)(end - p));
+        if (!element_end)
+            element_end = end;
+        language_range range;
+        if (parse_element(p, element_end, &range) && range.weight > 0)
+            ranges[count++] = range;
+        p = element_end < end ? element_end + 1 : end;
+    }
+    /* the highest weight first, the header's order on a tie (a stable insertion sort) */
+    for (size_t i = 1; i < count; i++) {
+        language_range moving = ranges[i];
+        size_t j = i;
+        for (; j > 0 && ranges[j - 1].weight < moving.weight; j--)
+            ranges[j] = ranges[j - 1];
+        ranges[j] = moving;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (ranges[i].len == 1 && ranges[i].start[0] == '*')
+            return -1;
+        int found = lookup_range(&ranges[i], available, n);
+        if (found >= 0)
+            return found;
+    }
+    return -1;
+}

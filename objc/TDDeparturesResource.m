@@ -10,6 +10,11 @@
 
 @implementation TDDeparturesResource
 
++ (BOOL)answersInLanguages
+{
+    return YES;   /* names in the language Accept-Language picks */
+}
+
 - (api_endpoint_fn)endpoint
 {
     return api_departures;

@@ -52,6 +52,11 @@ typedef enum td_verb {
     rt_overlay *realtime;             /* retained with `alerts` when the server has --gtfs-rt,
                                        * else NULL */
     int64_t now;                      /* Unix seconds, truncated to the minute */
+    /* names in another language (translations.h): set for a route that answers
+     * in languages when the dataset has translations, else NULL and 0 */
+    const struct dataset_translations *translations;
+    int language;                     /* an index of its tags; 0: the feed's own */
+    const char *contentLanguage;      /* the tag answered in, or NULL (no Content-Language) */
     api_thread *apiThread;            /* this thread's api context */
 
     /* ---- the response (filled by the resource) */

@@ -121,6 +121,8 @@ void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
         .now = req->now,
         .alerts = req->alerts,
         .realtime = req->realtime,
+        .translations = req->translations,
+        .language = req->language,
     };
     int cache = -1;
     int status = endpoint(req->apiThread, req->dataset, &ar, req->out, &req->problem, &cache);

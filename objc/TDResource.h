@@ -36,6 +36,12 @@
 /* Whether requests get the alert view (TDRequest.alerts), and GET ETags
  * change with every alert write. Default NO. */
 + (BOOL)showsAlerts;
+/* Whether the answer's names (stops, routes, agencies, headsigns) follow the
+ * request's Accept-Language when the dataset has translations (translations.h):
+ * the request then gets TDRequest.language, the ETag and the compressed-body
+ * cache key on it, and the response says Content-Language and Vary:
+ * Accept-Language. Default NO. */
++ (BOOL)answersInLanguages;
 /* Whether GET answers get the server's weak ETag (dataset version, alert
  * generation, route, id, parameters). Default: needsDataset || showsAlerts.
  * A resource that answers NO sets TDRequest.responseEtag itself. */

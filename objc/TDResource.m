@@ -39,6 +39,11 @@
     return NO;
 }
 
++ (BOOL)answersInLanguages
+{
+    return NO;
+}
+
 @end
 
 @implementation TDApiResource

@@ -109,6 +109,11 @@ void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
     }
     const char *version = req->dataset ? dataset_version(req->dataset) : "live";
     key_add_text(&k, version);
+    /* the names' language, when not the feed's own (which keys as before) */
+    if (req->language > 0) {
+        key_add(&k, "\2", 1);
+        key_add_text(&k, req->contentLanguage ? req->contentLanguage : "");
+    }
     /* alerts: every write changes the generation; with alerts present, what
      * is active changes with the clock too */
     bool clock = route->depends_on_clock;
@@ -438,7 +443,12 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     if (compressible)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+                                req->translations ? "Accept-Encoding, Accept-Language" : "Accept-Encoding");
+    else if (req->translations)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Language");
+    if (req->contentLanguage && (status == 200 || status == 304))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
     if (coding != CODING_IDENTITY)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, content_coding_name(coding));
     if (status != 204) {

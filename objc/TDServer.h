@@ -95,6 +95,7 @@ typedef struct td_route {
     bool shows_alerts;           /* the request gets the alert view; GET ETags follow it */
     bool server_etag;            /* GET answers get the server's weak ETag (else the resource's) */
     bool pushes_boards;          /* a GET asking for text/event-stream becomes a pushed board */
+    bool answers_in_languages;   /* names follow Accept-Language (TDResource answersInLanguages) */
     char allow[64];              /* "GET, HEAD, OPTIONS" */
 } td_route;
 

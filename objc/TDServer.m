@@ -20,6 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "transit/accept_language.h"
+#include "transit/translations.h"
+
 /* Body buffers kept for reuse, and the largest kept (see body_pool.h):
  * enough for every connection of a busy benchmark, at most 8 MB idle. */
 #define BODY_POOL_IDLE 64
@@ -172,6 +175,7 @@ static void count_reload(void *ctx, bool ok)
         r->shows_alerts = [cls showsAlerts];
         r->server_etag = [cls usesServerETag];
         r->pushes_boards = [cls pushesBoards];
+        r->answers_in_languages = [cls answersInLanguages];
         size_t used = 0;
         for (int v = 0; v < TD_VERB_OTHER; v++) {
             SEL sel = verb_selector((td_verb)v);
@@ -375,6 +379,26 @@ static bool etag_list_has_star(const char *header)
     return false;
 }
 
+/* The language of the names, for a route that answers in languages: when the
+ * dataset has translations, the one Accept-Language picks among them (RFC 4647
+ * lookup, accept_language.h), else the feed's own. A dataset without
+ * translations leaves the request as it was. */
+static void choose_language(TDRequest *req)
+{
+    char why[256];
+    const dataset_translations *t = dataset_translations_get(req->dataset, why, sizeof why);
+    const char *const *tags;
+    size_t n = t ? translations_languages(t, &tags) : 0;
+    if (n < 2)
+        return;
+    const char *header = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_ACCEPT_LANGUAGE);
+    int chosen = header ? accept_language_choose(header, strlen(header), tags, n) : -1;
+    req->translations = t;
+    req->language = chosen > 0 ? chosen : 0;
+    req->contentLanguage = tags[req->language][0] ? tags[req->language] : NULL;
+}
+
 /* Sends the verb's message to the route's resource, with what is served
  * taken for the request; or answers 304 when the client's copy is current.
  * etag gets the server's ETag of a GET. */
@@ -420,6 +444,8 @@ static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb v
                            self->config.data_dir);
         return;
     }
+    if (route->answers_in_languages && req->dataset)
+        choose_language(req);
     const char *inm = NULL;
     if (verb == TD_GET && route->server_etag) {
         td_make_etag(req, route, etag, etag_cap);
@@ -461,6 +487,9 @@ static void release_served(TDRequest *req)
     req->dataset = NULL;
     req->alerts = NULL;
     req->realtime = NULL;
+    req->translations = NULL;
+    req->language = 0;
+    req->contentLanguage = NULL;
     req->resourceId = NULL;
     req->resourceSubId = NULL;
     req->nparams = 0;

@@ -12,6 +12,11 @@
 
 @implementation TDTripResource
 
++ (BOOL)answersInLanguages
+{
+    return YES;   /* names in the language Accept-Language picks */
+}
+
 - (api_endpoint_fn)endpoint
 {
     return api_trip;

@@ -22,6 +22,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "transit/translations.h"
+
 #define GROUP_BUCKETS 1024
 #define READ_BLOCK 4096                 /* bytes libmicrohttpd asks for at a time */
 #define EVENT_STREAM_TYPE "text/event-stream; charset=utf-8"
@@ -68,6 +70,7 @@ struct board_group {
     const char *id;              /* into key, NULL for none */
     api_param params[TD_MAX_PARAMS];
     int nparams;
+    const char *language;        /* into key: the names' language tag, "" for the feed's own */
     char *path;                  /* the decoded path (a problem's instance) */
     board_stream *streams;
     unsigned nstreams;
@@ -229,8 +232,8 @@ static void free_group_if_idle(board_streams *h, board_group *g)
     free(g);
 }
 
-/* The group's key: the route (its index), the id and the parameters sorted
- * by name then value, each ending in NUL. Written into buf (cap bytes);
+/* The group's key: the route (its index), the id, the parameters sorted
+ * by name then value, and the names' language tag, each ending in NUL. Written into buf (cap bytes);
  * returns the length, 0 when it does not fit. */
 static size_t group_key(TDServer *server, TDRequest *req, td_route *route, char *buf, size_t cap)
 {
@@ -270,6 +273,13 @@ static size_t group_key(TDServer *server, TDRequest *req, td_route *route, char 
         memcpy(buf + o, p->value, vl);
         o += vl;
     }
+    /* the names' language (its boards differ from the feed's own) */
+    const char *language = req->language > 0 && req->contentLanguage ? req->contentLanguage : "";
+    size_t ll = strlen(language) + 1;
+    if (o + ll > cap)
+        return 0;
+    memcpy(buf + o, language, ll);
+    o += ll;
     return o;
 }
 
@@ -307,6 +317,7 @@ static board_group *group_new(board_streams *h, td_route *route, const char *key
         p += strlen(p) + 1;
     }
     g->nparams = nparams;
+    g->language = p;
     board_group **bucket = &h->buckets[key_hash % GROUP_BUCKETS];
     g->next_in_bucket = *bucket;
     *bucket = g;
@@ -475,7 +486,9 @@ void board_streams_open(board_streams *h, TDRequest *req, td_route *route)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     MHD_add_response_header(r, "X-Accel-Buffering", "no");   /* nginx: pass events on at once */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, req->translations ? "Accept, Accept-Language" : "Accept");
+    if (req->contentLanguage)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
     req->ownedResponse = r;
     req->cacheSeconds = -1;
 }
@@ -489,6 +502,28 @@ static void on_serving_change(void *ctx)
     h->changes++;
     pthread_cond_signal(&h->wake);
     pthread_mutex_unlock(&h->lock);
+}
+
+/* The group's language in the dataset being served (which may have other
+ * translations than the one the stream opened on: then the feed's own). */
+static void take_language(TDRequest *req, const char *tag)
+{
+    req->translations = NULL;
+    req->language = 0;
+    req->contentLanguage = NULL;
+    if (!tag[0] || !req->dataset)
+        return;
+    char why[256];
+    const dataset_translations *t = dataset_translations_get(req->dataset, why, sizeof why);
+    const char *const *tags;
+    size_t n = t ? translations_languages(t, &tags) : 0;
+    for (size_t i = 1; i < n; i++)
+        if (strcasecmp(tags[i], tag) == 0) {
+            req->translations = t;
+            req->language = (int)i;
+            req->contentLanguage = tags[i];
+            return;
+        }
 }
 
 /* Sends -get: to the group's resource as a request for its query would, on
@@ -514,6 +549,7 @@ static void compute_board(board_streams *h, TDRequest *req, board_group *g)
     req->alerts = v.alerts;
     req->realtime = v.realtime;
     req->now = (int64_t)time(NULL) / 60 * 60;
+    take_language(req, g->language);
     if (!req->dataset) {
         td_request_problem(req, 503, NULL, "no dataset is loaded");
     } else {
@@ -528,6 +564,9 @@ static void compute_board(board_streams *h, TDRequest *req, board_group *g)
     req->dataset = NULL;
     req->alerts = NULL;
     req->realtime = NULL;
+    req->translations = NULL;
+    req->language = 0;
+    req->contentLanguage = NULL;
 }
 
 /* The answer just computed for g, to its streams whose rows differ (hub

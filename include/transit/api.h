@@ -32,6 +32,11 @@ typedef struct api_request {
     const alert_view *alerts;  /* the alerts to show (resolved against the dataset), or NULL */
     const rt_overlay *realtime;  /* realtime predictions; NULL when the server ingests none
                                   * (departure rows then leave out the realtime members) */
+    /* The language of the names (translations.h): with `translations` and a
+     * `language` of at least 1 (an index of its tags), stop, route and agency
+     * names and headsigns are that language's; else the feed's own. */
+    const struct dataset_translations *translations;
+    int language;
 } api_request;
 
 /* An RFC 9457 problem: filled when an endpoint returns a status >= 400. */

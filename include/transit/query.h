@@ -76,7 +76,7 @@ typedef struct dataset_extension {
     int (*save)(const void *derived, int fd);
     void *(*view)(const dataset *ds, const void *bytes, size_t len);
 } dataset_extension;
-#define DATASET_EXTENSIONS_MAX 4
+#define DATASET_EXTENSIONS_MAX 6
 /* The extension's data for `ds`, derived on the first call (one caller
  * derives, concurrent callers wait for it) and kept until the dataset is
  * released. NULL with a message in err when deriving failed (tried again on

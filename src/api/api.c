@@ -304,10 +304,11 @@ static int board_page(api_thread *t, const dataset *ds, const api_request *req, 
 
 /* The board's rows into the open departures array; a problem (503) when
  * the rows' texts could not be derived. */
-static int write_board(json_writer *out, dataset *ds, const board *b, bool near_point, api_problem *prob)
+static int write_board(json_writer *out, dataset *ds, const api_request *req, const board *b, bool near_point,
+                       api_problem *prob)
 {
     char err[160];
-    if (departure_json_write_items(out, ds, b, near_point, err, sizeof err) != 0)
+    if (departure_json_write_items(out, ds, b, near_point, req->translations, req->language, err, sizeof err) != 0)
         return api_fail(prob, 503, "", "%s", err);
     return 0;
 }
@@ -394,6 +395,7 @@ int api_stops_nearby(api_thread *t, dataset *ds, const api_request *req, json_wr
     for (uint32_t i = offset; i < offset + shown; i++) {
         stop_info st;
         dataset_stop(ds, t->nearby[i].stop, &st);
+        api_name_stop(req, t->nearby[i].stop, &st);
         write_stop(out, ds, &st, &t->nearby[i].distance_m);
     }
     board_link link = {"/v1/stops/nearby", NULL, "", kept};
@@ -443,6 +445,7 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
             continue;   /* both stores come from one import; cannot differ */
         stop_info st;
         dataset_stop(ds, stop, &st);
+        api_name_stop(req, stop, &st);
         write_stop(out, ds, &st, NULL);
     }
     board_link link = {"/v1/stops", NULL, "", kept};
@@ -489,6 +492,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
      * for the feed of a merged dataset (api_feeds.c) */
     stop_info st;
     dataset_stop(ds, stop, &st);
+    api_name_stop(req, stop, &st);
 
     json_object_begin(out);
     json_key(out, "stop");
@@ -508,6 +512,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     for (uint32_t i = 0; i < n; i++) {
         stop_info child;
         dataset_stop(ds, t->indices[i], &child);
+        api_name_stop(req, t->indices[i], &child);
         json_str(out, child.id);
     }
     json_array_end(out);
@@ -527,6 +532,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     for (uint32_t i = 0; i < n; i++) {
         route_info r;
         dataset_route(ds, t->indices[i], &r);
+        api_name_route(req, t->indices[i], &r);
         json_object_begin(out);
         api_write_route_fields(out, &r);
         json_key(out, "headsigns");
@@ -596,6 +602,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
         return prob->status;
     stop_info st;
     dataset_stop(ds, stop, &st);
+    api_name_stop(req, stop, &st);
     json_object_begin(out);
     json_key(out, "stop");
     json_object_begin(out);
@@ -604,7 +611,7 @@ static int stop_board(api_thread *t, dataset *ds, const api_request *req, json_w
     json_object_end(out);
     json_key(out, arrivals_endpoint ? "arrivals" : "departures");
     json_array_begin(out);
-    if (write_board(out, ds, &b, false, prob))
+    if (write_board(out, ds, req, &b, false, prob))
         return prob->status;
     end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);
@@ -659,7 +666,7 @@ int api_departures(api_thread *t, dataset *ds, const api_request *req, json_writ
     if (board_page(t, ds, req, kind, order, wheelchair, &q, from, window, limit, next.after, &b, prob))
         return prob->status;
     api_begin_list(out, "departures");
-    if (write_board(out, ds, &b, true, prob))
+    if (write_board(out, ds, req, &b, true, prob))
         return prob->status;
     end_departures(t, out, ds, kind, &b, from, window, &next);
     return api_finish(out, prob, cache_seconds, CACHE_DEPARTURES);

@@ -17,6 +17,7 @@
 #include "transit/api.h"
 #include "transit/board.h"
 #include "transit/network.h"
+#include "transit/translations.h"
 
 #define CACHE_STATIC 86400   /* what changes only with the dataset */
 #define API_COORD_DECIMALS 6 /* latitudes and longitudes: about 0.1 m */
@@ -187,5 +188,29 @@ void api_end_list(json_writer *w);
 /* The end of every endpoint: 200 with the response's max-age, or 503 when
  * the writer ran out of memory. */
 int api_finish(json_writer *out, api_problem *prob, int *cache_seconds, int seconds);
+
+/* ------------------------------------------------------------ names in the request's language */
+
+/* The record's names in req's language (translations.h), where it has them. */
+static inline void api_name_stop(const api_request *req, uint32_t stop, stop_info *st)
+{
+    st->name = translated(req->translations, req->language, TRANSLATED_STOP_NAME, stop, st->name);
+}
+
+static inline void api_name_route(const api_request *req, uint32_t route, route_info *r)
+{
+    r->short_name = translated(req->translations, req->language, TRANSLATED_ROUTE_SHORT_NAME, route, r->short_name);
+    r->long_name = translated(req->translations, req->language, TRANSLATED_ROUTE_LONG_NAME, route, r->long_name);
+}
+
+static inline void api_name_trip(const api_request *req, uint32_t trip, trip_info *tr)
+{
+    tr->headsign = translated(req->translations, req->language, TRANSLATED_TRIP_HEADSIGN, trip, tr->headsign);
+}
+
+static inline void api_name_agency(const api_request *req, uint32_t agency, agency_info *a)
+{
+    a->name = translated(req->translations, req->language, TRANSLATED_AGENCY_NAME, agency, a->name);
+}
 
 #endif

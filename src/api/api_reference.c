@@ -17,7 +17,7 @@
 #define CACHE_FEED 3600   /* its feed_validity changes with the date */
 
 /* Writes element `i` of a whole-feed list. */
-typedef void (*write_item_fn)(json_writer *w, const dataset *ds, uint32_t i);
+typedef void (*write_item_fn)(json_writer *w, const dataset *ds, const api_request *req, uint32_t i);
 
 #define LIST_LIMIT_MAX 10000
 
@@ -40,7 +40,7 @@ static int list_all(const dataset *ds, const api_request *req, json_writer *out,
     uint32_t n = count(ds);
     uint32_t stop = offset < n ? (n - offset > (uint32_t)limit ? offset + (uint32_t)limit : n) : offset;
     for (uint32_t i = offset; i < stop; i++)
-        write_item(out, ds, i);
+        write_item(out, ds, req, i);
     json_array_end(out);
     char path[32];
     snprintf(path, sizeof path, "/v1/%s", key);
@@ -53,10 +53,11 @@ static int list_all(const dataset *ds, const api_request *req, json_writer *out,
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
-static void write_route_at(json_writer *w, const dataset *ds, uint32_t i)
+static void write_route_at(json_writer *w, const dataset *ds, const api_request *req, uint32_t i)
 {
     route_info r;
     dataset_route(ds, i, &r);
+    api_name_route(req, i, &r);
     api_write_route(w, &r);
 }
 
@@ -69,10 +70,11 @@ int api_routes(api_thread *t, dataset *ds, const api_request *req, json_writer *
 }
 
 /* {"stop_id":…,"stop_name":…,"lat":…,"lon":…} of a pattern's stop. */
-static void write_pattern_stop(json_writer *w, const dataset *ds, uint32_t stop)
+static void write_pattern_stop(json_writer *w, const dataset *ds, const api_request *req, uint32_t stop)
 {
     stop_info st;
     dataset_stop(ds, stop, &st);
+    api_name_stop(req, stop, &st);
     json_object_begin(w);
     api_kv_text(w, "stop_id", st.id);
     api_kv_text(w, "stop_name", st.name);
@@ -96,6 +98,7 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
         return api_query_problem(prob, rc, &err);
     route_info r;
     dataset_route(ds, route, &r);
+    api_name_route(req, route, &r);
     json_object_begin(out);
     json_key(out, "route");
     json_object_begin(out);
@@ -120,7 +123,7 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
         json_key(out, "stops");
         json_array_begin(out);
         for (uint32_t k = 0; k < p->nstops; k++)
-            write_pattern_stop(out, ds, nr.stops[p->stops_first + k]);
+            write_pattern_stop(out, ds, req, nr.stops[p->stops_first + k]);
         json_array_end(out);
         json_object_end(out);
     }
@@ -196,6 +199,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     route_info rt;
     dataset_trip(ds, trip, &tr);
     dataset_route(ds, tr.route, &rt);
+    api_name_trip(req, trip, &tr);
+    api_name_route(req, tr.route, &rt);
     json_object_begin(out);
     json_key(out, "trip");
     json_object_begin(out);
@@ -220,6 +225,7 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         const trip_stop_time *s = &t->stop_times[i];
         stop_info st;
         dataset_stop(ds, s->stop, &st);
+        api_name_stop(req, s->stop, &st);
         json_object_begin(out);
         api_kv_text(out, "stop_id", st.id);
         api_kv_text(out, "stop_name", st.name);
@@ -243,10 +249,11 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     return api_finish(out, prob, cache_seconds, CACHE_STATIC);
 }
 
-static void write_agency_at(json_writer *w, const dataset *ds, uint32_t i)
+static void write_agency_at(json_writer *w, const dataset *ds, const api_request *req, uint32_t i)
 {
     agency_info a;
     dataset_agency(ds, i, &a);
+    api_name_agency(req, i, &a);
     json_object_begin(w);
     api_kv_optional(w, "id", a.id);
     api_kv_text(w, "name", a.name);

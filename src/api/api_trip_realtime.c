@@ -48,6 +48,7 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
         return api_fail(prob, 404, "trip_id", "trip '%s' not found", req->id);
     route_info route;
     dataset_route(ds, a->route, &route);
+    api_name_route(req, a->route, &route);
     int64_t day_start = dataset_instant(ds, a->service_date, 0);
     json_object_begin(out);
     json_key(out, "trip");
@@ -81,6 +82,7 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
         const rt_added_call *c = &calls[i];
         stop_info st;
         dataset_stop(ds, c->stop, &st);
+        api_name_stop(req, c->stop, &st);
         json_object_begin(out);
         api_kv_text(out, "stop_id", st.id);
         api_kv_text(out, "stop_name", st.name);

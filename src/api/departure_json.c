@@ -16,12 +16,15 @@
 #include "api/departure_json.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transit/fd_io.h"
 #include "transit/gtfs.h"
+#include "transit/translations.h"
 
 /* The texts around a row's instant, which repeat across the rows of one
  * response (rows come in time order, mostly on one day and one offset):
@@ -258,7 +261,8 @@ static void put_trip_id(trip_row *r, const char *id)
  * wheelchair_accessible, bikes_allowed): an open-addressing table from that
  * key to the first trip that had it. Headsigns are strings of the mapped
  * pool, so equal texts are one pointer. */
-static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
+static int derive_trips(const dataset *ds, const dataset_translations *names, int language, departure_texts *x,
+                        text_buf *t)
 {
     uint32_t ntrips = x->ntrips;
     size_t size = 16;
@@ -276,6 +280,7 @@ static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
     for (uint32_t i = 0; i < ntrips; i++) {
         trip_info tr;
         dataset_trip(ds, i, &tr);
+        tr.headsign = translated(names, language, TRANSLATED_TRIP_HEADSIGN, i, tr.headsign);
         trip_row *row = &x->trips[i];
         put_trip_id(row, tr.id);
         uint32_t flags = (uint32_t)tr.wheelchair_accessible << 8 | (uint32_t)tr.bikes_allowed;
@@ -292,6 +297,8 @@ static int derive_trips(const dataset *ds, departure_texts *x, text_buf *t)
         }
         route_info rt;
         dataset_route(ds, tr.route, &rt);
+        rt.short_name = translated(names, language, TRANSLATED_ROUTE_SHORT_NAME, tr.route, rt.short_name);
+        rt.long_name = translated(names, language, TRANSLATED_ROUTE_LONG_NAME, tr.route, rt.long_name);
         char *p = text_reserve(t, TEXT_LITERAL_BYTES + string_room(rt.id) + string_room(rt.short_name) +
                                       string_room(rt.long_name) + string_room(tr.headsign));
         if (!p)
@@ -325,7 +332,10 @@ static void release_texts(void *derived)
     free(x);
 }
 
-static void *derive_texts(const dataset *ds, char *err, size_t errlen)
+/* The texts with the names of `language` (translations.h; NULL names: the
+ * feed's own). */
+static departure_texts *derive_texts_in(const dataset *ds, const dataset_translations *names, int language,
+                                        char *err, size_t errlen)
 {
     _Static_assert(sizeof(trip_row) == 64, "a trip_row is one cache line");
     dataset_counts counts;
@@ -342,6 +352,7 @@ static void *derive_texts(const dataset *ds, char *err, size_t errlen)
     for (uint32_t i = 0; i < x->nstops; i++) {
         stop_info st;
         dataset_stop(ds, i, &st);
+        st.name = translated(names, language, TRANSLATED_STOP_NAME, i, st.name);
         char *p = text_reserve(&t, TEXT_LITERAL_BYTES + string_room(st.id) + string_room(st.name));
         if (!p)
             goto fail;
@@ -352,7 +363,7 @@ static void *derive_texts(const dataset *ds, char *err, size_t errlen)
     }
     /* (reserving nothing allocates the slack even for a feed with no stops
      * and no trips) */
-    if (derive_trips(ds, x, &t) != 0 || !text_reserve(&t, 0))
+    if (derive_trips(ds, names, language, x, &t) != 0 || !text_reserve(&t, 0))
         goto fail;
     memset(t.buf + t.len, 0, ROW_TEXT_SLACK);
     x->text = t.buf;
@@ -363,6 +374,11 @@ fail:
     release_texts(x);
     snprintf(err, errlen, "out of memory for the departure rows' texts (or they would pass 4 GB)");
     return NULL;
+}
+
+static void *derive_texts(const dataset *ds, char *err, size_t errlen)
+{
+    return derive_texts_in(ds, NULL, 0, err, errlen);
 }
 
 /* The texts as a phone keeps them (dataset_extension's file): a 64-byte
@@ -426,6 +442,60 @@ static const dataset_extension departure_texts_extension = {
 int departure_json_prepare(dataset *ds, char *err, size_t errlen)
 {
     return dataset_extension_get(ds, &departure_texts_extension, err, errlen) ? 0 : -1;
+}
+
+/* The texts in the dataset's other languages, each derived on the first
+ * request that asks for it (at most TRANSLATION_LANGUAGES_MAX of them), so that
+ * a dataset answered only in its own language never derives one. */
+typedef struct translated_texts {
+    pthread_mutex_t lock;
+    departure_texts *_Atomic by_language[TRANSLATION_LANGUAGES_MAX + 1];
+} translated_texts;
+
+static void *derive_translated(const dataset *ds, char *err, size_t errlen)
+{
+    (void)ds;
+    translated_texts *x = calloc(1, sizeof *x);
+    if (!x || pthread_mutex_init(&x->lock, NULL) != 0) {
+        free(x);
+        snprintf(err, errlen, "out of memory for the translated departure rows' texts");
+        return NULL;
+    }
+    return x;
+}
+
+static void release_translated(void *derived)
+{
+    translated_texts *x = derived;
+    if (!x)
+        return;
+    for (int l = 0; l <= TRANSLATION_LANGUAGES_MAX; l++)
+        release_texts(atomic_load_explicit(&x->by_language[l], memory_order_relaxed));
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+}
+
+static const dataset_extension translated_texts_extension = {
+    "translated departure rows' texts", derive_translated, release_translated, NULL, NULL, NULL,
+};
+
+static const departure_texts *texts_for(dataset *ds, const dataset_translations *names, int language, char *err,
+                                        size_t errlen)
+{
+    if (!names || language < 1 || language > TRANSLATION_LANGUAGES_MAX)
+        return dataset_extension_get(ds, &departure_texts_extension, err, errlen);
+    translated_texts *all = dataset_extension_get(ds, &translated_texts_extension, err, errlen);
+    if (!all)
+        return NULL;
+    departure_texts *x = atomic_load_explicit(&all->by_language[language], memory_order_acquire);
+    if (x)
+        return x;
+    pthread_mutex_lock(&all->lock);
+    x = atomic_load_explicit(&all->by_language[language], memory_order_relaxed);
+    if (!x && (x = derive_texts_in(ds, names, language, err, errlen)))
+        atomic_store_explicit(&all->by_language[language], x, memory_order_release);
+    pthread_mutex_unlock(&all->lock);
+    return x;
 }
 
 static inline char *put_text(char *p, const char *text, uint32_t len)
@@ -711,10 +781,10 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
     return p;
 }
 
-int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
-                               size_t errlen)
+int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point,
+                               const dataset_translations *names, int language, char *err, size_t errlen)
 {
-    const departure_texts *x = dataset_extension_get(ds, &departure_texts_extension, err, errlen);
+    const departure_texts *x = texts_for(ds, names, language, err, errlen);
     if (!x)
         return -1;
     if (!b->count)

@@ -17,6 +17,8 @@
 #include "transit/json_writer.h"
 #include "transit/query.h"
 
+struct dataset_translations;
+
 /* Derives the JSON text a row copies for each stop and for each trip's
  * route and headsign, once per dataset (kept with it as a dataset
  * extension). Writing derives them when they are missing; a server asks for
@@ -32,8 +34,10 @@ int departure_json_prepare(dataset *ds, char *err, size_t errlen);
  * false), without it those members are absent; a row of an ADDED trip says
  * "scheduled":null and "added":true; a row that alerts apply to gets an
  * "alerts" member with their ids. Returns 0, or -1 with err when the texts
- * could not be derived. */
-int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point, char *err,
-                               size_t errlen);
+ * could not be derived. With `names` and a `language` of at least 1
+ * (translations.h), the stop names, route names and headsigns are that
+ * language's, from texts derived on the first use of the language. */
+int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point,
+                               const struct dataset_translations *names, int language, char *err, size_t errlen);
 
 #endif

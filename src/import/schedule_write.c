@@ -34,7 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEDULE_SCHEMA_VERSION 3  /* 3: day_sets and services; calendar_dates a view. 2: prefix index, stops
+#define SCHEDULE_SCHEMA_VERSION 4  /* 4: translations, when the feed has them. 3: day_sets and
+                                      services; calendar_dates a view. 2: prefix index, stops
                                       renumbered by name length */
 
 static const char SCHEDULE_SCHEMA[] =
@@ -356,7 +357,8 @@ static int write_all(schedule_writer *w, const char *path)
     if (feed_has(w->feed, "feed_info.txt") &&
         read_file(w, &schedule_feed_info_spec, &st->feed_info) != 0)
         return -1;
-    if (schedule_write_feed_list(w, exec_sql, read_file) != 0)
+    if (schedule_write_feed_list(w, exec_sql, read_file) != 0 ||
+        schedule_write_translations(w, exec_sql, read_file) != 0)
         return -1;
     w->file = NULL;
 

@@ -125,6 +125,11 @@ extern const file_spec schedule_stops_spec, schedule_frequencies_spec, schedule_
 int schedule_write_feed_list(schedule_writer *w, int (*exec)(schedule_writer *, const char *),
                              int (*read)(schedule_writer *, const file_spec *, uint64_t *));
 
+/* schedule_write_translations.c: the table translations, when the feed has
+ * translations.txt; exec and read are schedule_write.c's. 0 or -1. */
+int schedule_write_translations(schedule_writer *w, int (*exec)(schedule_writer *, const char *),
+                                int (*read)(schedule_writer *, const file_spec *, uint64_t *));
+
 /* Writes the interned strings, then the buffered trips in key order.
  * 0 or -1. */
 int schedule_write_trips(schedule_writer *w);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "api/departure_json.h"
+#include "transit/translations.h"
 #include "transit/network.h"
 #include "transit/rt_alerts.h"
 
@@ -434,7 +435,8 @@ void serving_install_dataset(serving *s, dataset *ds)
     char err[256];
     /* the rows' texts now, so that no request pays for them; a failure
      * here is tried again by the first departures request */
-    if (departure_json_prepare(ds, err, sizeof err) != 0 || network_prepare(ds, err, sizeof err) != 0)
+    if (departure_json_prepare(ds, err, sizeof err) != 0 || network_prepare(ds, err, sizeof err) != 0 ||
+        !dataset_translations_get(ds, err, sizeof err))
         fprintf(stderr, "transitd: warning: %s\n", err);
     pthread_mutex_lock(&s->alert_writes);
     alert_view *current = serving_acquire_alerts(s);

@@ -1,0 +1,245 @@
+"""Languages (#27): translations.txt imported, and Accept-Language choosing the
+names in responses (stop, route and agency names and headsigns), with
+Content-Language, Vary: Accept-Language, and ETags, 304s and the compressed
+bodies per language.
+
+The feed is the demo feed (bench/gtfs_gen.py --scale demo, seed 1), whose
+language is German (feed_info.feed_lang de), with English and French
+translations added: by record_id and by field_value, a record_id row winning
+over a field_value row of the same text, and three bad rows the import must
+name and skip. Needs nothing from ../shared.
+"""
+import csv
+import io
+import json
+import shutil
+import subprocess
+import urllib.parse
+import zipfile
+
+import pytest
+import requests
+
+import schema_check
+from http_server import Server, TMP, demo_feed, transitd_bin
+
+DOC = schema_check.load_openapi()
+STATION_ID = "de:11000:900100001"          # "U Grabenbrücke"
+STATION = urllib.parse.quote(STATION_ID, safe="")
+BRITZ = "U Stadion Britz"                  # a stop name translated by field_value
+TOWARDS = "U Brunnengasse/Tannensteig"     # route 10000_1's headsign (trips 1000001...)
+WHEN = "2026-11-23T08:00"
+
+TRANSLATIONS = [
+    # table_name, field_name, language, translation, record_id, record_sub_id, field_value
+    ("stops", "stop_name", "en", "U Ditch Bridge", STATION_ID, "", ""),
+    ("stops", "stop_name", "fr", "U Pont du Fossé", STATION_ID, "", ""),
+    ("stops", "stop_name", "en", "U Britz Stadium", "", "", BRITZ),
+    ("stops", "stop_name", "en", "U Ditch Bridge (platform 1)", STATION_ID + "::1", "", ""),
+    ("trips", "trip_headsign", "en", "U Fountain Lane", "", "", TOWARDS),
+    ("trips", "trip_headsign", "fr", "U Ruelle de la Fontaine", "", "", TOWARDS),
+    ("trips", "trip_headsign", "en", "U Fountain Lane (first)", "1000001", "", ""),
+    ("routes", "route_long_name", "en", "U Ditch Bridge – U Fountain Lane", "10000_1", "", ""),
+    ("routes", "route_short_name", "fr", "U un", "10000_1", "", ""),
+    ("agency", "agency_name", "en", "Demo Transit Berlin", "DVB", "", ""),
+    ("agency", "agency_name", "fr", "Transports de démonstration de Berlin", "DVB", "", ""),
+    # bad rows (lines 13, 14 and 15 of translations.txt): named and skipped
+    ("levels", "level_name", "en", "Ground", "L1", "", ""),
+    ("stops", "stop_name", "en", "Nowhere", "", "", ""),
+    ("stops", "stop_name", "e_n", "Bad tag", STATION_ID, "", ""),
+]
+
+
+def translated_feed(path):
+    src = zipfile.ZipFile(demo_feed(1))
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["table_name", "field_name", "language", "translation", "record_id", "record_sub_id",
+                "field_value"])
+    w.writerows(TRANSLATIONS)
+    with zipfile.ZipFile(path, "w") as z:
+        for name in src.namelist():
+            z.writestr(name, src.read(name))
+        z.writestr("translations.txt", out.getvalue())
+    return path
+
+
+@pytest.fixture(scope="module")
+def imported():
+    base = TMP / "languages"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    feed = translated_feed(base / "translated.zip")
+    p = subprocess.run([transitd_bin(), "import", str(feed), "--data", str(base / "data"), "--json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return base, json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def server(imported):
+    base, _ = imported
+    with Server(base / "data") as s:
+        yield s
+
+
+def get(server, path, language=None, **headers):
+    if language is not None:
+        headers["Accept-Language"] = language
+    r = requests.get(server.url(path), headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    return r
+
+
+def vary(r):
+    return [v.strip().lower() for v in r.headers.get("Vary", "").split(",")]
+
+
+def test_bad_rows_are_named_and_skipped(imported):
+    _, summary = imported
+    examples = summary["examples"]
+    assert "translations.txt:13: table_name 'levels' with field_name 'level_name' is not translated here" \
+        in examples, examples
+    assert "translations.txt:14: record_id or field_value is required" in examples, examples
+    assert "translations.txt:15: language 'e_n' is not a language tag" in examples, examples
+    assert summary["problems"] == {"bad_value": 2, "missing_value": 1}
+
+
+def test_stop_name_by_record_id(server):
+    for language, name, content in [(None, "U Grabenbrücke", "de"), ("en", "U Ditch Bridge", "en"),
+                                    ("fr", "U Pont du Fossé", "fr"), ("de", "U Grabenbrücke", "de")]:
+        r = get(server, f"/v1/stops/{STATION}", language)
+        assert r.json()["stop"]["name"] == name
+        assert r.headers["Content-Language"] == content
+        assert "accept-language" in vary(r) and "accept-encoding" in vary(r)
+        assert not schema_check.validate(r.json(), schema_check.response_schema(DOC, "/v1/stops/{id}"), DOC)
+
+
+def test_stop_name_by_field_value(server):
+    stops = get(server, "/v1/stops/nearby?lat=52.524206&lon=13.272858&radius=50", "en").json()["stops"]
+    assert "U Britz Stadium" in [s["name"] for s in stops]
+    stops = get(server, "/v1/stops/nearby?lat=52.524206&lon=13.272858&radius=50", "fr").json()["stops"]
+    assert BRITZ in [s["name"] for s in stops]   # no French for it: the feed's own
+
+
+@pytest.mark.parametrize("header,content", [
+    ("fr;q=0.5, en;q=0.8", "en"),
+    ("en;q=0.5, fr", "fr"),
+    ("it, fr;q=0.1", "fr"),
+    ("it", "de"),
+    ("*", "de"),
+    ("de-CH, en;q=0.5", "de"),      # de-CH falls back to de, the feed's own
+    ("en-GB", "en"),
+    ("EN", "en"),
+    ("fr;q=0, en;q=0.1", "en"),
+    (";;;, q=x, \u00e9", "de"),     # cannot be read: ignored, never a 400
+    ("", "de"),
+])
+def test_q_values_and_fallback(server, header, content):
+    r = requests.get(server.url(f"/v1/stops/{STATION}"), headers={"Accept-Language": header.encode("utf-8")},
+                     timeout=10)
+    assert r.status_code == 200, r.text
+    assert r.headers["Content-Language"] == content
+    expected = {"de": "U Grabenbrücke", "en": "U Ditch Bridge", "fr": "U Pont du Fossé"}[content]
+    assert r.json()["stop"]["name"] == expected
+
+
+def test_board_rows_and_stop_object(server):
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=50"
+    de = get(server, path).json()
+    en = get(server, path, "en").json()
+    fr = get(server, path, "fr").json()
+    assert (de["stop"]["name"], en["stop"]["name"], fr["stop"]["name"]) == (
+        "U Grabenbrücke", "U Ditch Bridge", "U Pont du Fossé")
+    assert len(de["departures"]) == len(en["departures"]) == len(fr["departures"]) > 0
+    for d, e, f in zip(de["departures"], en["departures"], fr["departures"]):
+        assert d["trip_id"] == e["trip_id"] == f["trip_id"]
+        if d["headsign"] == TOWARDS:
+            assert e["headsign"] == ("U Fountain Lane (first)" if d["trip_id"] == "1000001" else "U Fountain Lane")
+            assert f["headsign"] == "U Ruelle de la Fontaine"
+        else:
+            assert e["headsign"] == f["headsign"] == d["headsign"]
+        if d["route_id"] == "10000_1":
+            assert e["route_long_name"] == "U Ditch Bridge – U Fountain Lane"
+            assert f["route_short_name"] == "U un"
+            assert e["route_short_name"] == d["route_short_name"] == "U1"
+    assert any(d["route_id"] == "10000_1" for d in de["departures"])
+    schema = schema_check.response_schema(DOC, "/v1/stops/{id}/departures")
+    assert not schema_check.validate(en, schema, DOC)
+    # the nearby board's rows carry stop names too
+    near = get(server, f"/v1/departures?lat=52.527059&lon=13.234300&radius=300&time={WHEN}&window=60",
+               "en").json()["departures"]
+    assert "U Ditch Bridge (platform 1)" in [d["stop_name"] for d in near]
+
+
+def test_trip_route_and_agencies(server):
+    trip = get(server, "/v1/trips/1000001?date=2026-11-23", "en").json()["trip"]
+    assert trip["headsign"] == "U Fountain Lane (first)"
+    assert trip["stop_times"][0]["stop_name"] == "U Ditch Bridge (platform 1)"
+    trip = get(server, "/v1/trips/1000002?date=2026-11-23", "fr").json()["trip"]
+    assert trip["headsign"] == "U Ruelle de la Fontaine"
+    route = get(server, "/v1/routes/10000_1", "en").json()["route"]
+    assert route["long_name"] == "U Ditch Bridge – U Fountain Lane"
+    assert "U Ditch Bridge (platform 1)" in [s["stop_name"] for p in route["patterns"] for s in p["stops"]]
+    routes = {r["id"]: r for r in get(server, "/v1/routes", "fr").json()["routes"]}
+    assert routes["10000_1"]["short_name"] == "U un"
+    agencies = {a["id"]: a["name"] for a in get(server, "/v1/agencies", "en").json()["agencies"]}
+    assert agencies["DVB"] == "Demo Transit Berlin"
+    agencies = {a["id"]: a["name"] for a in get(server, "/v1/agencies", "fr").json()["agencies"]}
+    assert agencies["DVB"] == "Transports de démonstration de Berlin"
+    assert agencies["SOST"] == 'Shuttle-Gesellschaft "Ost", Müller & Söhne'
+
+
+def test_etag_and_304_per_language(server):
+    path = f"/v1/stops/{STATION}"
+    tags = {}
+    for language in ["de", "en", "fr"]:
+        tags[language] = get(server, path, language).headers["ETag"]
+    assert len(set(tags.values())) == 3
+    assert get(server, path).headers["ETag"] == tags["de"]        # no header: the feed's own
+    assert get(server, path, "de-AT").headers["ETag"] == tags["de"]
+    for language, tag in tags.items():
+        r = requests.get(server.url(path), headers={"Accept-Language": language, "If-None-Match": tag},
+                         timeout=10)
+        assert r.status_code == 304
+        assert r.headers["Content-Language"] == language
+        other = "en" if language != "en" else "fr"
+        r = requests.get(server.url(path), headers={"Accept-Language": other, "If-None-Match": tag},
+                         timeout=10)
+        assert r.status_code == 200 and r.headers["Content-Language"] == other
+
+
+def test_compressed_bodies_per_language(server):
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=50"
+    for encoding in ["gzip", "br"]:
+        for _ in range(2):   # the second time from the compressed-body cache
+            bodies = {}
+            for language in ["de", "en", "fr"]:
+                r = get(server, path, language, **{"Accept-Encoding": encoding})
+                assert r.headers.get("Content-Encoding") == encoding
+                assert r.headers["Content-Language"] == language
+                bodies[language] = r.json()["stop"]["name"]
+            assert bodies == {"de": "U Grabenbrücke", "en": "U Ditch Bridge", "fr": "U Pont du Fossé"}
+
+
+def test_routes_that_do_not_vary(server):
+    r = get(server, "/v1/feed", "en")
+    assert "Content-Language" not in r.headers
+    assert "accept-language" not in vary(r)
+
+
+def test_a_dataset_without_translations_answers_as_before():
+    base = TMP / "languages-none"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    p = subprocess.run([transitd_bin(), "import", demo_feed(1), "--data", str(base / "data"), "--quiet"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    with Server(base / "data") as s:
+        plain = get(s, f"/v1/stops/{STATION}")
+        asked = get(s, f"/v1/stops/{STATION}", "en")
+        assert plain.content == asked.content
+        assert plain.headers["ETag"] == asked.headers["ETag"]
+        for r in (plain, asked):
+            assert "Content-Language" not in r.headers
+            assert vary(r) == ["accept-encoding"]

@@ -1,4 +1,4 @@
-/* dataset_translations.c — reads a dataset's translations (schedule.sqlite's
+/* translations.c — reads a dataset's translations (schedule.sqlite's
  * table translations) into one array per language and field.
  *
  * Why it exists: see include/transit/translations.h. Rows by field_value are

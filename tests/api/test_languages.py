@@ -243,3 +243,24 @@ def test_a_dataset_without_translations_answers_as_before():
         for r in (plain, asked):
             assert "Content-Language" not in r.headers
             assert vary(r) == ["accept-encoding"]
+
+
+def test_pushed_boards_per_language(imported):
+    from test_board_streams import EventStream
+    base, _ = imported
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=5"
+    with Server(base / "data", "--max-streams", "3", "--stream-keepalive", "1") as s:
+        streams = {language: EventStream(s.port, path, [f"Accept-Language: {language}"])
+                   for language in ["en", "fr"]}
+        try:
+            for language, name in [("en", "U Ditch Bridge"), ("fr", "U Pont du Fossé")]:
+                st = streams[language]
+                assert st.status == 200
+                assert st.headers["content-language"] == language
+                assert [v.strip() for v in st.headers["vary"].split(",")] == ["Accept", "Accept-Language"]
+                event = st.next_event()
+                assert event["event"] == "board"
+                assert json.loads(event["data"])["stop"]["name"] == name
+        finally:
+            for st in streams.values():
+                st.close()

@@ -654,6 +654,15 @@ static uint32_t widen_window(const query_scan *scan, uint32_t stop, int64_t *fro
     return late;
 }
 
+/* The lead the scan's callback gives `stop` (its `late`, capped as
+ * widen_window caps it). */
+static uint32_t scan_lead(const query_scan *scan, uint32_t stop)
+{
+    uint32_t late = 0, early = 0;
+    scan->slack(scan->ctx, stop, &late, &early);
+    return late > QUERY_SCAN_SLACK_MAX ? QUERY_SCAN_SLACK_MAX : late;
+}
+
 /* Out of memory while collecting: the scratch emptied for the next call. */
 static int departures_oom(query_scratch *s, query_error *err)
 {
@@ -749,12 +758,7 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
         uint32_t child = ds->children[sp->children_first + i];
         assert(child < ds->meta->nstops && ds->stops[child].parent == stop);
         /* a station's children: their leads asked again (no room kept for them) */
-        uint32_t skip = 0;
-        if (scan) {
-            int64_t f = from + late, t = to;
-            uint32_t child_late = 0, child_early = 0;
-            skip = late - widen_window(scan, child, &f, &t, &child_late, &child_early);
-        }
+        uint32_t skip = scan ? late - scan_lead(scan, child) : 0;
         if (pick_stop(ds, runs, s, kind, child, grid_visits_of(&ds->stops[child]), &ds->arr_stops[child], NO_NEAR,
                       skip, days, ndays))
             goto oom;

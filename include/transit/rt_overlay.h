@@ -150,6 +150,15 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
 #define RT_OVERLAY_SLACK_MAX 86400
 void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s);
 void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+/* How far before `from` a board by predicted time from `from` on must read
+ * the schedule at `stop`, seconds: at least back to the earliest event there
+ * scheduled before `from` and predicted at or after it (moved by a delay of
+ * at most RT_OVERLAY_SLACK_MAX), at most the stop's late slack, and 0 when
+ * no event there is. It may reach up to 5 minutes further back than
+ * needed (the window starts are bucketed); a stop's largest delay, which
+ * one late trip of the day sets, no longer holds every board there. Cheap:
+ * two reads besides the slack's. */
+uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from);
 /* The same for one trip, over its instances and stops: the most any of its
  * events is predicted later than scheduled (0 without realtime). Cheap: it
  * reads what rt_overlay_prefetch_trip asks for. */

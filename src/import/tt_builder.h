@@ -40,6 +40,8 @@ typedef struct tb_trip {
     bool valid;                /* has usable stop times */
     uint32_t pattern, dep_profile, arr_profile, start;
     uint32_t id_rank;
+    uint32_t max_time;         /* the latest time of its stop times, once folded */
+    uint8_t fold;              /* TS_UNSEEN, TS_OPEN, TS_FOLDED (trip_stream.h) */
 } tb_trip;
 
 typedef struct tb_stop_time {
@@ -85,8 +87,12 @@ typedef struct tt_builder {
     TB_VEC(tt_agency) agencies;
     TB_VEC(tb_trip) trips;
     TB_VEC(uint32_t) services;          /* service_id strings */
+    /* stop_times rows: held only when the feed is not grouped by trip
+     * (trip_stream.h folds each trip as it ends otherwise) */
     TB_VEC(tb_stop_time) stop_times;
     TB_VEC(double) dists;               /* shape_dist_traveled per stop_time, NaN when empty; only when the column exists */
+    struct trip_stream *stream;         /* the trips folded so far (trip_stream.h) */
+    bool hold_rows;                     /* stop_times rows go to stop_times, not to the stream */
     TB_VEC(tb_frequency) frequencies;
     TB_VEC(tb_calendar) calendars;
     TB_VEC(tb_calendar_date) calendar_dates;

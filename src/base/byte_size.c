@@ -11,8 +11,9 @@ int byte_size_parse(const char *s, uint64_t *out)
     size_t i = 0;
     if (s[i] < '0' || s[i] > '9') return -1;
     for (; s[i] >= '0' && s[i] <= '9'; i++) {
-        whole = whole * 10 + (uint64_t)(s[i] - '0');
-        if (whole > max) return -1;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (whole > (max - d) / 10) return -1;
+        whole = whole * 10 + d;
     }
     if (s[i] == '.') {
         i++;

@@ -19,6 +19,7 @@
 #include "transit/csv.h"
 #include "transit/gtfs.h"
 #include "import/days_handoff.h"
+#include "import/stop_times_spill.h"
 #include "import/trip_stream.h"
 
 int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
@@ -567,27 +568,6 @@ static uint64_t memory_budget(const tt_builder *b)
     return b->opt->memory_budget ? b->opt->memory_budget : TIMETABLE_MEMORY_BUDGET;
 }
 
-static size_t held_row_bytes(const tt_builder *b)
-{
-    return sizeof(tb_stop_time) + (b->have_dist ? sizeof(double) : 0);
-}
-
-/* Whether one more held row would pass the memory budget (then b->err says
- * so, naming the line and the trip that showed the feed is not grouped). */
-static bool hold_would_exceed(tt_builder *b, uint64_t line)
-{
-    uint64_t budget = memory_budget(b);
-    if ((uint64_t)(b->stop_times.n + 1) * held_row_bytes(b) <= budget) return false;
-    const trip_stream *s = b->stream;
-    snprintf(b->err, b->errlen,
-             "stop_times.txt:%llu: the rows are not grouped by trip_id (trip '%s' comes back at line %llu after "
-             "other trips), so all of them are held, and they pass the memory budget of %llu bytes here: sort "
-             "stop_times.txt by trip_id or raise --memory-budget",
-             (unsigned long long)line, tb_str(b, b->trips.v[s->scattered_trip].id),
-             (unsigned long long)s->scattered_line, (unsigned long long)budget);
-    return true;
-}
-
 static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
 {
     st_ctx *c = ctx;
@@ -668,7 +648,9 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
     }
     if (!b->hold_rows)
         return stream_row(b, trip, stop, (uint32_t)seq, arr, dep, pu, dof, dist, line);
-    if (hold_would_exceed(b, line)) return -1;
+    /* not grouped by trip: the rows held go to a sorted run on disk when the
+     * next one would pass the budget */
+    if ((uint64_t)(b->stop_times.n + 1) * sts_row_bytes(b) > memory_budget(b) && sts_spill_run(b)) return -1;
     tb_stop_time *st = TB_PUSH(b->stop_times);
     if (!st) return oom(b);
     st->trip = trip;
@@ -866,7 +848,7 @@ static int read_stop_times(tt_builder *b)
         rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
         if (rc == 0 && !b->hold_rows && ts_close_open(b, b->stream)) return oom(b);
         if (rc == 0 || pass == 1 || b->stream->scattered_line == 0 || b->err[0]) break;
-        /* not grouped by trip: hold the rows, within the budget */
+        /* not grouped by trip: hold the rows, in sorted runs on disk past the budget */
         diag_mark_restore(b->diag, &mark);
         uint64_t line = b->stream->scattered_line;
         uint32_t trip = b->stream->scattered_trip;
@@ -877,7 +859,8 @@ static int read_stop_times(tt_builder *b)
         /* size the array from the member size (about 40 bytes a row) */
         int64_t sz = feed_size(b->feed, "stop_times.txt");
         size_t guess = sz > 0 ? (size_t)(sz / 40) + 1024 : 0;
-        if (guess > memory_budget(b) / sizeof(tb_stop_time)) guess = (size_t)(memory_budget(b) / sizeof(tb_stop_time));
+        size_t fit = (size_t)(memory_budget(b) / (sizeof(tb_stop_time) + sizeof(uint32_t)));
+        if (guess > fit) guess = fit;
         if (guess && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), guess))
             return oom(b);
     }
@@ -1052,6 +1035,7 @@ void tb_free(tt_builder *b)
     free(b->stop_times.v);
     free(b->dists.v);
     if (b->stream) ts_free(b->stream);
+    sts_close(b);
     free(b->stream);
     free(b->frequencies.v);
     free(b->calendars.v);

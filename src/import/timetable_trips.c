@@ -9,6 +9,7 @@
  * stop, which is what lets a query binary-search a group.
  */
 #include "import/timetable_write_internal.h"
+#include "import/stop_times_spill.h"
 #include "import/trip_stream.h"
 
 #include <math.h>
@@ -248,7 +249,10 @@ int tt_build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const ui
     trip_stream *s = b->stream;
     trip_fold f = {.b = b, .o = o, .s = s, .trip_rank = trip_rank, .route_rank = route_rank};
     int rc = -1;
-    if (b->hold_rows && fold_held_rows(b, s)) goto out;
+    if (b->hold_rows && (sts_spilled(b) ? sts_merge_fold(b, s) : fold_held_rows(b, s))) {
+        if (b->err[0]) return -1;   /* the runs' I/O, said so */
+        goto out;
+    }
     f.pattern_of = malloc(((size_t)s->patterns.count + 1) * sizeof *f.pattern_of);
     f.profile_of = malloc(((size_t)s->profiles.count + 1) * sizeof *f.profile_of);
     if (!f.pattern_of || !f.profile_of ||

@@ -13,8 +13,9 @@
  *
  * A feed whose trips come back after other trips ("scattered") is noticed at
  * the first such row: the reader then reads stop_times.txt again holding
- * every row, within the memory budget (timetable_options.memory_budget),
- * and folds the trips from those rows with the same code.
+ * its rows up to the memory budget (timetable_options.memory_budget), in
+ * sorted runs on disk past it (stop_times_spill.h), and folds each trip from
+ * those rows with the same code.
  */
 #ifndef TRANSIT_TRIP_STREAM_H
 #define TRANSIT_TRIP_STREAM_H

@@ -93,6 +93,8 @@ typedef struct tt_builder {
     TB_VEC(double) dists;               /* shape_dist_traveled per stop_time, NaN when empty; only when the column exists */
     struct trip_stream *stream;         /* the trips folded so far (trip_stream.h) */
     bool hold_rows;                     /* stop_times rows go to stop_times, not to the stream */
+    struct sts_spill *spill;            /* held rows sorted in runs on disk (stop_times_spill.h) */
+    char spill_dir[4096];               /* where the runs go: beside the timetable being written */
     TB_VEC(tb_frequency) frequencies;
     TB_VEC(tb_calendar) calendars;
     TB_VEC(tb_calendar_date) calendar_dates;

@@ -1,14 +1,15 @@
 """The import's memory budget (issue #28): stop_times.txt folded trip by
 trip while it is read (src/import/trip_stream.c), a feed not grouped by trip
-read again holding its rows within `--memory-budget`, and `--progress`.
+read again holding its rows within `--memory-budget` and sorted in runs on
+disk past it (src/import/stop_times_spill.c), and `--progress`.
 
 What must hold: the order of stop_times.txt's rows changes nothing in
 timetable.bin (the rows of a trip sorted by stop_sequence, trips numbered in
 trips.txt order), whether the rows are grouped by trip in trips.txt's order,
 grouped in another order, shuffled, or grouped but for one row; the per-trip
-problems are reported alike; a feed not grouped by trip that passes the
-budget fails with a message naming stop_times.txt, the line, the trip and the
-option, and activates nothing; a grouped one imports under any budget.
+problems are reported alike; a feed not grouped by trip whose rows pass the
+budget is sorted in runs on disk and merged to the same bytes, the runs
+removed; a grouped one imports under any budget.
 Feeds come from bench/gtfs_gen.py (deterministic), with per-trip problems
 added."""
 import csv
@@ -174,18 +175,18 @@ def test_a_grouped_feed_imports_under_any_budget(transitd, imported, tmp_path):
     assert timetable_bytes(data) == timetable_bytes(grouped_data)
 
 
-def test_a_scattered_feed_past_the_budget_fails_naming_line_trip_and_option(transitd, imported, tmp_path):
-    feed, _, _ = imported["shuffled"]
+@pytest.mark.parametrize("budget", ["4K", "1K", "64K"])
+def test_a_scattered_feed_past_the_budget_is_sorted_on_disk_to_the_same_bytes(transitd, imported, tmp_path, budget):
+    feed, grouped_data, grouped = imported["shuffled"]
     data = tmp_path / "data"
-    p = run(transitd, "import", feed, "--data", data, "--memory-budget", "4K")
-    assert p.returncode == 1, p.stderr
-    err = p.stderr
-    assert "stop_times.txt:" in err and "not grouped by trip_id" in err, err
-    assert "comes back at line" in err and "--memory-budget" in err and "4096 bytes" in err, err
-    assert not (data / "current").exists()
-    # within the budget it imports (what `imported` did with the default)
-    p = run(transitd, "import", feed, "--data", data, "--memory-budget", "64M", "--max-drop", "100")
+    p = run(transitd, "import", feed, "--data", data, "--json", "--max-drop", "100", "--memory-budget", budget)
     assert p.returncode == 0, p.stderr
+    assert timetable_bytes(data) == timetable_bytes(imported["grouped"][1])
+    s = json.loads(p.stdout)
+    assert s["problems"] == grouped["problems"] and trip_problems(s) == trip_problems(grouped)
+    # the runs are gone: nothing but the versions' own files is left
+    leftovers = [p.name for p in (data / "versions").rglob("*") if "runs" in p.name or p.name.startswith(".tmp")]
+    assert leftovers == []
 
 
 @pytest.mark.parametrize("size", ["", "0", "-1", "1.5X", "abc", "1e9", "99999999999999999999T"])

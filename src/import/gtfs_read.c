@@ -21,6 +21,7 @@
 #include "import/days_handoff.h"
 #include "import/stop_times_spill.h"
 #include "import/trip_stream.h"
+#include "import/tt_limits.h"
 
 int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
 {
@@ -650,7 +651,9 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
         return stream_row(b, trip, stop, (uint32_t)seq, arr, dep, pu, dof, dist, line);
     /* not grouped by trip: the rows held go to a sorted run on disk when the
      * next one would pass the budget */
-    if ((uint64_t)(b->stop_times.n + 1) * sts_row_bytes(b) > memory_budget(b) && sts_spill_run(b)) return -1;
+    if (((uint64_t)(b->stop_times.n + 1) * sts_row_bytes(b) > memory_budget(b) || b->stop_times.n >= TT_MAX_COUNT) &&
+        sts_spill_run(b))
+        return -1;
     tb_stop_time *st = TB_PUSH(b->stop_times);
     if (!st) return oom(b);
     st->trip = trip;

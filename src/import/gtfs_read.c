@@ -1021,6 +1021,16 @@ int tb_read_feed(tt_builder *b)
     return read_trips_and_stop_times(b);
 }
 
+void tb_drop_lookups(tt_builder *b)
+{
+    strmap_free(&b->string_ids);
+    strmap_free(&b->stop_ids);
+    strmap_free(&b->route_ids);
+    strmap_free(&b->trip_ids);
+    strmap_free(&b->service_ids);
+    strmap_free(&b->agency_ids);
+}
+
 void tb_free(tt_builder *b)
 {
     free(b->strings);

@@ -283,6 +283,7 @@ out:
     free(f.freqs);
     free(f.pattern_of);
     free(f.profile_of);
+    ts_free(s);     /* copied into o: the local patterns and profiles go */
     return rc;
 }
 

@@ -401,6 +401,7 @@ int timetable_build(const feed_t *feed, const char *path, const timetable_option
         days_handoff_withdraw(b.opt->days_out);   /* when tb_read_feed stopped before publishing */
     st->parse_seconds = now_seconds() - t0;
     if (rc == 0) rc = check_read_counts(&b);
+    tb_drop_lookups(&b);    /* the layout needs none of them */
     if (rc == 0) rc = layout_and_write(&b, path);
     tb_free(&b);
     return rc;

@@ -120,6 +120,9 @@ static inline const char *tb_str(const tt_builder *b, uint32_t off) { return b->
 
 /* gtfs_read.c: reads every file the timetable needs. 0 or -1 (b->err). */
 int tb_read_feed(tt_builder *b);
+/* Frees the maps from ids and strings to indices, which only reading
+ * needs (at 64 copies of Brooklyn: hundreds of MB of keys). */
+void tb_drop_lookups(tt_builder *b);
 void tb_free(tt_builder *b);
 
 #endif

@@ -266,7 +266,7 @@ int tt_build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const ui
     for (uint32_t t = 0; t < ntrips; t++) {
         size_t e0 = ev;
         while (ev < s->events.n && s->events.v[ev].trip == t) ev++;
-        report_events(b, s->events.v + e0, ev - e0);
+        if (ev > e0) report_events(b, s->events.v + e0, ev - e0);
         if (number_trip(&f, t)) goto out;
     }
     o->meta.max_secs = f.max_secs;

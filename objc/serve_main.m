@@ -110,6 +110,9 @@ static void print_usage(FILE *out)
           "  --gtfs-rt-header 'NAME: VALUE'\n"
           "                        a request header (an API key) for the --gtfs-rt given\n"
           "                        just before it; repeatable; never logged or shown\n"
+          "  --gtfs-rt-feed NAME   the --gtfs-rt just before it sends the ids of feed NAME\n"
+          "                        of a merged dataset (`transitd import a.zip b.zip`):\n"
+          "                        NAME:id is used where the merge namespaced id\n"
           "  --rt-interval S       seconds between polls of --gtfs-rt, 1..3600 (default 15)\n"
           "  --rt-max-age S        a source with no good poll for S seconds leaves the merge\n"
           "                        until it answers again, 0: never (default 600)\n"
@@ -239,7 +242,7 @@ enum {
     OPT_MAX_CONNECTIONS_PER_IP, OPT_HEADER_TIMEOUT, OPT_TIMEOUT, OPT_FOLLOW_INTERVAL,
     OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
     OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB, OPT_TLS_CERT,
-    OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL, OPT_GTFS_RT_HEADER, OPT_RT_MAX_AGE,
+    OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL, OPT_GTFS_RT_HEADER, OPT_GTFS_RT_FEED, OPT_RT_MAX_AGE,
     OPT_MAX_STREAMS, OPT_STREAM_KEEPALIVE,
 };
 
@@ -260,6 +263,7 @@ static const struct option serve_options[] = {
     {"cors-origin", required_argument, NULL, OPT_CORS_ORIGIN},
     {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
     {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
+    {"gtfs-rt-feed", required_argument, NULL, OPT_GTFS_RT_FEED},
     {"rt-interval", required_argument, NULL, OPT_RT_INTERVAL},
     {"rt-max-age", required_argument, NULL, OPT_RT_MAX_AGE},
     {"wait-for-data", no_argument, NULL, OPT_WAIT_FOR_DATA},
@@ -417,10 +421,11 @@ static int config_from_options(td_config *cfg, int argc, char **argv)
             if (!arg || !*arg)
                 return usage_error("%s needs a value", opts.name);
             *text = arg;
-        } else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+        } else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER || c == OPT_GTFS_RT_FEED) {
             char why[300];
-            if (!(c == OPT_GTFS_RT ? rt_source_list_add(&cfg->gtfs_rt, arg, why, sizeof why)
-                                   : rt_source_list_add_header(&cfg->gtfs_rt, arg ? arg : "", why, sizeof why)))
+            if (!(c == OPT_GTFS_RT        ? rt_source_list_add(&cfg->gtfs_rt, arg, why, sizeof why)
+                  : c == OPT_GTFS_RT_FEED ? rt_source_list_set_feed(&cfg->gtfs_rt, arg, why, sizeof why)
+                                          : rt_source_list_add_header(&cfg->gtfs_rt, arg ? arg : "", why, sizeof why)))
                 return usage_error("%s", why);
         } else if (c == OPT_CORS_ORIGIN) {
             if (!arg || !*arg)

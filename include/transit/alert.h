@@ -21,6 +21,7 @@
 #define ALERT_TRANSLATIONS_MAX 16
 #define ALERT_TEXT_MAX 4096        /* bytes of one translation's text */
 #define ALERT_REF_ID_MAX 255       /* bytes of a stop, route, trip or agency id */
+#define ALERT_FEED_MAX 47          /* bytes of an informed entity's feed name */
 #define ALERT_NONE_DATE INT32_MIN
 
 /* [start, end) in Unix seconds; INT64_MIN / INT64_MAX when open. */
@@ -34,6 +35,8 @@ typedef struct alert_entity {
     int32_t route_type;      /* -1 when absent */
     int32_t direction_id;    /* -1 when absent */
     int32_t start_date;      /* the trip's service day, days since 1970-01-01, or ALERT_NONE_DATE */
+    const char *feed;        /* the feed of a merged dataset the ids belong to (its "feed:id" is
+                                used where the dataset has it), or NULL */
 } alert_entity;
 
 typedef struct alert {

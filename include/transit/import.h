@@ -60,6 +60,10 @@ typedef void (*import_phase_fn)(void *ctx, import_phase phase, const import_resu
 typedef struct import_options {
     const char *feed_path;
     const char *data_dir;
+    /* The version's SHA-256 (64 hex digits) when the caller names it, or
+     * NULL: the feed's own (feed_sha256). A merge (feed_merge.h) names the
+     * hash of its feeds' names and hashes instead of hashing its output. */
+    const char *sha256;
     bool force;              /* rebuild even when the version is already active, and
                                 activate even when the guard (import_guard.h) refuses */
     /* The guard's limits in percent; when not set, IMPORT_GUARD_DEFAULT_*. */

@@ -129,6 +129,9 @@ typedef struct rt_feed {
  * "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf)"). */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
 void rt_feed_free(rt_feed *feed);
+/* A copy of s owned by the feed (freed with it), or NULL when out of memory:
+ * for ids rewritten after decoding (rt_feed_namespace.h). */
+const char *rt_feed_add_string(rt_feed *feed, const char *s);
 
 /* "20240131" → days since 1970-01-01; false when not a valid date. */
 bool rt_parse_date(const char *s, int32_t *days);

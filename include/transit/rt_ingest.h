@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "transit/alert.h"
+#include "transit/rt_feed_namespace.h"
 #include "transit/rt_overlay.h"
 #include "transit/rt_source_list.h"
 
@@ -41,6 +42,10 @@ rt_ingest *rt_ingest_new(const char *source, unsigned timeout_s);
  * from the merge when its last good poll is older than max_age_s (0:
  * never). NULL when out of memory or the list is empty. */
 rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s, unsigned max_age_s);
+/* How a source given --gtfs-rt-feed finds the served dataset's ids
+ * (rt_feed_namespace.h); set before the first poll. Without it, ids are
+ * used as sent. */
+void rt_ingest_set_id_lookup(rt_ingest *in, rt_id_exists_fn exists, void *ctx);
 void rt_ingest_free(rt_ingest *in);
 /* How many sources; the label of source i (rt_source_label). */
 size_t rt_ingest_source_count(const rt_ingest *in);

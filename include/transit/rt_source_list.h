@@ -24,6 +24,7 @@ typedef struct rt_source_spec {
     const char *location;                            /* a path or an http(s) URL (not copied) */
     const char *headers[RT_MAX_SOURCE_HEADERS];      /* "Name: value" (not copied) */
     size_t nheaders;
+    const char *feed;   /* --gtfs-rt-feed NAME: the feed of a merged dataset its ids belong to, or NULL */
 } rt_source_spec;
 
 typedef struct rt_source_list {
@@ -39,6 +40,13 @@ bool rt_source_list_add(rt_source_list *list, const char *location, char *err, s
  * False with err (which never quotes the value) when no source comes
  * before it, the header is malformed, or the source has too many. */
 bool rt_source_list_add_header(rt_source_list *list, const char *header, char *err, size_t errlen);
+
+/* Adds a --gtfs-rt-feed NAME to the last source added (kept by pointer):
+ * its trip, route, stop and agency ids are those of feed NAME of a merged
+ * dataset (feed_merge.h), so "NAME:id" is used where the merge namespaced
+ * the id. False with err when no source comes before it, the source has
+ * one already, or NAME is not 1-47 letters, digits, '_', '-' or '.'. */
+bool rt_source_list_set_feed(rt_source_list *list, const char *feed, char *err, size_t errlen);
 
 /* Whether `header` is "Name: value": a non-empty RFC 9110 token, a colon,
  * optional spaces, a non-empty value of visible characters, spaces and

@@ -40,6 +40,22 @@ typedef struct feed_meta {
 /* feed_info.txt's single row (all fields empty when the feed has none). */
 int schedule_feed_meta(schedule_db *db, feed_meta *out);
 
+/* The feeds of a dataset merged from several (feed_merge.h). Dates are
+ * YYYY-MM-DD or "" when absent. */
+typedef struct feed_entry {
+    int index;
+    char name[64], file[256], sha256[65], publisher_name[256], version[256], timezone[64];
+    char feed_start[11], feed_end[11], service_start[11], service_end[11];
+    int64_t agencies, stops, routes, trips, stop_times, renamed_ids;
+} feed_entry;
+/* How many feeds were merged (0 for a one-feed dataset), or -1. */
+int schedule_feed_count(schedule_db *db);
+/* Feed i (0-based, command-line order). 0, or -1 when there is none. */
+int schedule_feed_at(schedule_db *db, int i, feed_entry *out);
+/* The name of the feed of record `id` of `kind` ("agency", "stop", "route",
+ * "trip") into name; false for a one-feed dataset or an unknown id. */
+bool schedule_record_feed(schedule_db *db, const char *kind, const char *id, char *name, size_t cap);
+
 /* A read-only, immutable connection to shapes.sqlite of one version, for
  * one thread. */
 typedef struct shapes_db shapes_db;

@@ -483,7 +483,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     if (api_check_request(req, api_no_params, "stop_id", ds, prob) ||
         find_stop(ds, req->id, &stop, prob))
         return prob->status;
-    /* everything a stop's detail needs is in the mapped timetable: no SQLite here */
+    /* everything a stop's detail needs is in the mapped timetable; SQLite only
+     * for the feed of a merged dataset (api_feeds.c) */
     stop_info st;
     dataset_stop(ds, stop, &st);
 
@@ -495,6 +496,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     api_kv_optional(out, "desc", st.desc);
     api_kv_optional(out, "platform_code", st.platform_code);
     json_kv_int(out, "wheelchair_boarding", st.wheelchair_boarding);
+    api_kv_record_feed(out, ds, "stop", st.id);
 
     uint32_t n;
     if (list_of_stop(t, ds, stop, dataset_stop_children, "children", req->id, &n, prob))

@@ -174,6 +174,11 @@ void api_kv_optional(json_writer *w, const char *key, const char *s);
 void api_kv_text(json_writer *w, const char *key, const char *s);
 void api_write_route(json_writer *w, const route_info *r);
 void api_write_route_fields(json_writer *w, const route_info *r);
+/* api_feeds.c: "feed": the name of the feed of a record of a merged dataset
+ * (kind "stop", "route", "trip", "agency"); nothing for a one-feed dataset. */
+void api_kv_record_feed(json_writer *out, dataset *ds, const char *kind, const char *id);
+/* api_feeds.c: "feeds": [...] of a merged dataset; nothing for one feed. */
+void api_write_feed_list(json_writer *out, schedule_db *db);
 void api_begin_list(json_writer *w, const char *key);
 void api_end_list(json_writer *w);
 

@@ -100,6 +100,7 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
     json_key(out, "route");
     json_object_begin(out);
     api_write_route_fields(out, &r);
+    api_kv_record_feed(out, ds, "route", r.id);
     json_key(out, "patterns");
     json_array_begin(out);
     for (uint32_t i = 0; i < nr.npatterns; i++) {
@@ -208,6 +209,7 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     else
         json_null_value(out);
     api_kv_optional(out, "shape_id", tr.shape_id);
+    api_kv_record_feed(out, ds, "trip", tr.id);
     if (date_text)
         json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
     json_key(out, "stop_times");
@@ -272,7 +274,6 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     memset(&meta, 0, sizeof meta);
     if (schedule_feed_meta(db, &meta) != 0)
         memset(&meta, 0, sizeof meta);
-    dataset_give_schedule(ds, db);
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
     char imported[21];
@@ -294,6 +295,8 @@ int api_feed(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_kv_int(out, "trips", counts.trips);
     json_kv_int(out, "stop_times", (int64_t)counts.stop_times);
     json_object_end(out);
+    api_write_feed_list(out, db);
+    dataset_give_schedule(ds, db);
     json_object_end(out);
     feed_validity validity;
     feed_validity_at(ds, req->now, &validity);

@@ -1,5 +1,5 @@
-/* cli_import.c — `transitd import FEED [--data DIR] [--json] [--quiet] [--force]
- * [--max-drop PCT] [--max-shrink PCT] [--memory-budget SIZE] [--progress]`.
+/* cli_import.c — `transitd import FEED [FEED [--feed-id NAME]]... [--data DIR] [--json]
+ * [--quiet] [--force] [--max-drop PCT] [--max-shrink PCT] [--memory-budget SIZE] [--progress]`.
  *
  * Why it exists: the import pipeline (import.h) returns numbers; this file is
  * what the user sees of them: a line per phase as it completes on a terminal,
@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "transit/cli.h"
+#include "cli/cli_import_merge.h"
+#include "transit/feed_merge.h"
 #include "transit/gtfs.h"
 #include "transit/import.h"
 #include "transit/json_writer.h"
@@ -31,6 +34,7 @@ static void print_usage(FILE *out)
     fputs("usage: transitd import FEED [--data DIR] [--json] [--quiet] [--force]\n"
           "                      [--max-drop PCT] [--max-shrink PCT]\n"
           "                      [--memory-budget SIZE] [--progress]\n"
+          "       transitd import FEED [--feed-id NAME] FEED [--feed-id NAME]... [options]\n"
           "\n"
           "Imports a GTFS feed into a new version of the data directory and makes it the\n"
           "active one. FEED is a .zip (the .txt files at the top or in one folder) or a\n"
@@ -38,8 +42,15 @@ static void print_usage(FILE *out)
           "SHA-256; importing the active feed again does nothing. A failed or interrupted\n"
           "import leaves the previously active version active.\n"
           "\n"
+          "Several FEEDs are merged into one dataset (docs/ARCHITECTURE.md, \"Many feeds\"):\n"
+          "an id is kept unless an earlier FEED has the same id in the same table; then\n"
+          "it becomes NAME:id, NAME being the feed's --feed-id (given after that FEED) or\n"
+          "its file name without .zip. The feeds must share one agency_timezone.\n"
+          "\n"
           "options:\n"
           "  --data DIR   data directory (default: $TRANSITD_DATA, else ./data)\n"
+          "  --feed-id NAME  the name of the FEED before it in a merge (letters, digits,\n"
+          "               '_', '-', '.')\n"
           "  --json       print the summary as one JSON object on stdout\n"
           "  --quiet      print nothing but errors\n"
           "  --force      rebuild even when this feed is already the active version, and\n"
@@ -492,8 +503,8 @@ static int report_result(const char *feed, const char *data_dir, const import_re
 
 int cli_import_main(int argc, char **argv)
 {
-    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK, OPT_MEMORY_BUDGET,
-           OPT_PROGRESS };
+    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK, OPT_FEED_ID,
+           OPT_MEMORY_BUDGET, OPT_PROGRESS };
     static const struct option longopts[] = {
         {"data", required_argument, NULL, OPT_DATA},
         {"json", no_argument, NULL, OPT_JSON},
@@ -501,12 +512,15 @@ int cli_import_main(int argc, char **argv)
         {"force", no_argument, NULL, OPT_FORCE},
         {"max-drop", required_argument, NULL, OPT_MAX_DROP},
         {"max-shrink", required_argument, NULL, OPT_MAX_SHRINK},
+        {"feed-id", required_argument, NULL, OPT_FEED_ID},
         {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *feed = NULL, *data_dir = NULL;
+    feed_merge_input feeds[FEED_MERGE_MAX_FEEDS];
+    int nfeeds = 0;
     bool json = false, quiet = false, force = false;
     bool max_drop_set = false, max_shrink_set = false;
     double max_drop = 0, max_shrink = 0;
@@ -550,10 +564,18 @@ int cli_import_main(int argc, char **argv)
         case OPT_PROGRESS:
             progress_asked = true;
             break;
+        case OPT_FEED_ID:
+            if (!opts.arg || nfeeds == 0)
+                return usage_error("%s NAME names the FEED before it", opts.typed);
+            if (feeds[nfeeds - 1].name)
+                return usage_error("a second --feed-id for %s", feeds[nfeeds - 1].path);
+            feeds[nfeeds - 1].name = opts.arg;
+            break;
         case CLI_OPT_ARG:
-            if (feed)
-                return usage_error("one FEED only (got a second one: %s)", opts.arg);
-            feed = opts.arg;
+            if (nfeeds == FEED_MERGE_MAX_FEEDS)
+                return usage_error("at most 64 FEEDs (got another: %s)", opts.arg);
+            feeds[nfeeds++] = (feed_merge_input){.path = opts.arg, .name = NULL};
+            feed = feeds[0].path;
             break;
         default:
             return usage_error("unknown option %s", opts.typed);
@@ -565,6 +587,47 @@ int cli_import_main(int argc, char **argv)
         data_dir = cli_default_data_dir();
     if (data_dir[0] == '\0')
         return usage_error("--data must not be empty%s", "");
+    if (nfeeds == 1 && feeds[0].name)
+        return usage_error("--feed-id names a feed of a merge; one FEED is imported as it is%s", "");
+
+    /* several feeds: merged into one directory, imported as one feed */
+    char merged_dir[4096] = "", label[1024] = "", err[1024] = "", merged_sha[65] = "";
+    feed_merge *merge = NULL;
+    if (nfeeds > 1) {
+        char shas[FEED_MERGE_MAX_FEEDS][65], active[DATADIR_VERSION_LEN + 1];
+        bool same = cli_merge_is_active(feeds, nfeeds, shas, data_dir, active, err, sizeof err);
+        if (err[0]) {
+            fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
+            return CLI_RUNTIME_ERROR;
+        }
+        if (same && !force) {   /* the same feeds, by name and SHA-256, in the same order */
+            import_result r;
+            import_result_init(&r);
+            snprintf(r.version, sizeof r.version, "%s", active);
+            r.noop = r.activated = true;
+            for (int i = 0; i < nfeeds; i++)
+                snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i ? " + " : "",
+                         feeds[i].path);
+            int status = report_result(label, data_dir, &r, 0, "", json, quiet);
+            import_result_destroy(&r);
+            return status;
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (!(merge = cli_merge_feeds(feeds, nfeeds, data_dir, merged_dir, sizeof merged_dir, err, sizeof err))) {
+            fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
+            return CLI_RUNTIME_ERROR;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cli_merge_label(merge, label, sizeof label);
+        if (!quiet && !json) {
+            cli_merge_print(stderr, merge);
+            fprintf(stderr, "merged %d feeds in %.2f s\n", nfeeds,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+        }
+        feed = merged_dir;
+        feed_merge_sha256(merge, merged_sha);
+    }
 
     /* progress goes to stderr, so it does not disturb --json on stdout */
     bool tty = isatty(STDERR_FILENO);
@@ -573,6 +636,7 @@ int cli_import_main(int argc, char **argv)
     import_options o = {
         .feed_path = feed,
         .data_dir = data_dir,
+        .sha256 = merge ? merged_sha : NULL,
         .force = force,
         .max_drop_set = max_drop_set,
         .max_drop_pct = max_drop,
@@ -587,8 +651,13 @@ int cli_import_main(int argc, char **argv)
     };
     import_result r;
     import_result_init(&r);
-    char err[1024] = "";
     int rc = import_run(&o, &r, err, sizeof err);
+    if (merge) {
+        cli_merge_explain(merge, &r, err, sizeof err);
+        cli_merge_remove(merged_dir);
+        feed_merge_free(merge);
+        feed = label;
+    }
 
     int status = report_result(feed, data_dir, &r, rc, err, json, quiet);
     import_result_destroy(&r);

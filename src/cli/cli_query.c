@@ -119,6 +119,10 @@ static void print_query_usage(FILE *f)
                "  --gtfs-rt-header 'NAME: VALUE'\n"
                "                   a request header (an API key) for the --gtfs-rt just before\n"
                "                   it; repeatable; never printed\n"
+               "  --gtfs-rt-feed NAME\n"
+               "                   the --gtfs-rt just before it sends the ids of feed NAME of a\n"
+               "                   merged dataset (`transitd import a.zip b.zip`): NAME:id is\n"
+               "                   used where the merge namespaced id\n"
                "  --help           this text; `transitd query SUBCOMMAND --help` for each\n\n"
                "exit status: 0 answered; 1 answered with a 4xx problem (JSON on stdout) or the\n"
                "dataset cannot be opened; 2 usage error\n");
@@ -147,7 +151,8 @@ static void print_subcommand_usage(FILE *f, const subcommand *sc)
         fprintf(f, "  %s\n", option_help(sc->options[i]));
     fprintf(f, "  --data DIR       data directory (default: $TRANSITD_DATA, else ./data)\n"
                "  --gtfs-rt SRC    show GTFS-Realtime from SRC (file or URL), as the server does;\n"
-               "                   repeatable, each followed by its --gtfs-rt-header 'NAME: VALUE'\n");
+               "                   repeatable, each followed by its --gtfs-rt-header 'NAME: VALUE'\n"
+               "                   and --gtfs-rt-feed NAME (its ids' feed of a merged dataset)\n");
 }
 
 static void print_batch_usage(FILE *f)
@@ -278,15 +283,18 @@ static void write_line(const json_writer *w)
 /* ------------------------------------------------------------ one question */
 
 /* The options every form of `query` takes, besides its own. */
-enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_GTFS_RT, OPT_GTFS_RT_HEADER, OPT_ID, OPT_PARAM };
+enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_GTFS_RT, OPT_GTFS_RT_HEADER, OPT_GTFS_RT_FEED, OPT_ID, OPT_PARAM };
+#define IS_REALTIME_OPTION(c) ((c) == OPT_GTFS_RT || (c) == OPT_GTFS_RT_HEADER || (c) == OPT_GTFS_RT_FEED)
 
-/* A --gtfs-rt or --gtfs-rt-header into src (rt_source_list.h: a header
- * goes with the --gtfs-rt before it). CLI_OK or the usage error. */
+/* A --gtfs-rt, --gtfs-rt-header or --gtfs-rt-feed into src
+ * (rt_source_list.h: the last two go with the --gtfs-rt before them).
+ * CLI_OK or the usage error. */
 static int take_realtime_option(query_sources *src, int c, const char *arg, const subcommand *sc)
 {
     char why[300];
-    bool ok = c == OPT_GTFS_RT ? rt_source_list_add(&src->gtfs_rt, arg, why, sizeof why)
-                               : rt_source_list_add_header(&src->gtfs_rt, arg ? arg : "", why, sizeof why);
+    bool ok = c == OPT_GTFS_RT        ? rt_source_list_add(&src->gtfs_rt, arg, why, sizeof why)
+              : c == OPT_GTFS_RT_FEED ? rt_source_list_set_feed(&src->gtfs_rt, arg, why, sizeof why)
+                                      : rt_source_list_add_header(&src->gtfs_rt, arg ? arg : "", why, sizeof why);
     return ok ? CLI_OK : usage_error(why, sc);
 }
 
@@ -306,6 +314,7 @@ static void subcommand_options(const subcommand *sc, struct option *out)
     out[n++] = (struct option){"data", required_argument, NULL, OPT_DATA};
     out[n++] = (struct option){"gtfs-rt", required_argument, NULL, OPT_GTFS_RT};
     out[n++] = (struct option){"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER};
+    out[n++] = (struct option){"gtfs-rt-feed", required_argument, NULL, OPT_GTFS_RT_FEED};
     if (sc->id_option)
         out[n++] = (struct option){sc->id_option, required_argument, NULL, OPT_ID};
     for (int k = 0; k < MAX_OPTIONS && sc->options[k]; k++)
@@ -359,7 +368,7 @@ static int take_positional(const subcommand *sc, question *q, const char *arg)
  * CLI_OK, CLI_USAGE_ERROR, or -1 when --help was answered. */
 static int read_question(const subcommand *sc, int argc, char **argv, question *q, query_sources *src)
 {
-    struct option longopts[MAX_OPTIONS + 6];
+    struct option longopts[MAX_OPTIONS + 7];
     subcommand_options(sc, longopts);
     cli_opts o;
     cli_opts_begin(&o, argc, argv, "h", longopts);
@@ -388,7 +397,7 @@ static int read_question(const subcommand *sc, int argc, char **argv, question *
             return subcommand_error(sc, "%s: option '%s' given twice", o.name);
         if (c == OPT_DATA)
             src->data_dir = o.arg;
-        else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+        else if IS_REALTIME_OPTION(c) {
             if (take_realtime_option(src, c, o.arg, sc) != CLI_OK)
                 return CLI_USAGE_ERROR;
         }
@@ -519,6 +528,7 @@ static int run_batch(int argc, char **argv, query_sources src)
         {"data", required_argument, NULL, OPT_DATA},
         {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
         {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
+        {"gtfs-rt-feed", required_argument, NULL, OPT_GTFS_RT_FEED},
         {NULL, 0, NULL, 0},
     };
     cli_opts o;
@@ -532,7 +542,7 @@ static int run_batch(int argc, char **argv, query_sources src)
             src.data_dir = o.arg;
             continue;
         }
-        if ((c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) && o.arg) {
+        if (IS_REALTIME_OPTION(c) && o.arg) {
             if (take_realtime_option(&src, c, o.arg, NULL) != CLI_OK)
                 return CLI_USAGE_ERROR;
             continue;
@@ -576,6 +586,7 @@ int cli_query_main(int argc, char **argv)
         {"data", required_argument, NULL, OPT_DATA},
         {"gtfs-rt", required_argument, NULL, OPT_GTFS_RT},
         {"gtfs-rt-header", required_argument, NULL, OPT_GTFS_RT_HEADER},
+        {"gtfs-rt-feed", required_argument, NULL, OPT_GTFS_RT_FEED},
         {NULL, 0, NULL, 0},
     };
     query_sources src = {0};
@@ -588,7 +599,7 @@ int cli_query_main(int argc, char **argv)
             return CLI_OK;
         } else if (c == OPT_DATA) {
             src.data_dir = optarg;
-        } else if (c == OPT_GTFS_RT || c == OPT_GTFS_RT_HEADER) {
+        } else if IS_REALTIME_OPTION(c) {
             if (take_realtime_option(&src, c, optarg, NULL) != CLI_OK)
                 return CLI_USAGE_ERROR;
         } else if (c == ':') {

@@ -356,6 +356,8 @@ static int write_all(schedule_writer *w, const char *path)
     if (feed_has(w->feed, "feed_info.txt") &&
         read_file(w, &schedule_feed_info_spec, &st->feed_info) != 0)
         return -1;
+    if (schedule_write_feed_list(w, exec_sql, read_file) != 0)
+        return -1;
     w->file = NULL;
 
     char version[64];

@@ -119,6 +119,12 @@ extern const file_spec schedule_agency_spec, schedule_routes_spec, schedule_cale
 extern const file_spec schedule_stops_spec, schedule_frequencies_spec, schedule_transfers_spec,
     schedule_feed_info_spec;
 
+/* schedule_write_feeds.c: the tables feeds and record_feeds of a merged
+ * dataset (feed_merge.h), when the feed has transitd_feeds.txt; exec and
+ * read are schedule_write.c's. 0 or -1. */
+int schedule_write_feed_list(schedule_writer *w, int (*exec)(schedule_writer *, const char *),
+                             int (*read)(schedule_writer *, const file_spec *, uint64_t *));
+
 /* Writes the interned strings, then the buffered trips in key order.
  * 0 or -1. */
 int schedule_write_trips(schedule_writer *w);

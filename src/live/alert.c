@@ -258,22 +258,38 @@ static bool check_periods(json_t *arr, parsed *p, json_t *out, alert_error *err)
     return true;
 }
 
+/* A feed name of a merged dataset (feed_merge.h): letters, digits, '_', '-', '.'. */
+static bool feed_name_ok(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+              *s == '-' || *s == '.'))
+            return false;
+    return true;
+}
+
 static bool check_entity(json_t *v, const char *base, parsed *p, json_t *out, alert_error *err)
 {
     static const char *const allowed[] = {"agency_id", "route_id", "route_type", "direction_id",
-                                          "stop_id", "trip", NULL};
+                                          "stop_id", "trip", "feed", NULL};
     static const char *const trip_allowed[] = {"trip_id", "start_date", NULL};
     if (!json_is_object(v))
         return fail(err, 422, base, "an informed entity must be an object, not %s", json_kind(v));
     if (!only_members(v, base, allowed, err))
         return false;
-    alert_entity e = {NULL, NULL, NULL, NULL, -1, -1, ALERT_NONE_DATE};
+    alert_entity e = {NULL, NULL, NULL, NULL, -1, -1, ALERT_NONE_DATE, NULL};
     if (!get_string(v, base, "agency_id", ALERT_REF_ID_MAX, &e.agency_id, err) ||
         !get_string(v, base, "route_id", ALERT_REF_ID_MAX, &e.route_id, err) ||
         !get_string(v, base, "stop_id", ALERT_REF_ID_MAX, &e.stop_id, err) ||
         !get_small_int(v, base, "route_type", 0, 1999, &e.route_type, err) ||
-        !get_small_int(v, base, "direction_id", 0, 1, &e.direction_id, err))
+        !get_small_int(v, base, "direction_id", 0, 1, &e.direction_id, err) ||
+        !get_string(v, base, "feed", ALERT_FEED_MAX, &e.feed, err))
         return false;
+    if (e.feed && !feed_name_ok(e.feed)) {
+        char ptr[160];
+        pointer_key(ptr, sizeof ptr, base, "feed");
+        return fail(err, 422, ptr, "feed must be a feed name: letters, digits, '_', '-' or '.'");
+    }
     json_t *trip = json_object_get(v, "trip");
     const char *start_date = NULL;
     if (trip && !json_is_null(trip)) {
@@ -317,9 +333,11 @@ static bool check_entity(json_t *v, const char *base, parsed *p, json_t *out, al
             json_object_set_new(t, "start_date", json_string(start_date));
         json_object_set_new(o, "trip", t);
     }
+    if (e.feed)
+        json_object_set_new(o, "feed", json_string(e.feed));
     json_array_append_new(out, o);
-    const char *strings[4] = {e.agency_id, e.route_id, e.stop_id, e.trip_id};
-    for (int k = 0; k < 4; k++)
+    const char *strings[5] = {e.agency_id, e.route_id, e.stop_id, e.trip_id, e.feed};
+    for (int k = 0; k < 5; k++)
         if (strings[k])
             p->string_bytes += strlen(strings[k]) + 1;
     p->entities[p->nentities++] = e;
@@ -520,6 +538,7 @@ static alert *alert_of(parsed *p, const char *id, alert_error *err)
         e.route_id = copy_string(&pool, e.route_id);
         e.stop_id = copy_string(&pool, e.stop_id);
         e.trip_id = copy_string(&pool, e.trip_id);
+        e.feed = copy_string(&pool, e.feed);
         a->entities[i] = e;
     }
     a->content = content;

@@ -53,6 +53,28 @@ static uint32_t find_agency(const dataset *ds, const char *id)
     return QUERY_NONE;
 }
 
+/* id as an entity of feed `feed` of a merged dataset names it: "feed:id"
+ * where the dataset has that (the merge namespaced it), else id; without a
+ * feed, id. */
+static uint32_t find_in_feed(const dataset *ds, uint32_t (*find)(const dataset *, const char *, size_t),
+                             const char *feed, const char *id)
+{
+    if (feed) {
+        char qualified[ALERT_FEED_MAX + ALERT_REF_ID_MAX + 2];
+        int n = snprintf(qualified, sizeof qualified, "%s:%s", feed, id);
+        uint32_t found = n > 0 && (size_t)n < sizeof qualified ? find(ds, qualified, (size_t)n) : QUERY_NONE;
+        if (found != QUERY_NONE)
+            return found;
+    }
+    return find(ds, id, strlen(id));
+}
+
+static uint32_t find_agency_len(const dataset *ds, const char *id, size_t len)
+{
+    (void)len;
+    return find_agency(ds, id);
+}
+
 static uint32_t route_agency_of(const dataset *ds, uint32_t route)
 {
     const char *id = ds->strings + ds->routes[route].agency_id;
@@ -69,14 +91,13 @@ static bool resolve(const dataset *ds, const alert_entity *e, view_entity *out)
     out->route_type = e->route_type;
     out->direction_id = e->direction_id;
     out->start_date = e->start_date;
-    if (e->stop_id && (out->stop = dataset_find_stop(ds, e->stop_id, strlen(e->stop_id))) == QUERY_NONE)
+    if (e->stop_id && (out->stop = find_in_feed(ds, dataset_find_stop, e->feed, e->stop_id)) == QUERY_NONE)
         return false;
-    if (e->route_id &&
-        (out->route = dataset_find_route(ds, e->route_id, strlen(e->route_id))) == QUERY_NONE)
+    if (e->route_id && (out->route = find_in_feed(ds, dataset_find_route, e->feed, e->route_id)) == QUERY_NONE)
         return false;
-    if (e->trip_id && (out->trip = dataset_find_trip(ds, e->trip_id, strlen(e->trip_id))) == QUERY_NONE)
+    if (e->trip_id && (out->trip = find_in_feed(ds, dataset_find_trip, e->feed, e->trip_id)) == QUERY_NONE)
         return false;
-    if (e->agency_id && (out->agency = find_agency(ds, e->agency_id)) == QUERY_NONE)
+    if (e->agency_id && (out->agency = find_in_feed(ds, find_agency_len, e->feed, e->agency_id)) == QUERY_NONE)
         return false;
     if (out->trip != QUERY_NONE)
         out->kind = KEY_TRIP, out->key = out->trip;
@@ -96,14 +117,13 @@ int alert_check_references(const alert *a, const dataset *ds, alert_error *err)
     for (uint32_t i = 0; i < a->nentities; i++) {
         const alert_entity *e = &a->entities[i];
         const char *what = NULL, *id = NULL, *member = NULL;
-        if (e->stop_id && dataset_find_stop(ds, e->stop_id, strlen(e->stop_id)) == QUERY_NONE)
+        if (e->stop_id && find_in_feed(ds, dataset_find_stop, e->feed, e->stop_id) == QUERY_NONE)
             what = "stop", id = e->stop_id, member = "stop_id";
-        else if (e->route_id &&
-                 dataset_find_route(ds, e->route_id, strlen(e->route_id)) == QUERY_NONE)
+        else if (e->route_id && find_in_feed(ds, dataset_find_route, e->feed, e->route_id) == QUERY_NONE)
             what = "route", id = e->route_id, member = "route_id";
-        else if (e->trip_id && dataset_find_trip(ds, e->trip_id, strlen(e->trip_id)) == QUERY_NONE)
+        else if (e->trip_id && find_in_feed(ds, dataset_find_trip, e->feed, e->trip_id) == QUERY_NONE)
             what = "trip", id = e->trip_id, member = "trip/trip_id";
-        else if (e->agency_id && find_agency(ds, e->agency_id) == QUERY_NONE)
+        else if (e->agency_id && find_in_feed(ds, find_agency_len, e->feed, e->agency_id) == QUERY_NONE)
             what = "agency", id = e->agency_id, member = "agency_id";
         if (what) {
             err->status = 422;

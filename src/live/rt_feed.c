@@ -467,3 +467,9 @@ void rt_feed_free(rt_feed *feed) {
     arena_free(feed->arena);
     free(feed);
 }
+
+const char *rt_feed_add_string(rt_feed *feed, const char *s) {
+    bool oom = false;
+    const char *copy = arena_str(feed->arena, s, &oom);
+    return oom ? NULL : copy;
+}

@@ -15,6 +15,7 @@
 #include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
 #include "transit/rt_feed_merge.h"
+#include "transit/rt_feed_namespace.h"
 
 typedef struct rt_source {
     char *location;
@@ -29,6 +30,7 @@ typedef struct rt_source {
     int64_t last_success, last_failure;   /* Unix seconds, 0: never */
     char last_error[256];
     bool merged;                      /* its good feed is in the merge */
+    char feed[48];                    /* --gtfs-rt-feed: its ids' feed of a merged dataset, or "" */
 } rt_source;
 
 struct rt_ingest {
@@ -41,7 +43,15 @@ struct rt_ingest {
     uint64_t polls;                /* rounds */
     rt_overlay_stats stats;        /* of the last overlay built */
     uint32_t alerts_shown, alerts_rejected;   /* of the last rt_ingest_alerts */
+    rt_id_exists_fn id_exists;     /* the served dataset's ids, for sources that name a feed */
+    void *id_exists_ctx;
 };
+
+void rt_ingest_set_id_lookup(rt_ingest *in, rt_id_exists_fn exists, void *ctx)
+{
+    in->id_exists = exists;
+    in->id_exists_ctx = ctx;
+}
 
 static void free_merged(rt_ingest *in)
 {
@@ -83,6 +93,7 @@ rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s,
         const rt_source_spec *spec = &list->sources[i];
         rt_source *s = &in->sources[in->count++];
         rt_source_label(spec->location, s->label, sizeof s->label);
+        snprintf(s->feed, sizeof s->feed, "%s", spec->feed ? spec->feed : "");
         if (!(s->location = strdup(spec->location)) ||
             !(s->headers = calloc(spec->nheaders ? spec->nheaders : 1, sizeof *s->headers))) {
             rt_ingest_free(in);
@@ -194,7 +205,13 @@ static void poll_source(rt_ingest *in, rt_source *s, source_poll *out)
     pthread_mutex_unlock(&in->lock);
     if (same) {
         out->what = GOT_SAME;
-    } else if ((out->feed = rt_feed_decode(data, len, out->why, sizeof out->why))) {
+    } else if ((out->feed = rt_feed_decode(data, len, out->why, sizeof out->why)) && s->feed[0] &&
+               in->id_exists && rt_feed_namespace(out->feed, s->feed, in->id_exists, in->id_exists_ctx) < 0) {
+        rt_feed_free(out->feed);
+        out->feed = NULL;
+        snprintf(out->why, sizeof out->why, "out of memory reading its ids in feed %s", s->feed);
+        out->what = GOT_DECODE_ERROR;
+    } else if (out->feed) {
         out->what = GOT_FEED;
         out->bytes = len;
         out->hash = hash;

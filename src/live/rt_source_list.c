@@ -1,4 +1,4 @@
-/* rt_source_list.c — the --gtfs-rt / --gtfs-rt-header rule, header checks
+/* rt_source_list.c — the --gtfs-rt / --gtfs-rt-header / --gtfs-rt-feed rule, header checks
  * and source labels; see include/transit/rt_source_list.h.
  */
 #include "transit/rt_source_list.h"
@@ -71,6 +71,31 @@ bool rt_source_list_add_header(rt_source_list *list, const char *header, char *e
         return false;
     }
     s->headers[s->nheaders++] = header;
+    return true;
+}
+
+bool rt_source_list_set_feed(rt_source_list *list, const char *feed, char *err, size_t errlen)
+{
+    if (list->count == 0) {
+        snprintf(err, errlen, "--gtfs-rt-feed applies to the --gtfs-rt given before it; give that first");
+        return false;
+    }
+    rt_source_spec *s = &list->sources[list->count - 1];
+    if (s->feed) {
+        snprintf(err, errlen, "one --gtfs-rt-feed per --gtfs-rt");
+        return false;
+    }
+    size_t len = feed ? strlen(feed) : 0;
+    bool ok = len > 0 && len < 48;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (feed[i] >= 'a' && feed[i] <= 'z') || (feed[i] >= 'A' && feed[i] <= 'Z') ||
+             (feed[i] >= '0' && feed[i] <= '9') || feed[i] == '_' || feed[i] == '-' || feed[i] == '.';
+    if (!ok) {
+        snprintf(err, errlen, "--gtfs-rt-feed '%.48s': a feed name is 1 to 47 letters, digits, '_', '-' or '.'",
+                 feed ? feed : "");
+        return false;
+    }
+    s->feed = feed;
     return true;
 }
 

@@ -160,6 +160,32 @@ bool serving_set_realtime_source(serving *s, const char *source, unsigned timeou
     return true;
 }
 
+/* rt_id_exists_fn on the dataset served now: a --gtfs-rt-feed source's ids
+ * are read in its feed's namespace (rt_feed_namespace.h) when it is
+ * decoded. */
+static bool served_id_exists(void *ctx, rt_id_kind kind, const char *id)
+{
+    dataset *ds = serving_acquire_dataset(ctx);
+    if (!ds)
+        return false;
+    size_t len = strlen(id);
+    bool found = false;
+    switch (kind) {
+    case RT_ID_TRIP: found = dataset_find_trip(ds, id, len) != QUERY_NONE; break;
+    case RT_ID_ROUTE: found = dataset_find_route(ds, id, len) != QUERY_NONE; break;
+    case RT_ID_STOP: found = dataset_find_stop(ds, id, len) != QUERY_NONE; break;
+    case RT_ID_AGENCY:
+        for (uint32_t i = 0, n = dataset_agency_count(ds); i < n && !found; i++) {
+            agency_info a;
+            dataset_agency(ds, i, &a);
+            found = a.id && strcmp(a.id, id) == 0;
+        }
+        break;
+    }
+    dataset_release(ds);
+    return found;
+}
+
 bool serving_set_realtime_sources(serving *s, const rt_source_list *list, unsigned timeout_s,
                                   unsigned max_age_s, char *err, size_t errlen)
 {
@@ -168,6 +194,7 @@ bool serving_set_realtime_sources(serving *s, const rt_source_list *list, unsign
         snprintf(err, errlen, "out of memory for the realtime sources");
         return false;
     }
+    rt_ingest_set_id_lookup(s->source, served_id_exists, s);
     return true;
 }
 

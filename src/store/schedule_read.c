@@ -26,6 +26,9 @@
 struct schedule_db {
     sqlite3 *db;
     sqlite3_stmt *search, *search_broad, *search_count, *feed_meta;
+    /* a merged dataset's feeds (prepared on first use; absent tables: 0) */
+    int feeds_state;                     /* 0 not tried, 1 prepared, -1 no such tables */
+    sqlite3_stmt *feed_at, *record_feed;
     fts5_tokenizer tokenizer;            /* unicode61, as the index uses it */
     Fts5Tokenizer *tokenizer_instance;
 };
@@ -151,6 +154,8 @@ void schedule_close(schedule_db *db)
     sqlite3_finalize(db->search_broad);
     sqlite3_finalize(db->search_count);
     sqlite3_finalize(db->feed_meta);
+    sqlite3_finalize(db->feed_at);
+    sqlite3_finalize(db->record_feed);
     sqlite3_close(db->db);
     free(db);
 }
@@ -244,4 +249,89 @@ int schedule_feed_meta(schedule_db *db, feed_meta *out)
     }
     sqlite3_reset(s);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ a merged dataset's feeds */
+
+static const char FEED_AT_SQL[] =
+    "SELECT feed_index, feed_name, file, sha256, publisher_name, feed_version, agency_timezone,"
+    " feed_start_date, feed_end_date, service_start_date, service_end_date, agencies, stops, routes,"
+    " trips, stop_times, renamed_ids FROM feeds ORDER BY feed_index LIMIT 1 OFFSET ?1";
+static const char RECORD_FEED_SQL[] =
+    "SELECT f.feed_name FROM record_feeds r JOIN feeds f ON f.feed_index = r.feed_index"
+    " WHERE r.kind = ?1 AND r.id = ?2";
+
+static bool feeds_ready(schedule_db *db)
+{
+    if (db->feeds_state == 0) {
+        bool ok = sqlite3_prepare_v2(db->db, FEED_AT_SQL, -1, &db->feed_at, NULL) == SQLITE_OK &&
+                  sqlite3_prepare_v2(db->db, RECORD_FEED_SQL, -1, &db->record_feed, NULL) == SQLITE_OK;
+        db->feeds_state = ok ? 1 : -1;
+    }
+    return db->feeds_state == 1;
+}
+
+/* YYYYMMDD as YYYY-MM-DD; anything else as "". */
+static void column_gtfs_date(sqlite3_stmt *s, int col, char out[11])
+{
+    const unsigned char *v = sqlite3_column_text(s, col);
+    out[0] = 0;
+    if (v && sqlite3_column_bytes(s, col) == 8)
+        snprintf(out, 11, "%.4s-%.2s-%.2s", (const char *)v, (const char *)v + 4, (const char *)v + 6);
+}
+
+int schedule_feed_at(schedule_db *db, int i, feed_entry *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!feeds_ready(db))
+        return -1;
+    sqlite3_stmt *s = db->feed_at;
+    sqlite3_bind_int(s, 1, i);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        out->index = sqlite3_column_int(s, 0);
+        copy_column(s, 1, out->name, sizeof out->name);
+        copy_column(s, 2, out->file, sizeof out->file);
+        copy_column(s, 3, out->sha256, sizeof out->sha256);
+        copy_column(s, 4, out->publisher_name, sizeof out->publisher_name);
+        copy_column(s, 5, out->version, sizeof out->version);
+        copy_column(s, 6, out->timezone, sizeof out->timezone);
+        column_gtfs_date(s, 7, out->feed_start);
+        column_gtfs_date(s, 8, out->feed_end);
+        column_gtfs_date(s, 9, out->service_start);
+        column_gtfs_date(s, 10, out->service_end);
+        out->agencies = sqlite3_column_int64(s, 11);
+        out->stops = sqlite3_column_int64(s, 12);
+        out->routes = sqlite3_column_int64(s, 13);
+        out->trips = sqlite3_column_int64(s, 14);
+        out->stop_times = sqlite3_column_int64(s, 15);
+        out->renamed_ids = sqlite3_column_int64(s, 16);
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int schedule_feed_count(schedule_db *db)
+{
+    if (!feeds_ready(db))
+        return 0;
+    int n = 0;
+    feed_entry e;
+    while (n < 1024 && schedule_feed_at(db, n, &e) == 0)
+        n++;
+    return n;
+}
+
+bool schedule_record_feed(schedule_db *db, const char *kind, const char *id, char *name, size_t cap)
+{
+    if (!feeds_ready(db) || !id)
+        return false;
+    sqlite3_stmt *s = db->record_feed;
+    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+    bool found = sqlite3_step(s) == SQLITE_ROW;
+    if (found)
+        copy_column(s, 0, name, cap);
+    sqlite3_reset(s);
+    return found;
 }

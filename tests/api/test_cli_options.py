@@ -83,7 +83,9 @@ def test_import_short_quiet_and_help():
     (["feed.zip", "--max-drop"], "--max-drop needs a percentage from 0 to 100"),
     (["feed.zip", "--max-drop=abc"], "--max-drop=abc needs a percentage from 0 to 100"),
     (["feed.zip", "--max-shrink", "101"], "--max-shrink needs a percentage from 0 to 100"),
-    (["--data", "d", "a.zip", "b.zip"], "one FEED only (got a second one: b.zip)"),
+    (["--data", "d", "a.zip", "--feed-id", "x"],
+     "--feed-id names a feed of a merge; one FEED is imported as it is"),
+    (["--data", "d", "--feed-id", "x", "a.zip"], "--feed-id NAME names the FEED before it"),
 ])
 def test_import_usage_errors(args, message):
     assert_usage_error(run("import", *args), "import", message)

@@ -124,7 +124,8 @@ def test_version_names_the_libraries(transitd):
     ([], "missing FEED"),
     (["feed.zip", "--bogus"], "--bogus"),
     (["feed.zip", "--data"], "--data"),
-    (["a.zip", "b.zip"], "b.zip"),
+    (["a.zip", "--feed-id", "x"], "--feed-id"),   # a name only for a feed of a merge
+    (["--feed-id", "x", "a.zip", "b.zip"], "--feed-id"),
 ])
 def test_import_usage_errors_exit_2(transitd, args, needle):
     p = run(transitd, "import", *args)

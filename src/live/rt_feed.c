@@ -253,6 +253,10 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         s->stop_sequence = u->stop_sequence;
         s->stop_id = arena_str(a, u->stop_id, oom);
         s->relationship = srel;
+        s->departure_occupancy = u->has_departure_occupancy_status &&
+                                         (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
+                                     ? (int)u->departure_occupancy_status
+                                     : -1;
         copy_event(&s->arrival, u->arrival);
         copy_event(&s->departure, u->departure);
     }
@@ -379,17 +383,29 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
     bool oom = false;
     f->version = arena_str(f->arena, h->gtfs_realtime_version, &oom);
     f->timestamp = h->has_timestamp ? h->timestamp : 0;
-    uint32_t ntu = 0, nal = 0;
+    uint32_t ntu = 0, nal = 0, nveh = 0;
     for (size_t i = 0; i < msg->n_entity; i++) {
         if (msg->entity[i]->trip_update) ntu++;
         if (msg->entity[i]->alert) nal++;
+        if (msg->entity[i]->vehicle) nveh++;
     }
     if (ntu && !(f->trip_updates = arena_alloc(f->arena, sizeof *f->trip_updates * ntu))) goto oom;
     if (nal && !(f->alerts = arena_alloc(f->arena, sizeof *f->alerts * nal))) goto oom;
+    if (nveh && !(f->vehicles = arena_alloc(f->arena, sizeof *f->vehicles * nveh))) goto oom;
     for (size_t i = 0; i < msg->n_entity && !oom; i++) {
         const TransitRealtime__FeedEntity *e = msg->entity[i];
-        if (e->is_deleted || (!e->trip_update && !e->alert)) {
+        if (e->is_deleted || (!e->trip_update && !e->alert && !e->vehicle)) {
             f->ignored++;
+            continue;
+        }
+        /* a vehicle may share its entity with its trip's update */
+        if (e->vehicle && !e->alert) {
+            rt_vehicle *v = &f->vehicles[f->vehicle_count];
+            if (rt_vehicle_decode(f, e->id, e->vehicle, v, &oom)) f->vehicle_count++;
+            else memset(v, 0, sizeof *v);
+            if (!e->trip_update) continue;
+        } else if (e->vehicle) {
+            reject(f, e->id, "entity holds both a vehicle and an alert");
             continue;
         }
         if (e->trip_update && e->alert) {
@@ -421,4 +437,20 @@ void rt_feed_free(rt_feed *feed) {
     if (!feed) return;
     arena_free(feed->arena);
     free(feed);
+}
+
+/* ------------------------------------------------------------ for the other entity decoders */
+
+void *rt_feed_alloc(rt_feed *f, size_t n) { return arena_alloc(f->arena, n); }
+
+const char *rt_feed_strdup(rt_feed *f, const char *s, bool *oom) { return arena_str(f->arena, s, oom); }
+
+void rt_feed_reject(rt_feed *f, const char *entity_id, const char *fmt, ...)
+{
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    reject(f, entity_id, "%s", why);
 }

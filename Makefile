@@ -65,14 +65,14 @@ LIB_SRC := $(filter-out src/cli/main.c,$(wildcard $(addprefix src/,$(addsuffix /
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 SRC_HDR := $(wildcard src/*/*.h)
 # GTFS-Realtime: protoc-c compiles proto/gtfs-realtime.proto into $(BUILD)/gen at build
-# time (never committed); only src/live/rt_feed.c, rt_vehicle_decode.c, rt_encode.c and
+# time (never committed); only src/live/rt_feed.c, rt_vehicle.c, rt_encode.c and
 # rt_encode_vehicles.c see its types.
 GEN := $(BUILD)/gen
 RT_PB_C := $(GEN)/gtfs-realtime.pb-c.c
 RT_PB_H := $(GEN)/gtfs-realtime.pb-c.h
 RT_PB_OBJ := $(BUILD)/obj/gtfs-realtime.pb-c.o
 RT_PB_USERS := $(BUILD)/obj/live/rt_feed.o $(BUILD)/obj/live/rt_encode.o \
-               $(BUILD)/obj/live/rt_vehicle_decode.o $(BUILD)/obj/live/rt_encode_vehicles.o
+               $(BUILD)/obj/live/rt_vehicle.o $(BUILD)/obj/live/rt_encode_vehicles.o
 OBJC_SRC := $(wildcard objc/*.m)
 OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

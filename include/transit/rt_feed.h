@@ -56,7 +56,8 @@ typedef struct rt_stop_update {
     const char *stop_id;
     rt_event arrival, departure;
     rt_stop_relationship relationship;
-    int departure_occupancy;   /* departure_occupancy_status (0..RT_OCCUPANCY_MAX), or -1 */
+    uint8_t departure_occupancy;   /* departure_occupancy_status + 1 (0..RT_OCCUPANCY_MAX + 1);
+                                    * 0 when absent, so a zeroed update has none */
 } rt_stop_update;
 
 typedef struct rt_trip_update {
@@ -126,7 +127,7 @@ typedef struct rt_feed {
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
 void rt_feed_free(rt_feed *feed);
 
-/* For the entity decoders beside rt_feed.c (rt_vehicle_decode.c): memory in
+/* For the entity decoders beside rt_feed.c (rt_vehicle.c): memory in
  * the feed's arena (zeroed; NULL when out of memory), a copy of a string there
  * (NULL stays NULL; *oom set when it cannot), and an entity rejected with its
  * reason. */

@@ -3,7 +3,7 @@
  *
  * Why it exists: a source may carry trip updates, vehicle positions and
  * alerts mixed (the spec allows it). rt_feed.c hands each VehiclePosition
- * entity to rt_vehicle_decode.c, which checks it and copies it into the
+ * entity to rt_vehicle.c, which checks it and copies it into the
  * feed's arena as this plain struct; nothing past it sees protobuf-c types.
  * A vehicle is named by its VehicleDescriptor id, else by its entity id
  * (`key`); where several sources send the same vehicle, the newest timestamp
@@ -53,7 +53,7 @@ struct TransitRealtime__VehiclePosition;
 
 /* Checks one VehiclePosition of entity `entity_id` and copies it into the
  * feed's arena. False when the entity is rejected (its reason recorded in the
- * feed) or memory ran out (*oom). In rt_vehicle_decode.c. */
+ * feed) or memory ran out (*oom). In rt_vehicle.c. */
 bool rt_vehicle_decode(struct rt_feed *f, const char *entity_id, const struct TransitRealtime__VehiclePosition *vp,
                        rt_vehicle *out, bool *oom);
 

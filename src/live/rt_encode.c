@@ -105,9 +105,9 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
             p->has_schedule_relationship = su->relationship != RT_STOP_SCHEDULED;
             p->schedule_relationship =
                 (TransitRealtime__TripUpdate__StopTimeUpdate__ScheduleRelationship)su->relationship;
-            p->has_departure_occupancy_status = su->departure_occupancy >= 0;
+            p->has_departure_occupancy_status = su->departure_occupancy != 0;
             p->departure_occupancy_status =
-                (TransitRealtime__VehiclePosition__OccupancyStatus)(su->departure_occupancy >= 0 ? su->departure_occupancy : 0);
+                (TransitRealtime__VehiclePosition__OccupancyStatus)(su->departure_occupancy ? su->departure_occupancy - 1 : 0);
             if (su->arrival.present) {
                 set_event(&events[2 * k], &su->arrival);
                 p->arrival = &events[2 * k];

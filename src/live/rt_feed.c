@@ -255,8 +255,8 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         s->relationship = srel;
         s->departure_occupancy = u->has_departure_occupancy_status &&
                                          (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
-                                     ? (int)u->departure_occupancy_status
-                                     : -1;
+                                     ? (uint8_t)(u->departure_occupancy_status + 1)
+                                     : 0;
         copy_event(&s->arrival, u->arrival);
         copy_event(&s->departure, u->departure);
     }

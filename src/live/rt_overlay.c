@@ -234,8 +234,7 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
         int64_t sched_arr = dataset_instant(ds, service_date, arr[k].secs);
         if (next_at == (long)k) {
             const rt_stop_update *u = &tu->stops[next];
-            if (u->departure_occupancy >= 0)
-                out[k].flags |= (uint32_t)(u->departure_occupancy + 1) << STOP_OCCUPANCY_SHIFT;
+            out[k].flags |= (uint32_t)(u->departure_occupancy & 15) << STOP_OCCUPANCY_SHIFT;
             switch (u->relationship) {
             case RT_STOP_SKIPPED:
                 out[k].flags |= STOP_SKIPPED | STOP_CANCELED;

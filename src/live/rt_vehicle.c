@@ -1,4 +1,4 @@
-/* rt_vehicle_decode.c — one GTFS-Realtime VehiclePosition into an rt_vehicle.
+/* rt_vehicle.c — one GTFS-Realtime VehiclePosition into an rt_vehicle (rt_vehicle.h).
  *
  * Why it exists: vehicle positions come in the same FeedMessages as trip
  * updates and alerts, and rt_feed.c hands each one here (see rt_vehicle.h),
@@ -34,6 +34,10 @@ static bool decode_trip(rt_feed *f, const char *entity_id, const TransitRealtime
         return false;
     }
     out->trip_relationship = td->has_schedule_relationship ? (int)td->schedule_relationship : RT_TRIP_SCHEDULED;
+    if (out->trip_relationship < 0 || out->trip_relationship > 8 || out->trip_relationship == 4) {
+        rt_feed_reject(f, entity_id, "unknown vehicle trip schedule_relationship %d", out->trip_relationship);
+        return false;
+    }
     out->direction_id = td->has_direction_id && td->direction_id <= 1 ? (int)td->direction_id : -1;
     out->trip_id = td->trip_id && td->trip_id[0] ? rt_feed_strdup(f, td->trip_id, oom) : NULL;
     out->route_id = td->route_id && td->route_id[0] ? rt_feed_strdup(f, td->route_id, oom) : NULL;

@@ -82,7 +82,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_C))
 
 LIBTRANSIT := $(BUILD)/libtransit.a
 # The phone's library (include/transit/client.h, issue #25): the layers a query needs and
-# the two live files a board reads (no alerts or realtime are given to it, but the board
+# the live files a board reads (no alerts or realtime are given to it, but the board
 # code refers to them); nothing that links libmicrohttpd, libcurl, protobuf or Objective-C.
 CLIENT_LIB := $(BUILD)/libtransit_client.a
 CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/engine/% \

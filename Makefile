@@ -110,7 +110,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client bench-national clean demo-feed
 
 all: $(TRANSITD)
 
@@ -256,6 +256,13 @@ bench-import-scale: release-build
 # Brooklyn as written and day by day (one service per trip; bench/daily_calendar.py): import time and stores
 bench-calendars: release-build
 	@$(PYTHON) bench/calendar_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) --runs 5
+
+# National and continental size (issue #28): the generated national feed (bench/national_gen.py) at
+# NATIONAL_SIZES Brooklyns against Brooklyn in the same run: import, stores, serving RSS, req/s,
+# p99 in process and a hot swap under wrk; curves in bench/results/<date>-<host>-national.png
+NATIONAL_SIZES ?= 4,16,64
+bench-national: release-build
+	@$(PYTHON) bench/national_bench.py --build $(RELEASE_BUILD) --sizes $(NATIONAL_SIZES)
 
 bench-http: release-build
 	@$(PYTHON) bench/run_bench.py --build $(RELEASE_BUILD) --http

@@ -19,6 +19,7 @@ import requests
 import schema_check
 from gtfs_rt_pb import add_trip_update, new_feed, pb2
 from http_server import Server
+from test_cli_query import run_query
 from test_realtime import MONDAY, departures, metric, tiny_data, wait_for  # noqa: F401 (a fixture)
 
 DOC = schema_check.load_openapi()
@@ -191,6 +192,14 @@ def test_vehicles_rows_filters_and_export(tiny_data):  # noqa: F811
         assert [e.id for e in tu.entity] == ["tu-1"]
         assert tu.entity[0].trip_update.stop_time_update[0].departure_occupancy_status == \
             pb2().VehiclePosition.FULL
+
+        # `transitd query` answers the same bytes, rows included
+        for args, path, params in [(["vehicles", "--route", "R1"], "/v1/vehicles", {"route": "R1"}),
+                                   (["stop-departures", "--stop", "S2", "--time", MONDAY], "/v1/stops/S2/departures",
+                                    {"time": MONDAY})]:
+            q = run_query(tiny_data / "data", "--gtfs-rt", str(rt), *args)
+            assert q.returncode == 0, q.stderr
+            assert q.stdout.rstrip("\n") == requests.get(s.url(path), params=params, timeout=10).text
 
         # metrics and /readyz count them
         assert metric(s, 'transitd_rt_vehicles{outcome="shown"}') == 3

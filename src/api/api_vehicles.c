@@ -7,8 +7,6 @@
  * it like the alerts (`after`), so a page stays right across realtime
  * updates; each vehicle's JSON was written when the set was built.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,22 +19,37 @@ typedef struct bbox {
     double min_lon, min_lat, max_lon, max_lat;
 } bbox;
 
-/* One decimal number of a bbox: digits, a sign, a point, an exponent; no
- * hex, inf or nan. */
-static bool parse_number(const char *s, size_t len, double *out)
+/* One coordinate of a bbox, exactly as docs/openapi.json's pattern has it:
+ * an optional minus, whole degrees without needless digits (at most `max`:
+ * 180 or 90, whose fraction may only be zeros), an optional fraction. */
+static bool parse_coordinate(const char *s, size_t len, int max, double *out)
 {
-    char text[48];
-    if (len == 0 || len >= sizeof text)
+    size_t i = s[0] == '-' ? 1 : 0, digits = 0;
+    while (i + digits < len && s[i + digits] >= '0' && s[i + digits] <= '9')
+        digits++;
+    if (digits == 0 || digits > 3)
         return false;
-    for (size_t i = 0; i < len; i++)
-        if (!strchr("0123456789+-.eE", s[i]))
+    int whole = 0;
+    for (size_t k = 0; k < digits; k++)
+        whole = whole * 10 + (s[i + k] - '0');
+    /* three digits only for 100..179 (and 180); two may lead with 0 as the pattern allows */
+    if ((digits == 3 && (s[i] != '1' || whole > max)) || whole > max)
+        return false;
+    size_t at = i + digits;
+    if (at < len) {
+        if (s[at] != '.' || at + 1 == len)
             return false;
+        for (size_t k = at + 1; k < len; k++)
+            if (s[k] < '0' || s[k] > '9' || (whole == max && s[k] != '0'))
+                return false;
+    }
+    char text[48];
+    if (len >= sizeof text)
+        return false;
     memcpy(text, s, len);
     text[len] = '\0';
-    char *end;
-    errno = 0;
-    *out = strtod(text, &end);
-    return end == text + len && errno == 0 && isfinite(*out);
+    *out = strtod(text, NULL);
+    return true;
 }
 
 /* bbox=minLon,minLat,maxLon,maxLat (WGS 84 degrees; minLon > maxLon: the
@@ -51,14 +64,13 @@ static int get_bbox(const api_request *req, bool *given, bbox *out, api_problem 
     const char *p = s;
     for (int i = 0; i < 4; i++) {
         size_t n = strcspn(p, ",");
-        if (!parse_number(p, n, &v[i]) || (i < 3 && p[n] != ',') || (i == 3 && p[n] != '\0'))
+        if (!parse_coordinate(p, n, i % 2 ? 90 : 180, &v[i]) || (i < 3 && p[n] != ',') ||
+            (i == 3 && p[n] != '\0'))
             return api_fail(prob, 400, "bbox",
-                            "bbox must be four numbers minLon,minLat,maxLon,maxLat, e.g. "
-                            "-74.05,40.60,-73.90,40.70");
+                            "bbox must be four decimal degrees minLon,minLat,maxLon,maxLat (longitudes "
+                            "-180..180, latitudes -90..90), e.g. -74.05,40.6,-73.9,40.7");
         p += n + (i < 3);
     }
-    if (fabs(v[0]) > 180 || fabs(v[2]) > 180 || fabs(v[1]) > 90 || fabs(v[3]) > 90)
-        return api_fail(prob, 400, "bbox", "bbox longitudes must lie in [-180, 180] and latitudes in [-90, 90]");
     if (v[1] > v[3])
         return api_fail(prob, 400, "bbox", "bbox minLat (%.6g) is above maxLat (%.6g)", v[1], v[3]);
     *out = (bbox){v[0], v[1], v[2], v[3]};

@@ -171,7 +171,7 @@ static void write_row_members(json_writer *w, const dataset *ds, const rt_vehicl
     kv_optional_double(w, "bearing", v->has_bearing, v->bearing, 1);
     kv_optional_double(w, "speed_mps", v->has_speed, v->speed, 1);
     json_key(w, "timestamp");
-    if (v->has_timestamp && v->timestamp <= (uint64_t)INT64_MAX / 2) {
+    if (v->has_timestamp && v->timestamp <= 253402300799u) {   /* up to 9999-12-31 */
         char text[26];
         int64_t t = (int64_t)v->timestamp;
         rfc3339_format_instant(t, dataset_utc_offset(ds, t), text);

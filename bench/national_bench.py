@@ -147,18 +147,22 @@ def wrk_pair(servers, inputs, args):
 
 
 def hot_swap(transitd, feed, data, server, inputs, args, k):
-    """A new version of the feed imported into the served data directory under wrk (nearby departures)."""
+    """A new version of the feed imported into the served data directory
+    under wrk (nearby departures, in 5 s runs back to back from a second
+    before the import until the server answers with the new version)."""
     info = feed / "feed_info.txt"
     original = info.read_text()
     header, row = original.split("\n", 1)
     info.write_text(header + "\n" + row.rstrip("\n") + f" swap {k}\n")
     before = served_version(server)
-    result = {}
+    wrk_runs, served = [], threading.Event()
+
+    def load():
+        while not served.is_set():
+            wrk_runs.append(rb.run_wrk("departures", server.url(), CONNS, 5, inputs, seed=args.seed + len(wrk_runs)))
+
     try:
-        duration = args.swap_duration
-        wrk_out = {}
-        t = threading.Thread(target=lambda: wrk_out.update(rb.run_wrk(
-            "departures", server.url(), CONNS, duration, inputs, seed=args.seed)))
+        t = threading.Thread(target=load)
         with rb.RssSampler(server.pid, interval=0.05) as rss:
             t.start()
             time.sleep(1.0)
@@ -166,21 +170,24 @@ def hot_swap(transitd, feed, data, server, inputs, args, k):
             imp = import_keep(transitd, feed, data)
             t_import = time.monotonic() - t0
             new = (imp["summary"] or {}).get("version")
-            deadline = time.monotonic() + max(30.0, duration)
+            deadline = time.monotonic() + 60.0
             while served_version(server) != new and time.monotonic() < deadline:
                 time.sleep(0.02)
             t_served = time.monotonic() - t0
             swapped = served_version(server) == new
+            served.set()
             t.join()
-        failed = wrk_out.get("non2xx", 0) + sum((wrk_out.get("socket_errors") or {}).values())
-        result = {"version_before": before, "version_after": new, "swapped": swapped,
-                  "import_s": t_import, "until_served_s": t_served, "import_peak_rss_mb": imp["max_rss_mb"],
-                  "server_peak_rss_mb": rss.max_kb / 1024.0, "wrk_requests": wrk_out.get("requests"),
-                  "wrk_req_per_s": wrk_out.get("req_per_s"), "failed_requests": failed,
-                  "wrk_problems": wrk_out.get("problems")}
+        failed = sum(r.get("non2xx", 0) + sum((r.get("socket_errors") or {}).values()) for r in wrk_runs)
+        requests = sum(r.get("requests", 0) for r in wrk_runs)
+        return {"version_before": before, "version_after": new, "swapped": swapped,
+                "import_s": t_import, "until_served_s": t_served, "import_peak_rss_mb": imp["max_rss_mb"],
+                "server_peak_rss_mb": rss.max_kb / 1024.0, "wrk_runs": len(wrk_runs), "wrk_requests": requests,
+                "wrk_req_per_s": statistics.median(r["req_per_s"] for r in wrk_runs) if wrk_runs else None,
+                "failed_requests": failed,
+                "wrk_problems": [q for r in wrk_runs for q in r.get("problems", [])]}
     finally:
+        served.set()
         info.write_text(original)
-    return result
 
 
 def import_keep(transitd, feed, data):
@@ -199,13 +206,21 @@ def import_keep(transitd, feed, data):
             "summary": json.loads(b"".join(out).decode())}
 
 
+def write_record(record, args):
+    out = pathlib.Path(args.out) if args.out else \
+        RESULTS / f"{datetime.date.today().isoformat()}-{socket.gethostname()}-national.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    return out
+
+
 def chart(points, png):
     """Curves against stop_times: import s, peak RSS, stores, serving RSS, req/s ratios, p99."""
     dat = png.with_suffix(".dat")
     lines = ["# stop_times import_s import_rss_mb store_mb serve_rss_mb stop_ratio nearby_ratio p99_us"]
     for p in points:
         lines.append(" ".join(str(v) for v in (
-            p["stop_times"], round(p["import_s"], 3), round(p["import_peak_rss_mb"], 1),
+            round(p["stop_times"] / 1e6, 3), round(p["import_s"], 3), round(p["import_peak_rss_mb"], 1),
             round(p["store_bytes"] / 1e6, 1), round(p["serve_rss_mb"], 1),
             round(p.get("ratio_stop_departures", 1.0), 3), round(p.get("ratio_departures", 1.0), 3),
             round(p["query"]["nearby_departures"]["p99_us"], 2))))
@@ -213,10 +228,10 @@ def chart(points, png):
     script = f"""
 set terminal pngcairo size 1200,800 noenhanced font "sans,10"
 set output '{png}'
-set multiplot layout 2,3 title "transitd at national scale (generated feed; first point: NYC bus Brooklyn)"
-set logscale x
-set format x "%.0s%c"
-set xlabel "stop_times"
+set multiplot layout 2,3 title "transitd at national scale: the generated national feed at 4x, 16x, 64x; the first point is NYC bus Brooklyn"
+set xlabel "stop_times (millions)"
+set xrange [0:*]
+set yrange [0:*]
 set grid
 set key off
 set title "import wall time (s)"
@@ -229,7 +244,6 @@ set title "serving RSS under wrk (MB)"
 plot '{dat}' using 1:5 with linespoints pt 7
 set title "req/s against Brooklyn (same run)"
 set key bottom left
-set yrange [0:*]
 plot '{dat}' using 1:6 with linespoints pt 7 title "stop departures", '' using 1:7 with linespoints pt 5 title "nearby departures"
 set key off
 set title "nearby departures p99 in process (us)"
@@ -251,11 +265,15 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=6)
-    ap.add_argument("--swap-duration", type=int, default=0,
-                    help="wrk seconds around a hot swap (default: long enough for the import, by size)")
     ap.add_argument("--keep", action="store_true", help="keep the data directories")
     ap.add_argument("--out")
+    ap.add_argument("--chart", metavar="JSON", help="only draw the PNG of a record written before")
     args = ap.parse_args(argv)
+    if args.chart:
+        record = json.loads(pathlib.Path(args.chart).read_text())
+        png = chart(record["points"], pathlib.Path(args.chart).with_suffix(".png"))
+        log(f"wrote {png}")
+        return 0 if png else 1
     build = pathlib.Path(args.build).resolve()
     transitd = rb.require_binary(build / "transitd", "the server")
     sizes = [float(s) for s in args.sizes.split(",") if s]
@@ -301,12 +319,7 @@ def main(argv=None):
                 cpu = [a["server_cpu_us_per_req"] / b["server_cpu_us_per_req"] for a, b in zip(mine, theirs)
                        if a["server_cpu_us_per_req"] and b["server_cpu_us_per_req"]]
                 point[f"cpu_ratio_{s}"] = statistics.median(cpu) if cpu else None
-            if not args.swap_duration:
-                args_swap = argparse.Namespace(**vars(args))
-                args_swap.swap_duration = int(max(10, point["import_s"] * 2.5 + 5))
-            else:
-                args_swap = args
-            point["hot_swap"] = hot_swap(transitd, feed, data, server, inputs[label], args_swap, 1)
+            point["hot_swap"] = hot_swap(transitd, feed, data, server, inputs[label], args, 1)
             hs = point["hot_swap"]
             log(f"{label}: swap served after {hs['until_served_s']:.1f} s, server peak RSS "
                 f"{hs['server_peak_rss_mb']:.0f} MB, {hs['failed_requests']} failed requests")
@@ -317,14 +330,12 @@ def main(argv=None):
             if not args.keep:
                 rb.remove_own_dir(data)
             record["points"].append(point)
+            write_record(record, args)   # after each size: a cut-off run keeps what it measured
     finally:
         for s in servers.values():
             s.stop()
     record["finished"] = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    out = pathlib.Path(args.out) if args.out else \
-        RESULTS / f"{datetime.date.today().isoformat()}-{socket.gethostname()}-national.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=2) + "\n")
+    out = write_record(record, args)
     png = chart(record["points"], out.with_suffix(".png"))
     print(f"{'point':9s} {'stop_times':>12s} {'import s':>9s} {'imp RSS':>8s} {'stores MB':>9s} "
           f"{'serve RSS':>9s} {'stop r':>7s} {'near r':>7s} {'p99 us':>7s} {'swap s':>7s} {'swap RSS':>8s} {'fail':>5s}")

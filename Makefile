@@ -110,7 +110,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client bench-national clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client bench-national bench-streams clean demo-feed
 
 all: $(TRANSITD)
 
@@ -272,6 +272,10 @@ bench-alerts: release-build
 
 bench-realtime: release-build
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
+
+# pushed boards: 5,000 text/event-stream streams on one server, RSS, idle CPU, feed-to-event latency
+bench-streams: release-build
+	@$(PYTHON) bench/stream_bench.py --build $(RELEASE_BUILD)
 
 # URLSession's Accept-Encoding (gzip, deflate, br) against none, with and without the cache
 bench-compression: release-build

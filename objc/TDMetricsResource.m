@@ -9,6 +9,7 @@
  */
 #import "TDResource.h"
 #import "TDServer.h"
+#import "board_streams.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -109,6 +110,18 @@
                 return;
             }
             more = replica_render_metrics(server->replica, req->text + need, req->textCap - need);
+        }
+        need += more;
+    }
+    /* pushed boards: streams open, refused, events sent and dropped */
+    if (server->streams) {
+        more = board_streams_render_metrics(server->streams, req->text + need, req->textCap - need);
+        if (need + more >= req->textCap) {
+            if (!td_request_reserve_text(req, need + more + 1)) {
+                td_request_problem(req, 500, NULL, "out of memory while rendering metrics");
+                return;
+            }
+            more = board_streams_render_metrics(server->streams, req->text + need, req->textCap - need);
         }
         need += more;
     }

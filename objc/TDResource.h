@@ -40,6 +40,10 @@
  * generation, route, id, parameters). Default: needsDataset || showsAlerts.
  * A resource that answers NO sets TDRequest.responseEtag itself. */
 + (BOOL)usesServerETag;
+/* Whether a GET with Accept: text/event-stream is answered as a pushed
+ * board (board_streams.h): the same -get: answers it first and again
+ * whenever what is served changes. Default NO. */
++ (BOOL)pushesBoards;
 @end
 
 /* A resource whose GET is one api.h endpoint. Subclasses override -endpoint. */

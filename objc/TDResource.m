@@ -34,6 +34,11 @@
     return [self needsDataset] || [self showsAlerts];
 }
 
++ (BOOL)pushesBoards
+{
+    return NO;
+}
+
 @end
 
 @implementation TDApiResource

@@ -27,6 +27,7 @@
 #import "TDRequest.h"
 
 @class TDResource;
+typedef struct board_streams board_streams;
 
 #define TD_MAX_CORS_ORIGINS 16
 
@@ -56,6 +57,8 @@ typedef struct td_config {
     const char *tls_key;         /* its PEM private key; set with tls_cert or not at all */
     const char *replica_of;      /* the primary's URL: a replica (replica.h); NULL: a primary */
     unsigned replica_interval_s; /* how often the primary's manifest is polled */
+    unsigned max_streams;        /* pushed boards (text/event-stream) open at once; past it 503 */
+    unsigned stream_keepalive_s; /* a comment on every idle stream this often */
 } td_config;
 
 /* The state libmicrohttpd keeps per connection for us (http_daemon.m owns it). */
@@ -91,6 +94,7 @@ typedef struct td_route {
     bool needs_dataset, depends_on_clock;
     bool shows_alerts;           /* the request gets the alert view; GET ETags follow it */
     bool server_etag;            /* GET answers get the server's weak ETag (else the resource's) */
+    bool pushes_boards;          /* a GET asking for text/event-stream becomes a pushed board */
     char allow[64];              /* "GET, HEAD, OPTIONS" */
 } td_route;
 
@@ -125,6 +129,7 @@ extern const int td_route_table_count;
     serving_follower *follower;  /* set by serve, may be NULL */
     tls_server *tls;             /* --tls-cert: the certificate, its reload, handshake counts */
     replica *replica;            /* --replica-of: the dataset's transfer from the primary */
+    board_streams *streams;      /* pushed boards (board_streams.h), set by serve, may be NULL */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */

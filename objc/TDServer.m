@@ -9,6 +9,7 @@
  */
 #import "TDServer.h"
 #import "TDResource.h"
+#import "board_streams.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -170,6 +171,7 @@ static void count_reload(void *ctx, bool ok)
         r->depends_on_clock = [cls dependsOnClock];
         r->shows_alerts = [cls showsAlerts];
         r->server_etag = [cls usesServerETag];
+        r->pushes_boards = [cls pushesBoards];
         size_t used = 0;
         for (int v = 0; v < TD_VERB_OTHER; v++) {
             SEL sel = verb_selector((td_verb)v);
@@ -377,7 +379,7 @@ static bool etag_list_has_star(const char *header)
  * taken for the request; or answers 304 when the client's copy is current.
  * etag gets the server's ETag of a GET. */
 static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb verb, IMP imp, char *etag,
-                      size_t etag_cap)
+                      size_t etag_cap, bool streaming)
 {
     MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, collect_param, req);
     req->now = (int64_t)time(NULL) / 60 * 60;
@@ -421,7 +423,9 @@ static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb v
     const char *inm = NULL;
     if (verb == TD_GET && route->server_etag) {
         td_make_etag(req, route, etag, etag_cap);
-        inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+        if (!streaming)   /* a stream's client says what it has with Last-Event-ID */
+            inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                              MHD_HTTP_HEADER_IF_NONE_MATCH);
     }
     /* A listed ETag was only ever sent with a 200, so its parameters were good:
      * 304 without asking the endpoint. `*` matches any current representation,
@@ -493,7 +497,14 @@ static void release_served(TDRequest *req)
             td_request_problem(req, 405, NULL, "%.20s is not allowed on %.160s (allowed: %s)", req->method,
                                route->pattern, route->allow);
         } else if (!refuse_query(req, q ? q + 1 : NULL)) {
-            send_verb(self, req, route, verb, imp, etag, sizeof etag);
+            /* a pushed board: answered as the plain GET, then kept open */
+            bool streaming = route->pushes_boards && req->verb == TD_GET && streams &&
+                             board_streams_wanted(req);
+            send_verb(self, req, route, verb, imp, etag, sizeof etag, streaming);
+            if (streaming && req->status == 200) {
+                board_streams_open(streams, req, route);
+                etag[0] = '\0';
+            }
         }
     }
 

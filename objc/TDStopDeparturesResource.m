@@ -25,4 +25,9 @@
     return YES;
 }
 
++ (BOOL)pushesBoards
+{
+    return YES;
+}
+
 @end

@@ -2,6 +2,8 @@
  *
  * Why it exists: one resource class per route (see TDRoutes.m); the answer
  * itself is api_trip() in src/api/api_reference.c, shared with `transitd query`.
+ * It takes the served view with the realtime overlay (showsAlerts), so that
+ * a trip only the realtime feed has answers too, and its ETag follows the feed.
  */
 #import "TDResource.h"
 
@@ -13,6 +15,11 @@
 - (api_endpoint_fn)endpoint
 {
     return api_trip;
+}
+
++ (BOOL)showsAlerts
+{
+    return YES;
 }
 
 @end

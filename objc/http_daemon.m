@@ -413,14 +413,20 @@ static enum MHD_Result accept_until_stopping(void *cls, const struct sockaddr *a
     return __atomic_load_n(&d->stopping, __ATOMIC_RELAXED) ? MHD_NO : MHD_YES;
 }
 
-static unsigned daemon_flags(bool tls)
+/* MHD_ALLOW_SUSPEND_RESUME where pushed boards may be open (--max-streams
+ * above 0): a stream (board_streams.h) with nothing to send suspends its
+ * connection, which then costs no pool thread and no wake-up until the
+ * notifier resumes it. Without streams the flag is left off: it adds a
+ * check for resumed connections to every turn of libmicrohttpd's loop. */
+static unsigned daemon_flags(bool tls, bool streams)
 {
+    unsigned suspend = streams ? MHD_ALLOW_SUSPEND_RESUME : 0;
     if (tls)   /* see below: poll, on every platform */
-        return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TLS;
+        return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TLS | suspend;
 #if defined(__linux__)
-    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO | MHD_USE_ITC | MHD_USE_ERROR_LOG | suspend;
 #else
-    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | suspend;
 #endif
 }
 
@@ -481,7 +487,7 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
     if (cfg->threads > 1)
         options[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
     options[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    d->mhd = MHD_start_daemon(daemon_flags(tls), 0, accept_until_stopping, d, on_request, d,
+    d->mhd = MHD_start_daemon(daemon_flags(tls, cfg->max_streams > 0), 0, accept_until_stopping, d, on_request, d,
                               MHD_OPTION_ARRAY,
                               options, MHD_OPTION_END);
     if (!d->mhd) {

@@ -30,6 +30,7 @@
 #include "transit/cli.h"
 #include "transit/rt_fetch.h"
 #import "TDServer.h"
+#import "board_streams.h"
 #import "http_daemon.h"
 #include "transit/serving.h"
 #include "transit/serving.h"
@@ -131,6 +132,12 @@ static void print_usage(FILE *out)
           "                        $TRANSITD_REPLICA_OF; none: this server is a primary)\n"
           "  --replica-interval S  seconds between polls of the primary's manifest, 1..3600\n"
           "                        (default 2)\n"
+          "  --max-streams N       pushed boards open at once: GET /v1/stops/{id}/departures\n"
+          "                        or /v1/departures with Accept: text/event-stream (an\n"
+          "                        event when the rows change); beyond it 503 (default\n"
+          "                        5000, at most --max-connections; 0 refuses every one)\n"
+          "  --stream-keepalive S  a comment on every idle event stream each S seconds,\n"
+          "                        1..3600 (default 15)\n"
           "  --quiet               no access log\n"
           "  --help                this help\n"
           "\n"
@@ -234,6 +241,7 @@ enum {
     OPT_MAX_BODY, OPT_OPENAPI, OPT_TOKENS, OPT_PAGES, OPT_CORS_ORIGIN, OPT_GTFS_RT,
     OPT_RT_INTERVAL, OPT_WAIT_FOR_DATA, OPT_QUIET, OPT_COMPRESSED_CACHE_MB, OPT_TLS_CERT,
     OPT_TLS_KEY, OPT_REPLICA_OF, OPT_REPLICA_INTERVAL, OPT_GTFS_RT_HEADER, OPT_RT_MAX_AGE,
+    OPT_MAX_STREAMS, OPT_STREAM_KEEPALIVE,
 };
 
 static const struct option serve_options[] = {
@@ -262,6 +270,8 @@ static const struct option serve_options[] = {
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"replica-of", required_argument, NULL, OPT_REPLICA_OF},
     {"replica-interval", required_argument, NULL, OPT_REPLICA_INTERVAL},
+    {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
+    {"stream-keepalive", required_argument, NULL, OPT_STREAM_KEEPALIVE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -287,6 +297,8 @@ static const number_option number_options[] = {
     {OPT_RT_MAX_AGE, 0, 86400, "--rt-max-age must be 0..86400 seconds, got '%s'"},
     {OPT_COMPRESSED_CACHE_MB, 0, 65536, "--compressed-cache-mb must be 0..65536, got '%s'"},
     {OPT_REPLICA_INTERVAL, 1, 3600, "--replica-interval must be 1..3600 seconds, got '%s'"},
+    {OPT_MAX_STREAMS, 0, 1000000, "--max-streams must be 0..1000000, got '%s'"},
+    {OPT_STREAM_KEEPALIVE, 1, 3600, "--stream-keepalive must be 1..3600 seconds, got '%s'"},
 };
 
 static const number_option *find_number_option(int opt)
@@ -310,6 +322,8 @@ static void set_number(td_config *cfg, int opt, long long v)
     case OPT_FOLLOW_INTERVAL: cfg->follow_interval_s = (unsigned)v; break;
     case OPT_MAX_BODY: cfg->max_body = (size_t)v; break;
     case OPT_RT_INTERVAL: cfg->rt_interval_s = (unsigned)v; break;
+    case OPT_MAX_STREAMS: cfg->max_streams = (unsigned)v; break;
+    case OPT_STREAM_KEEPALIVE: cfg->stream_keepalive_s = (unsigned)v; break;
     case OPT_RT_MAX_AGE: cfg->rt_max_age_s = (unsigned)v; break;
     case OPT_COMPRESSED_CACHE_MB: cfg->compressed_cache_mb = (unsigned)v; break;
     case OPT_REPLICA_INTERVAL: cfg->replica_interval_s = (unsigned)v; break;
@@ -350,6 +364,8 @@ static int config_from_environment(td_config *cfg)
     cfg->tokens_path = env_or_null("TRANSITD_TOKENS");
     cfg->port = 8080;
     cfg->rt_interval_s = 15;
+    cfg->max_streams = 5000;
+    cfg->stream_keepalive_s = 15;
     cfg->rt_max_age_s = 600;
     cfg->compressed_cache_mb = 32;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -444,6 +460,8 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
 {
     char err[1024];
     td_daemon_fit_open_files(cfg);
+    if (cfg->max_streams > cfg->max_connections)   /* a stream is a connection */
+        cfg->max_streams = cfg->max_connections;
     dataset *ds = dataset_open(cfg->data_dir, err, sizeof err);
     if (!ds && !cfg->wait_for_data) {
         fprintf(stderr, "transitd serve: cannot open the dataset in %s: %s\n", cfg->data_dir, err);
@@ -537,7 +555,8 @@ static td_daemon *start_daemon(TDServer *server, const td_config *cfg, serving_p
     sigaddset(&handled, SIGTERM);
     sigaddset(&handled, SIGINT);
     pthread_sigmask(SIG_BLOCK, &handled, &previous);
-    td_daemon *daemon = td_daemon_start(server, err, cap);
+    server->streams = board_streams_start(server, cfg->max_streams, cfg->stream_keepalive_s, err, cap);
+    td_daemon *daemon = server->streams ? td_daemon_start(server, err, cap) : NULL;
     *poller = NULL;
     if (daemon && serving_realtime(server->state) && !(*poller = serving_poller_start(server->state, cfg->rt_interval_s))) {
         fprintf(stderr, "transitd serve: cannot start the realtime poller\n");
@@ -664,7 +683,10 @@ static void shut_down(TDServer *server, const td_config *cfg, td_daemon *daemon,
 {
     __atomic_store_n(&server->draining, 1, __ATOMIC_RELAXED);
     serving_poller_stop(poller);
+    board_streams_end_all(server->streams, DRAIN_MS);   /* before the daemon: none left suspended */
     td_daemon_stop(daemon, DRAIN_MS);
+    board_streams_free(server->streams);
+    server->streams = NULL;
     server->follower = NULL;
     serving_follower_free(follower);
     [server release];
@@ -694,8 +716,11 @@ static int run_server(td_config *cfg)
     if (!follower) {   /* the daemon did not start (err says why), or no memory */
         fprintf(stderr, "transitd serve: %s\n", daemon ? "out of memory" : err);
         serving_poller_stop(poller);
+        board_streams_end_all(server->streams, 0);
         if (daemon)
             td_daemon_stop(daemon, 0);
+        board_streams_free(server->streams);
+        server->streams = NULL;
         [server release];
         if (cfg->gtfs_rt.count)
             rt_fetch_global_cleanup();

@@ -32,6 +32,7 @@ typedef enum rt_trip_relationship {
     RT_TRIP_REPLACEMENT = 5,
     RT_TRIP_DUPLICATED = 6,
     RT_TRIP_DELETED = 7,
+    RT_TRIP_NEW = 8,           /* the spec's replacement for ADDED */
 } rt_trip_relationship;
 
 /* StopTimeUpdate.ScheduleRelationship. */
@@ -58,6 +59,7 @@ typedef struct rt_stop_update {
     rt_stop_relationship relationship;
     uint8_t departure_occupancy;   /* departure_occupancy_status + 1 (0..RT_OCCUPANCY_MAX + 1);
                                     * 0 when absent, so a zeroed update has none */
+    const char *assigned_stop_id;  /* StopTimeProperties.assigned_stop_id: a platform change */
 } rt_stop_update;
 
 typedef struct rt_trip_update {
@@ -73,6 +75,13 @@ typedef struct rt_trip_update {
     bool has_timestamp, has_delay;
     uint64_t timestamp;
     int32_t delay;             /* trip-level delay (experimental in the spec) */
+    /* TripProperties (experimental in the spec): a DUPLICATED trip's new
+     * trip_id, start_date and start_time (all three required then), and a
+     * shape, headsign and short name that stand in for the schedule's */
+    const char *new_trip_id, *new_start_date, *new_start_time;
+    int32_t new_start_day;     /* new_start_date in days, or INT32_MIN */
+    int32_t new_start_secs;    /* new_start_time in seconds, or -1 */
+    const char *shape_id, *headsign, *short_name;
     rt_stop_update *stops;     /* in feed order: by stop_sequence when given */
     uint32_t stop_count;
 } rt_trip_update;

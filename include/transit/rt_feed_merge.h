@@ -8,7 +8,8 @@
  * a tie keeps the order the sources were given), and a trip update or
  * alert is dropped when an earlier feed already has one for the same trip
  * (same trip_id and start_date; for an update without trip_id, same
- * route_id, direction_id, start_date and start_time) or the same alert
+ * route_id, direction_id, start_date and start_time; a DUPLICATED update
+ * is of its copy: the same TripProperties trip_id and start_date too) or the same alert
  * entity id. So, per trip, the newest feed wins. Updates naming neither a
  * trip nor a route are all kept. Vehicles go by their own timestamps: per
  * vehicle the newest position wins (rt_vehicle.h).

@@ -27,7 +27,25 @@
  * takes the departure's delay, and a carried delay makes an arrival no
  * earlier than the predicted departure from the stop before.
  *
- * ADDED trips (trip_id not in the dataset) have no schedule to add delays
+ * Trip relationships beyond SCHEDULED and CANCELED (TripDescriptor):
+ *  - DELETED: the instance is hidden, on every board (rt_departure.hidden),
+ *    where a CANCELED one is shown canceled;
+ *  - NEW (the spec's replacement for ADDED) is an ADDED trip, below;
+ *  - DUPLICATED: a copy of the scheduled trip named by trip_id, as
+ *    TripProperties.trip_id, on TripProperties.start_date, its times the
+ *    original's shifted by TripProperties.start_time minus the original's
+ *    first departure, then the update's delays propagated over them as for
+ *    any trip (an update's time stays as it is). The original still runs.
+ *    A frequency-based original (no exact times) cannot be duplicated;
+ *  - REPLACEMENT: the update's stop times are the instance's whole timetable
+ *    for the day: the scheduled instance is hidden and a realtime-only trip
+ *    of the same trip_id, route and direction calls where the updates say
+ *    (each by stop_id, else the scheduled stop at its stop_sequence; at its
+ *    time, else the scheduled time plus its delay).
+ * TripProperties.trip_headsign, trip_short_name and shape_id are kept on
+ * the realtime-only trips (rt_added_trip) their rows and /v1/trips show.
+ *
+ * ADDED and NEW trips (trip_id not in the dataset) have no schedule to add delays
  * to: each of their stop_time_updates that names a stop_id of the dataset
  * and an absolute time (departure, else arrival) becomes a departure event
  * at that stop and instant, except the last one (the trip ends there, as
@@ -64,15 +82,34 @@ typedef struct rt_overlay_stats {
     uint32_t added_no_departure;   /* ADDED trips with no usable departure event */
     uint32_t unmatched_stops;  /* stop_time_updates naming no stop of the trip (for
                                 * an ADDED trip: no stop of the dataset, or no time) */
+    uint32_t deleted;          /* DELETED instances (hidden; also in canceled) */
+    uint32_t duplicated;       /* DUPLICATED copies shown (also in added) */
+    uint32_t replaced;         /* REPLACEMENT instances shown (also in added) */
+    uint32_t not_duplicable;   /* DUPLICATED of a frequency-based trip, or the copy's date out of range */
 } rt_overlay_stats;
 
-/* An ADDED trip of the feed, as its departure rows show it. */
+/* A realtime-only trip (ADDED, NEW, DUPLICATED, REPLACEMENT), as its
+ * departure rows and /v1/trips show it. Strings are owned by the overlay. */
 typedef struct rt_added_trip {
-    const char *trip_id;       /* owned by the overlay */
+    const char *trip_id;
     uint32_t route;            /* route index */
     int direction_id;          /* 0, 1 or -1 */
     int32_t service_date;      /* days since 1970-01-01 */
+    rt_trip_relationship relationship;   /* ADDED, NEW, DUPLICATED or REPLACEMENT */
+    const char *headsign, *short_name, *shape_id;   /* TripProperties, else (a copy, a
+                                * replacement) the scheduled trip's; NULL when none */
+    const char *source_trip_id;   /* DUPLICATED, REPLACEMENT: the scheduled trip's id; else NULL */
+    uint32_t first_call, call_count;   /* its calls (rt_overlay_added_calls) */
 } rt_added_trip;
+
+/* Where a realtime-only trip calls, in order. */
+typedef struct rt_added_call {
+    uint32_t stop;             /* dataset stop index */
+    uint32_t stop_sequence;
+    int64_t arrival, departure;   /* Unix seconds; RT_NO_TIME where it has none (the first
+                                * call's arrival, the last's departure, a time not given) */
+} rt_added_call;
+#define RT_NO_TIME INT64_MIN
 
 /* What realtime says about one departure row (or arrival row: then of
  * its arrival). */
@@ -80,6 +117,7 @@ typedef struct rt_departure {
     bool realtime;             /* the overlay has this trip instance */
     bool canceled;             /* the trip is canceled, or this stop is skipped */
     bool skipped;              /* this stop is skipped (canceled is also true) */
+    bool hidden;               /* the instance is DELETED or REPLACED: no board shows the row */
     bool has_prediction;       /* delay_s is known */
     int32_t delay_s;           /* predicted event = scheduled + delay_s */
     uint8_t occupancy;         /* a departure's departure_occupancy_status + 1 from its
@@ -135,6 +173,15 @@ void rt_overlay_prefetch_trip(const rt_overlay *o, const departure *d);
  * must ask the overlay (rt_overlay_added_trip) rather than the dataset. */
 
 uint32_t rt_overlay_added_trip_count(const rt_overlay *o);
+/* How many scheduled instances the overlay hides (DELETED, REPLACEMENT):
+ * boards by schedule then choose their rows as boards by prediction do, so
+ * a hidden row does not take a place under `limit`. */
+uint32_t rt_overlay_hidden_count(const rt_overlay *o);
+/* The realtime-only trip of that id: the one on `service_date` when it is
+ * not INT32_MIN, else the first by date. NULL when none. */
+const rt_added_trip *rt_overlay_find_added(const rt_overlay *o, const char *trip_id, int32_t service_date);
+/* A realtime-only trip's calls, a->call_count of them. */
+const rt_added_call *rt_overlay_added_calls(const rt_overlay *o, const rt_added_trip *a);
 /* Whether any added event (departure or arrival) is at `stop` (two reads). */
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop);
 /* The added trip of a row, or NULL when the row is a dataset trip's. */

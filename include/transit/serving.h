@@ -65,6 +65,11 @@ bool serving_reload(serving *s, char *err, size_t errlen);
 void serving_install_dataset(serving *s, dataset *ds);
 /* Calls fn(ctx, ok) after every reload (a server counts them for /metrics). */
 void serving_on_reload(serving *s, void (*fn)(void *ctx, bool ok), void *ctx);
+/* Calls fn(ctx) after every swap of what is served: a dataset installed, an
+ * alert view published, a realtime overlay swapped in (pushed boards wake on
+ * it). Called on the swapping thread with no lock held; fn must be quick.
+ * Set before the threads that swap start. */
+void serving_on_change(serving *s, void (*fn)(void *ctx), void *ctx);
 
 /* ------------------------------------------------------------ alerts */
 

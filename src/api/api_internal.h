@@ -138,6 +138,10 @@ int api_get_time_syntax(const api_request *req, time_param *tp, api_problem *pro
 int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
 /* realtime=predicted (the default) or scheduled: which time chooses a board's rows. */
 int api_get_realtime_order(const api_request *req, board_order *out, api_problem *prob);
+/* /v1/trips/{id} for a realtime-only trip (api_trip_realtime.c): the one on
+ * `date` when has_date; 404 when the overlay has none of that id. */
+int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_t date, json_writer *out,
+                      api_problem *prob, int *cache_seconds);
 /* `include`: a comma-separated list of the NULL-terminated `names` (at most
  * 16), each at most once; bit i of *out says names[i] was asked for. */
 int api_get_include(const api_request *req, const char *const *names, unsigned *out, api_problem *prob);

@@ -178,8 +178,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     if (!ds)
         return api_no_dataset(prob);
     uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
-    if (trip == QUERY_NONE)
-        return api_fail(prob, 404, "trip_id", "trip '%s' not found", req->id);
+    if (trip == QUERY_NONE)   /* a trip only the realtime feed has, or 404 */
+        return api_realtime_trip(ds, req, date_text != NULL, date, out, prob, cache_seconds);
     uint32_t count = 0;
     query_error err = {0};
     int rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);

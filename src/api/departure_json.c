@@ -593,12 +593,25 @@ static inline __attribute__((always_inline)) char *put_times_and_tail(char *p, c
 }
 
 /* ------------------------------------------------------------ ADDED trips
- * A trip the realtime feed added has no trip_row, middle text or schedule:
- * its row is composed from what the board joined (row.added), member for
- * member in the order of the others, with `departure` the feed's time and
- *   ,"scheduled":null,"predicted":"<departure>","delay_s":null,"realtime":true,"canceled":false,"added":true */
+ * A trip the realtime feed added (ADDED, NEW, DUPLICATED, REPLACEMENT) has
+ * no trip_row, middle text or schedule: its row is composed from what the
+ * board joined (row.added), member for member in the order of the others,
+ * its headsign TripProperties' (or the scheduled trip's), with `departure`
+ * the feed's time and
+ *   ,"scheduled":null,"predicted":"<departure>","delay_s":null,"realtime":true,"canceled":false,"added":true,
+ *   "trip_relationship":"NEW"  */
 
-#define ADDED_REALTIME_BYTES 140
+#define ADDED_REALTIME_BYTES 180
+
+static const char *relationship_name(rt_trip_relationship r)
+{
+    switch (r) {
+    case RT_TRIP_NEW: return "NEW";
+    case RT_TRIP_DUPLICATED: return "DUPLICATED";
+    case RT_TRIP_REPLACEMENT: return "REPLACEMENT";
+    default: return "ADDED";
+    }
+}
 
 static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const stop_text *st, bool near_point)
 {
@@ -606,7 +619,7 @@ static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const st
     dataset_route(ds, a->route, &rt);
     return ROW_OWN_BYTES + st->head_len + (near_point ? st->tail_len : 0) + 6 * strlen(a->trip_id) + 2 +
            TEXT_LITERAL_BYTES + string_room(rt.id) + string_room(rt.short_name) + string_room(rt.long_name) +
-           ADDED_REALTIME_BYTES;
+           (a->headsign ? string_room(a->headsign) : 0) + ADDED_REALTIME_BYTES;
 }
 
 static char *put_added_row(char *p, const dataset *ds, const departure_texts *x, const rt_added_trip *a,
@@ -617,13 +630,19 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     dataset_route(ds, a->route, &rt);
     p = put_text(p, x->text + st->off, st->head_len);
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
-    p = put_middle(p, &rt, "");
+    p = put_middle(p, &rt, a->headsign ? a->headsign : "");
     const char *instant_text = p + EVENT_INSTANT_AT(arrival);
     p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
-    return JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true,\"canceled\":false,\"added\":true");
+    p = JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true,\"canceled\":false,\"added\":true,"
+                            "\"trip_relationship\":\"");
+    const char *rel = relationship_name(a->relationship);
+    memcpy(p, rel, strlen(rel));
+    p += strlen(rel);
+    *p++ = '"';
+    return p;
 }
 
 /* The bytes every row of the board needs at most; asks for every text the

@@ -117,11 +117,17 @@ static int finish_board(board_scratch *b, const dataset *ds, const board_sources
  * this dataset that predicts something, unless the schedule is asked for.
  * Without predictions (no overlay, or one with only ADDED trips) the
  * scheduled path is the same board. */
-static const rt_overlay *predicting(const dataset *ds, const board_sources *src)
+static const rt_overlay *predicting(board_scratch *b, const dataset *ds, const board_sources *src)
 {
-    if (!src || !src->realtime || src->order == BOARD_BY_SCHEDULE) return NULL;
+    if (!src || !src->realtime) return NULL;
     const rt_overlay *rt = src->realtime;
-    return rt_overlay_dataset(rt) == ds && rt_overlay_trip_count(rt) ? rt : NULL;
+    if (rt_overlay_dataset(rt) != ds) return NULL;
+    /* by schedule, unless the overlay hides rows: then chosen here too,
+     * by scheduled time, so that hidden rows take no place under limit */
+    bool by_schedule = src->order == BOARD_BY_SCHEDULE;
+    if (by_schedule && !rt_overlay_hidden_count(rt)) return NULL;
+    predicted_scratch_by_schedule(b->predicted, by_schedule);
+    return rt_overlay_trip_count(rt) ? rt : NULL;
 }
 
 int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop,
@@ -131,7 +137,7 @@ int board_stop(board_scratch *b, const dataset *ds, query_scratch *s, query_kind
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    const rt_overlay *rt = predicting(ds, src);
+    const rt_overlay *rt = predicting(b, ds, src);
     if (rt) {
         int rc = board_predicted_stop(b->predicted, ds, s, rt, kind, stop, from, window_s, limit, b->deps, b->rts,
                                       &count, &truncated, err);
@@ -155,7 +161,7 @@ int board_nearby(board_scratch *b, const dataset *ds, query_scratch *s, query_ki
     assert(limit <= QUERY_LIMIT_MAX);
     uint32_t count = 0;
     bool truncated = false;
-    const rt_overlay *rt = predicting(ds, src);
+    const rt_overlay *rt = predicting(b, ds, src);
     if (rt) {
         int rc = board_predicted_nearby(b->predicted, ds, s, rt, kind, lat, lon, radius_m, from, window_s, limit,
                                         b->deps, b->rts, &count, &truncated, err);

@@ -44,9 +44,12 @@ struct predicted_scratch {
     departure added[QUERY_LIMIT_MAX + 1];
     uint32_t *stops;           /* a station's children */
     uint32_t stops_cap;
+    bool by_schedule;          /* choose by scheduled time (predicted_scratch_by_schedule) */
 };
 
 predicted_scratch *predicted_scratch_new(void) { return calloc(1, sizeof(predicted_scratch)); }
+
+void predicted_scratch_by_schedule(predicted_scratch *p, bool by_schedule) { p->by_schedule = by_schedule; }
 
 void predicted_scratch_free(predicted_scratch *p)
 {
@@ -152,6 +155,10 @@ static void insert(choice *c)
 static void slack_of(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early)
 {
     choice *c = ctx;
+    if (c->p->by_schedule) {
+        *late = *early = 0;
+        return;
+    }
     rt_overlay_stop_slack(c->rt, stop, late, early);
     if (*early > c->early) c->early = *early;
 }
@@ -176,7 +183,8 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
-        if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.has_prediction && !x->rt.canceled &&
+        if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
+        if (x->rt.has_prediction && !x->rt.canceled && !c->p->by_schedule &&
             x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
             at += x->rt.delay_s;
         if (at < c->from || at >= c->to) continue;

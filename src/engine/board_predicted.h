@@ -32,6 +32,10 @@
 typedef struct predicted_scratch predicted_scratch;
 predicted_scratch *predicted_scratch_new(void);
 void predicted_scratch_free(predicted_scratch *p);
+/* The boards that follow choose by scheduled time (true), not predicted: a
+ * board by schedule takes this path when the overlay hides instances
+ * (DELETED, REPLACEMENT), so that a hidden row takes no place under limit. */
+void predicted_scratch_by_schedule(predicted_scratch *p, bool by_schedule);
 
 /* The rows of a stop's board (a station: its platforms) by predicted time,
  * into deps (room for `limit`, at most QUERY_LIMIT_MAX), and beside each in

@@ -65,8 +65,12 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
     TransitRealtime__TripUpdate__StopTimeUpdate *stus = calloc(nstops + 1, sizeof *stus);
     TransitRealtime__TripUpdate__StopTimeUpdate **stu_ptrs = calloc(nstops + 1, sizeof *stu_ptrs);
     TransitRealtime__TripUpdate__StopTimeEvent *events = calloc(2 * nstops + 1, sizeof *events);
+    TransitRealtime__TripUpdate__TripProperties *props = calloc(n + 1, sizeof *props);
+    TransitRealtime__TripUpdate__StopTimeUpdate__StopTimeProperties *stop_props =
+        calloc(nstops + 1, sizeof *stop_props);
     int rc = -1;
-    if (!ents || !ent_ptrs || !tus || !tds || !vds || !stus || !stu_ptrs || !events) goto done;
+    if (!ents || !ent_ptrs || !tus || !tds || !vds || !stus || !stu_ptrs || !events || !props || !stop_props)
+        goto done;
     size_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         const rt_trip_update *t = &feed->trip_updates[i];
@@ -93,6 +97,16 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
         tu->timestamp = t->timestamp;
         tu->has_delay = t->has_delay;
         tu->delay = t->delay;
+        if (t->new_trip_id || t->shape_id || t->headsign || t->short_name) {
+            transit_realtime__trip_update__trip_properties__init(&props[i]);
+            props[i].trip_id = (char *)t->new_trip_id;
+            props[i].start_date = (char *)t->new_start_date;
+            props[i].start_time = (char *)t->new_start_time;
+            props[i].shape_id = (char *)t->shape_id;
+            props[i].trip_headsign = (char *)t->headsign;
+            props[i].trip_short_name = (char *)t->short_name;
+            tu->trip_properties = &props[i];
+        }
         tu->n_stop_time_update = t->stop_count;
         tu->stop_time_update = t->stop_count ? &stu_ptrs[k] : NULL;
         for (uint32_t s = 0; s < t->stop_count; s++, k++) {
@@ -108,6 +122,11 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
             p->has_departure_occupancy_status = su->departure_occupancy != 0;
             p->departure_occupancy_status =
                 (TransitRealtime__VehiclePosition__OccupancyStatus)(su->departure_occupancy ? su->departure_occupancy - 1 : 0);
+            if (su->assigned_stop_id) {
+                transit_realtime__trip_update__stop_time_update__stop_time_properties__init(&stop_props[k]);
+                stop_props[k].assigned_stop_id = (char *)su->assigned_stop_id;
+                p->stop_time_properties = &stop_props[k];
+            }
             if (su->arrival.present) {
                 set_event(&events[2 * k], &su->arrival);
                 p->arrival = &events[2 * k];
@@ -137,6 +156,8 @@ done:
     free(stus);
     free(stu_ptrs);
     free(events);
+    free(props);
+    free(stop_props);
     return rc;
 }
 

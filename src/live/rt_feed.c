@@ -152,6 +152,43 @@ static void copy_event(rt_event *out, const TransitRealtime__TripUpdate__StopTim
 
 /* ------------------------------------------------------------ trip updates */
 
+/* TripProperties into `out`: a DUPLICATED trip needs trip_id, start_date and
+ * start_time there (its copy's identity and start); other trips take the
+ * shape, headsign and short name. false: rejected (reason recorded) or *oom. */
+static bool decode_trip_properties(rt_feed *f, const char *entity_id, rt_trip_relationship rel,
+                                   const TransitRealtime__TripUpdate__TripProperties *p, rt_trip_update *out,
+                                   bool *oom)
+{
+    struct rt_arena *a = f->arena;
+    out->new_start_day = INT32_MIN;
+    out->new_start_secs = -1;
+    if (rel == RT_TRIP_DUPLICATED) {
+        if (!p || !p->trip_id || !p->trip_id[0]) {
+            reject(f, entity_id, "DUPLICATED trip without trip_properties.trip_id");
+            return false;
+        }
+        if (!p->start_date || !rt_parse_date(p->start_date, &out->new_start_day)) {
+            reject(f, entity_id, "DUPLICATED trip: trip_properties.start_date \"%.16s\" is not YYYYMMDD",
+                   p->start_date ? p->start_date : "");
+            return false;
+        }
+        if (!p->start_time || !rt_parse_time(p->start_time, &out->new_start_secs)) {
+            reject(f, entity_id, "DUPLICATED trip: trip_properties.start_time \"%.16s\" is not HH:MM:SS",
+                   p->start_time ? p->start_time : "");
+            return false;
+        }
+        out->new_trip_id = arena_str(a, p->trip_id, oom);
+        out->new_start_date = arena_str(a, p->start_date, oom);
+        out->new_start_time = arena_str(a, p->start_time, oom);
+    }
+    if (p) {
+        out->shape_id = arena_str(a, p->shape_id && p->shape_id[0] ? p->shape_id : NULL, oom);
+        out->headsign = arena_str(a, p->trip_headsign, oom);
+        out->short_name = arena_str(a, p->trip_short_name, oom);
+    }
+    return !*oom;
+}
+
 /* false: the entity is rejected (reason recorded) or memory ran out (*oom). */
 static bool decode_trip_update(rt_feed *f, const char *entity_id,
                                const TransitRealtime__TripUpdate *tu, rt_trip_update *out,
@@ -163,21 +200,22 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
                                       : RT_TRIP_SCHEDULED;
     switch (rel) {
     case RT_TRIP_SCHEDULED: case RT_TRIP_ADDED: case RT_TRIP_UNSCHEDULED: case RT_TRIP_CANCELED:
-    case RT_TRIP_REPLACEMENT: case RT_TRIP_DUPLICATED: case RT_TRIP_DELETED:
+    case RT_TRIP_REPLACEMENT: case RT_TRIP_DUPLICATED: case RT_TRIP_DELETED: case RT_TRIP_NEW:
         break;
     default:
         reject(f, entity_id, "unknown trip schedule_relationship %d", (int)rel);
         return false;
     }
-    if ((!td->trip_id || !td->trip_id[0]) && rel != RT_TRIP_ADDED) {
+    bool added = rel == RT_TRIP_ADDED || rel == RT_TRIP_NEW;
+    if ((!td->trip_id || !td->trip_id[0]) && !added) {
         reject(f, entity_id, "trip_update without a trip_id");
         return false;
     }
-    if (rel == RT_TRIP_ADDED && (!td->trip_id || !td->trip_id[0]) &&
-        (!td->route_id || !td->route_id[0])) {
-        reject(f, entity_id, "ADDED trip without a trip_id or a route_id");
+    if (added && (!td->trip_id || !td->trip_id[0]) && (!td->route_id || !td->route_id[0])) {
+        reject(f, entity_id, "%s trip without a trip_id or a route_id", rel == RT_TRIP_NEW ? "NEW" : "ADDED");
         return false;
     }
+    if (!decode_trip_properties(f, entity_id, rel, tu->trip_properties, out, oom)) return false;
     out->start_day = INT32_MIN;
     out->start_secs = -1;
     if (td->start_date && !rt_parse_date(td->start_date, &out->start_day)) {
@@ -257,6 +295,13 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
                                          (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
                                      ? (uint8_t)(u->departure_occupancy_status + 1)
                                      : 0;
+        if (u->stop_time_properties && u->stop_time_properties->assigned_stop_id) {
+            if (!u->stop_time_properties->assigned_stop_id[0]) {
+                reject(f, entity_id, "stop_time_update %u: stop_time_properties.assigned_stop_id is empty", i);
+                return false;
+            }
+            s->assigned_stop_id = arena_str(a, u->stop_time_properties->assigned_stop_id, oom);
+        }
         copy_event(&s->arrival, u->arrival);
         copy_event(&s->departure, u->departure);
     }

@@ -246,6 +246,9 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
             if (p->not_modified) s->not_modified++;
             else s->validators = p->validators;   /* identical bytes: their answer's validators */
         } else if (p->what == GOT_FEED) {
+            if (p->feed->rejected)   /* once per new feed: the entities it skips, the first by id and field */
+                fprintf(stderr, "transitd: realtime: source %s: %u entities skipped; the first: %s\n", s->label,
+                        p->feed->rejected, p->feed->first_rejection);
             old[nold++] = s->good;
             s->good = p->feed;
             s->good_bytes = p->bytes;
@@ -488,6 +491,10 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "transitd_rt_trip_updates{outcome=\"added\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"added_no_route\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"added_no_departure\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"deleted\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"duplicated\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"replaced\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"not_duplicable\"} %u\n"
         "# HELP transitd_rt_alerts Alerts of the feed in use, shown (as rt: ids) or refused by the alert checks.\n"
         "# TYPE transitd_rt_alerts gauge\n"
         "transitd_rt_alerts{outcome=\"shown\"} %u\n"
@@ -504,7 +511,7 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         (unsigned long long)(f ? f->timestamp : 0), f ? bytes : 0, f ? f->trip_update_count : 0,
         f ? f->alert_count : 0, f ? f->vehicle_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
         s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added,
-        s->added_no_route, s->added_no_departure,
+        s->added_no_route, s->added_no_departure, s->deleted, s->duplicated, s->replaced, s->not_duplicable,
         in->alerts_shown, in->alerts_rejected, in->vehicle_stats.shown, in->vehicle_stats.matched,
         in->vehicle_stats.unknown_trip, in->vehicle_stats.stale, in->vehicle_stats.duplicate);
     render_sources(in, now, &t);

@@ -16,6 +16,7 @@
  * stop without any costs no more.
  */
 #include "transit/rt_overlay.h"
+#include "transit/gtfs.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -27,6 +28,7 @@ enum {
     STOP_SKIPPED = 2,
     STOP_CANCELED = 4,
     STOP_ARR_PREDICTED = 8,   /* the arrival's delay (rt_arrival_entry) is known */
+    STOP_HIDDEN = 16,         /* the instance is DELETED or REPLACED (also canceled) */
 };
 /* bits 8-11 of a stop entry's flags: departure_occupancy_status + 1 (0: none) */
 #define STOP_OCCUPANCY_SHIFT 8
@@ -95,6 +97,9 @@ struct rt_overlay {
     uint32_t added_count, added_cap;
     char *added_ids;           /* their trip ids, NUL-terminated, one after another */
     size_t added_ids_len, added_ids_cap;
+    rt_added_call *calls;      /* each added trip's, from its first_call */
+    uint32_t call_count, call_cap;
+    uint32_t hidden_count;     /* instances DELETED or REPLACED */
     rt_added_event *events;    /* by stop, instant, trip */
     uint32_t event_count, event_cap;
     uint32_t *stop_events;     /* per dataset stop s: its events are [stop_events[s], stop_events[s + 1]) */
@@ -323,10 +328,13 @@ static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size)
     return true;
 }
 
-/* Appends a trip id (prefix + id) to added_ids; its offset in *off. */
-static bool add_id(rt_overlay *o, const char *prefix, const char *id, size_t *off)
+/* Appends a string (prefix + s) to added_ids; *field holds its offset plus
+ * one until added_ids stops moving (resolve()), NULL for a NULL s. */
+static bool keep_str(rt_overlay *o, const char *prefix, const char *s, const char **field)
 {
-    size_t np = strlen(prefix), ni = strlen(id), need = o->added_ids_len + np + ni + 1;
+    *field = NULL;
+    if (!s) return true;
+    size_t np = strlen(prefix), ni = strlen(s), need = o->added_ids_len + np + ni + 1;
     if (need > o->added_ids_cap) {
         size_t cap = o->added_ids_cap ? o->added_ids_cap : 4096;
         while (cap < need) cap *= 2;
@@ -335,43 +343,138 @@ static bool add_id(rt_overlay *o, const char *prefix, const char *id, size_t *of
         o->added_ids = p;
         o->added_ids_cap = cap;
     }
-    *off = o->added_ids_len;
+    *field = (const char *)(uintptr_t)(o->added_ids_len + 1);
     memcpy(o->added_ids + o->added_ids_len, prefix, np);
-    memcpy(o->added_ids + o->added_ids_len + np, id, ni + 1);
+    memcpy(o->added_ids + o->added_ids_len + np, s, ni + 1);
     o->added_ids_len = need;
     return true;
 }
 
-/* The time a stop_time_update of an ADDED trip states (departure, else
- * arrival); NULL when it gives none (a delay needs a schedule). */
-static const rt_event *added_time(const rt_stop_update *u)
+static const char *resolve(const rt_overlay *o, const char *field)
 {
-    if (u->departure.present && u->departure.has_time) return &u->departure;
-    if (u->arrival.present && u->arrival.has_time) return &u->arrival;
-    return NULL;
+    return field ? o->added_ids + (uintptr_t)field - 1 : NULL;
 }
 
-/* The time a stop_time_update of an ADDED trip states for its arrival
- * (arrival, else departure); NULL when it gives none. */
-static const rt_event *added_arrival_time(const rt_stop_update *u)
+/* The instant an event states: its time, else the scheduled instant plus
+ * its delay (RT_NO_TIME without a schedule or either). */
+static int64_t event_instant(const rt_event *e, int64_t sched)
 {
-    if (u->arrival.present && u->arrival.has_time) return &u->arrival;
-    if (u->departure.present && u->departure.has_time) return &u->departure;
-    return NULL;
+    if (!e->present) return RT_NO_TIME;
+    if (e->has_time) return e->time;
+    if (e->has_delay && sched != RT_NO_TIME) return sched + e->delay;
+    return RT_NO_TIME;
 }
 
-/* Appends one event of an ADDED trip at update i; false when out of memory. */
-static bool add_event(rt_overlay *o, const rt_stop_update *u, uint32_t i, uint32_t stop, uint32_t trip,
-                      const rt_event *e, int64_t day_start, uint32_t kind)
+static bool add_call(rt_overlay *o, uint32_t stop, uint32_t stop_sequence, int64_t arrival, int64_t departure)
 {
-    if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return false;
-    o->events[o->event_count++] = (rt_added_event){
-        e->time, stop, trip, u->has_stop_sequence ? u->stop_sequence : i + 1, (uint32_t)(e->time - day_start), kind};
+    if (!grow((void **)&o->calls, &o->call_cap, o->call_count, sizeof *o->calls)) return false;
+    o->calls[o->call_count++] = (rt_added_call){stop, stop_sequence, arrival, departure};
     return true;
 }
 
-/* Records an ADDED trip and its departure and arrival events (see
- * rt_overlay.h); -1 when out of memory. */
+/* Appends one event of the trip being added; false when out of memory. */
+static bool add_event(rt_overlay *o, const rt_added_call *c, uint32_t trip, int64_t instant, int64_t day_start,
+                      uint32_t kind)
+{
+    if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return false;
+    o->events[o->event_count++] =
+        (rt_added_event){instant, c->stop, trip, c->stop_sequence, (uint32_t)(instant - day_start), kind};
+    return true;
+}
+
+/* The calls from first_call on become the events of a new realtime-only
+ * trip `a` (strings as keep_str offsets): a departure at each call with one,
+ * an arrival at each with one (arrival only at the last call). A trip with
+ * no departure is not shown: its calls and events are dropped. -1 when out
+ * of memory. */
+static int finish_trip(rt_overlay *o, const dataset *ds, uint32_t first_call, rt_added_trip a,
+                       rt_overlay_stats *stats)
+{
+    if ((uint64_t)o->ntrips + o->added_count >= QUERY_NONE) {   /* row trip indices are spent */
+        o->call_count = first_call;
+        stats->added_no_departure++;
+        return 0;
+    }
+    int64_t day_start = dataset_instant(ds, a.service_date, 0);
+    uint32_t trip = o->ntrips + o->added_count, first_event = o->event_count, departures = 0;
+    for (uint32_t i = first_call; i < o->call_count; i++) {
+        const rt_added_call *c = &o->calls[i];
+        bool last = i + 1 == o->call_count;
+        int64_t dep = last ? RT_NO_TIME : c->departure;
+        int64_t arr = i == first_call ? RT_NO_TIME : c->arrival;
+        if (dep != RT_NO_TIME && (dep - day_start < 0 || dep - day_start > INT32_MAX)) dep = RT_NO_TIME;
+        if (arr != RT_NO_TIME && (arr - day_start < 0 || arr - day_start > INT32_MAX)) arr = RT_NO_TIME;
+        o->calls[i].departure = dep;
+        o->calls[i].arrival = arr;
+        if (dep != RT_NO_TIME) {
+            if (!add_event(o, c, trip, dep, day_start, ADDED_DEPARTURE)) return -1;
+            departures++;
+        }
+        if (arr != RT_NO_TIME &&
+            !add_event(o, c, trip, arr, day_start, ADDED_ARRIVAL | (dep == RT_NO_TIME ? ADDED_ARRIVAL_ONLY : 0)))
+            return -1;
+    }
+    if (departures == 0) {
+        o->event_count = first_event;   /* a trip with no departure is not shown, nor its arrivals */
+        o->call_count = first_call;
+        stats->added_no_departure++;
+        return 0;
+    }
+    if (!grow((void **)&o->added, &o->added_cap, o->added_count, sizeof *o->added)) return -1;
+    a.first_call = first_call;
+    a.call_count = o->call_count - first_call;
+    o->added[o->added_count++] = a;
+    stats->added++;
+    return 0;
+}
+
+/* The realtime-only trip's strings: the update's TripProperties, else the
+ * scheduled trip's (ti, when there is one). */
+static bool keep_properties(rt_overlay *o, const rt_trip_update *tu, const trip_info *ti, rt_added_trip *a)
+{
+    const char *headsign = tu->headsign ? tu->headsign : ti && ti->headsign && ti->headsign[0] ? ti->headsign : NULL;
+    const char *shape = tu->shape_id ? tu->shape_id : ti && ti->shape_id && ti->shape_id[0] ? ti->shape_id : NULL;
+    return keep_str(o, "", headsign, &a->headsign) && keep_str(o, "", shape, &a->shape_id) &&
+           keep_str(o, "", tu->short_name, &a->short_name) &&
+           keep_str(o, "", ti ? ti->id : NULL, &a->source_trip_id);
+}
+
+/* The calls an update's stop_time_updates state (ADDED, NEW, REPLACEMENT):
+ * each SCHEDULED one at its stop_id's stop, else (st: the scheduled trip's
+ * stop times on `date`, shifted by `offset`) at the scheduled stop of its
+ * stop_sequence; at its time, else its scheduled time plus its delay; a
+ * departure without either takes the arrival's and the other way round. */
+static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_update *tu,
+                               const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+{
+    for (uint32_t i = 0; i < tu->stop_count; i++) {
+        const rt_stop_update *u = &tu->stops[i];
+        if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
+        long k = -1;
+        if (st && u->has_stop_sequence)
+            for (uint32_t j = 0; j < n && k < 0; j++)
+                if (st[j].stop_sequence == u->stop_sequence) k = (long)j;
+        uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id))
+                        : k >= 0   ? st[k].stop
+                                   : QUERY_NONE;
+        int64_t sched_dep = k >= 0 && st[k].departure_secs != GTFS_TIME_NONE
+                                ? dataset_instant(ds, date, st[k].departure_secs) : RT_NO_TIME;
+        int64_t sched_arr = k >= 0 && st[k].arrival_secs != GTFS_TIME_NONE
+                                ? dataset_instant(ds, date, st[k].arrival_secs) : RT_NO_TIME;
+        int64_t dep = event_instant(&u->departure, sched_dep), arr = event_instant(&u->arrival, sched_arr);
+        if (dep == RT_NO_TIME) dep = arr;
+        if (arr == RT_NO_TIME) arr = dep;
+        if (stop == QUERY_NONE || dep == RT_NO_TIME) {
+            stats->unmatched_stops++;   /* a call that cannot be shown */
+            continue;
+        }
+        uint32_t seq = u->has_stop_sequence ? u->stop_sequence : k >= 0 ? st[k].stop_sequence : i + 1;
+        if (!add_call(o, stop, seq, arr, dep)) return false;
+    }
+    return true;
+}
+
+/* Records an ADDED or NEW trip (see rt_overlay.h); -1 when out of memory. */
 static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, rt_overlay_stats *stats)
 {
     uint32_t route = tu->route_id ? dataset_find_route(ds, tu->route_id, strlen(tu->route_id)) : QUERY_NONE;
@@ -379,54 +482,73 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
         stats->added_no_route++;
         return 0;
     }
-    if ((uint64_t)o->ntrips + o->added_count >= QUERY_NONE) {   /* row trip indices are spent */
-        stats->added_no_departure++;
-        return 0;
-    }
     int32_t date = tu->start_day;
     if (date == INT32_MIN) {
-        const rt_event *first = NULL;
-        for (uint32_t i = 0; i < tu->stop_count && !first; i++) first = added_time(&tu->stops[i]);
-        if (!first) {
+        int64_t first = RT_NO_TIME;
+        for (uint32_t i = 0; i < tu->stop_count && first == RT_NO_TIME; i++) {
+            first = event_instant(&tu->stops[i].departure, RT_NO_TIME);
+            if (first == RT_NO_TIME) first = event_instant(&tu->stops[i].arrival, RT_NO_TIME);
+        }
+        if (first == RT_NO_TIME) {
             stats->added_no_departure++;
             return 0;
         }
-        date = (int32_t)floor_div(first->time + dataset_utc_offset(ds, first->time), 86400);
+        date = (int32_t)floor_div(first + dataset_utc_offset(ds, first), 86400);
     }
-    int64_t day_start = dataset_instant(ds, date, 0);
-    uint32_t trip = o->ntrips + o->added_count, first_event = o->event_count, departures = 0;
-    /* the last update is where the trip ends: no departure there; the first
-     * is where it starts: no arrival there */
-    for (uint32_t i = 0; i < tu->stop_count; i++) {
-        const rt_stop_update *u = &tu->stops[i];
-        bool last = i + 1 == tu->stop_count;
-        if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
-        uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id)) : QUERY_NONE;
-        const rt_event *dep = last ? NULL : added_time(u), *arr = i == 0 ? NULL : added_arrival_time(u);
-        int64_t dep_secs = dep ? dep->time - day_start : -1, arr_secs = arr ? arr->time - day_start : -1;
-        if (!last && (stop == QUERY_NONE || dep_secs < 0 || dep_secs > INT32_MAX))
-            stats->unmatched_stops++;   /* counted as a departure that cannot be shown */
-        else if (!last) {
-            if (!add_event(o, u, i, stop, trip, dep, day_start, ADDED_DEPARTURE)) return -1;
-            departures++;
-        }
-        if (stop != QUERY_NONE && arr_secs >= 0 && arr_secs <= INT32_MAX &&
-            !add_event(o, u, i, stop, trip, arr, day_start, ADDED_ARRIVAL | (last ? ADDED_ARRIVAL_ONLY : 0)))
-            return -1;
-    }
-    if (departures == 0) {
-        o->event_count = first_event;   /* a trip with no departure is not shown, nor its arrivals */
-        stats->added_no_departure++;
-        return 0;
-    }
-    size_t off;
+    uint32_t first_call = o->call_count;
+    if (!calls_from_updates(o, ds, tu, NULL, 0, date, stats)) return -1;
+    rt_added_trip a = {.route = route, .direction_id = tu->direction_id, .service_date = date,
+                       .relationship = tu->relationship};
     bool own_id = tu->trip_id && tu->trip_id[0];
-    if (!add_id(o, own_id ? "" : "rt:", own_id ? tu->trip_id : (tu->entity_id ? tu->entity_id : ""), &off) ||
-        !grow((void **)&o->added, &o->added_cap, o->added_count, sizeof *o->added))
+    if (!keep_str(o, own_id ? "" : "rt:", own_id ? tu->trip_id : (tu->entity_id ? tu->entity_id : ""), &a.trip_id) ||
+        !keep_properties(o, tu, NULL, &a))
         return -1;
-    /* the id's offset stands in for its pointer until added_ids stops moving */
-    o->added[o->added_count++] = (rt_added_trip){(const char *)(uintptr_t)off, route, tu->direction_id, date};
-    stats->added++;
+    return finish_trip(o, ds, first_call, a, stats);
+}
+
+/* Records the REPLACEMENT of a scheduled instance (its stop times st, on
+ * `date`, shifted by `offset`): a realtime-only trip of the same id; -1
+ * when out of memory. */
+static int add_replacement(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_info *ti,
+                           const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+{
+    uint32_t first_call = o->call_count;
+    if (!calls_from_updates(o, ds, tu, st, n, date, stats)) return -1;
+    rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
+                       .relationship = RT_TRIP_REPLACEMENT};
+    if (!keep_str(o, "", ti->id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
+    uint32_t before = stats->added;
+    if (finish_trip(o, ds, first_call, a, stats)) return -1;
+    if (stats->added > before) stats->replaced++;
+    return 0;
+}
+
+/* Records a DUPLICATED copy of a scheduled trip (stop times st): its
+ * entries `out`/`arr` hold the copy's shifted times and propagated delays
+ * (propagate()); -1 when out of memory. */
+static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_info *ti,
+                         const trip_stop_time *st, uint32_t n, const rt_stop_entry *out,
+                         const rt_arrival_entry *arr, rt_overlay_stats *stats)
+{
+    int32_t date = tu->new_start_day;
+    uint32_t first_call = o->call_count;
+    for (uint32_t k = 0; k < n; k++) {
+        if (out[k].flags & STOP_CANCELED) continue;   /* skipped */
+        int64_t dep = st[k].departure_secs == GTFS_TIME_NONE ? RT_NO_TIME
+                      : dataset_instant(ds, date, out[k].secs) + ((out[k].flags & STOP_PREDICTED) ? out[k].delay : 0);
+        int64_t at = st[k].arrival_secs == GTFS_TIME_NONE ? RT_NO_TIME
+                     : dataset_instant(ds, date, arr[k].secs) + ((out[k].flags & STOP_ARR_PREDICTED) ? arr[k].delay : 0);
+        if (dep == RT_NO_TIME) dep = at;
+        if (at == RT_NO_TIME) at = dep;
+        if (dep == RT_NO_TIME) continue;
+        if (!add_call(o, st[k].stop, st[k].stop_sequence, at, dep)) return -1;
+    }
+    rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
+                       .relationship = RT_TRIP_DUPLICATED};
+    if (!keep_str(o, "", tu->new_trip_id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
+    uint32_t before = stats->added;
+    if (finish_trip(o, ds, first_call, a, stats)) return -1;
+    if (stats->added > before) stats->duplicated++;
     return 0;
 }
 
@@ -465,7 +587,14 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     if (!(o->stop_events = calloc((size_t)o->nstops + 1, sizeof *o->stop_events))) return -1;
     if (!o->added_count) return 0;
     for (uint32_t k = 0; k < o->added_count; k++)
-        o->added[k].trip_id = o->added_ids + (uintptr_t)o->added[k].trip_id;
+    {
+        rt_added_trip *a = &o->added[k];
+        a->trip_id = resolve(o, a->trip_id);
+        a->headsign = resolve(o, a->headsign);
+        a->short_name = resolve(o, a->short_name);
+        a->shape_id = resolve(o, a->shape_id);
+        a->source_trip_id = resolve(o, a->source_trip_id);
+    }
     added_key *keys = malloc((size_t)o->added_count * sizeof *keys);
     uint32_t *renumber = calloc(o->added_count, sizeof *renumber);
     if (!keys || !renumber) {
@@ -513,6 +642,26 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
 }
 
 uint32_t rt_overlay_added_trip_count(const rt_overlay *o) { return o->added_count; }
+uint32_t rt_overlay_hidden_count(const rt_overlay *o) { return o->hidden_count; }
+
+const rt_added_trip *rt_overlay_find_added(const rt_overlay *o, const char *trip_id, int32_t service_date)
+{
+    const rt_added_trip *best = NULL;
+    for (uint32_t k = 0; k < o->added_count; k++) {
+        const rt_added_trip *a = &o->added[k];
+        if (strcmp(a->trip_id, trip_id) != 0) continue;
+        if (service_date != INT32_MIN ? a->service_date == service_date
+                                      : !best || a->service_date < best->service_date)
+            best = a;
+    }
+    return best;
+}
+
+const rt_added_call *rt_overlay_added_calls(const rt_overlay *o, const rt_added_trip *a)
+{
+    assert((uint64_t)a->first_call + a->call_count <= o->call_count);
+    return o->calls + a->first_call;
+}
 
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop)
 {
@@ -591,8 +740,12 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         const rt_trip_update *tu = &feed->trip_updates[i];
         uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
         if (trip == QUERY_NONE) {
-            if (tu->relationship != RT_TRIP_ADDED) stats->unknown_trip++;
+            if (tu->relationship != RT_TRIP_ADDED && tu->relationship != RT_TRIP_NEW) stats->unknown_trip++;
             else if (add_trip(o, ds, tu, stats)) goto oom;
+            continue;
+        }
+        if (tu->relationship == RT_TRIP_NEW) {
+            stats->unknown_trip++;   /* NEW names a trip the schedule does not have */
             continue;
         }
         uint32_t n = 0;
@@ -614,6 +767,19 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         }
         trip_info ti;
         dataset_trip(ds, trip, &ti);
+        if (tu->relationship == RT_TRIP_DUPLICATED) {
+            /* a copy at another time: the original is untouched */
+            if (ti.frequency_based || dataset_find_trip(ds, tu->new_trip_id, strlen(tu->new_trip_id)) != QUERY_NONE) {
+                stats->not_duplicable++;
+                continue;
+            }
+            rt_stop_entry *copy = reserve_stops(o, n);   /* scratch past the kept entries */
+            if (!copy) goto oom;
+            int32_t shift = tu->new_start_secs - (int32_t)st[0].departure_secs;
+            propagate(ds, tu, st, n, tu->new_start_day, shift, copy, o->arr_stops + o->stop_count, stats);
+            if (add_duplicate(o, ds, tu, &ti, st, n, copy, o->arr_stops + o->stop_count, stats)) goto oom;
+            continue;
+        }
         int32_t offset = 0, start = -1;
         if (ti.frequency_based) {
             if (tu->start_secs < 0) {
@@ -637,6 +803,15 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         rt_stop_entry *out = reserve_stops(o, n);
         if (!out) goto oom;
         propagate(ds, tu, st, n, date, offset, out, o->arr_stops + o->stop_count, stats);
+        if (tu->relationship == RT_TRIP_DELETED || tu->relationship == RT_TRIP_REPLACEMENT)
+            for (uint32_t k = 0; k < n; k++) {
+                out[k].flags = STOP_CANCELED | STOP_HIDDEN;
+                out[k].delay = 0;
+                o->arr_stops[o->stop_count + k].delay = 0;
+            }
+        if (tu->relationship == RT_TRIP_DELETED) stats->deleted++;
+        if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
+            goto oom;
         note_slack(o, st, n, out, o->arr_stops + o->stop_count);
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
@@ -655,6 +830,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->trips[kept++] = o->trips[i];
     }
     o->trip_count = kept;
+    for (uint32_t i = 0; i < kept; i++)
+        if (o->trips[i].stop_count && (o->stops[o->trips[i].first_stop].flags & STOP_HIDDEN)) o->hidden_count++;
     if (!(o->trip_first = malloc(((size_t)o->ntrips + 1) * sizeof *o->trip_first))) goto oom;
     if (!(o->heads = calloc((size_t)o->ntrips + 1, sizeof *o->heads))) goto oom;
     memset(o->trip_first, 0xff, ((size_t)o->ntrips + 1) * sizeof *o->trip_first);
@@ -698,6 +875,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->arr_stops);
     free(o->added);
     free(o->added_ids);
+    free(o->calls);
     free(o->events);
     free(o->stop_events);
     free(o->slack);
@@ -764,6 +942,7 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
     out->realtime = true;
     out->canceled = (s->flags & STOP_CANCELED) != 0;
     out->skipped = (s->flags & STOP_SKIPPED) != 0;
+    out->hidden = (s->flags & STOP_HIDDEN) != 0;
     return true;
 }
 

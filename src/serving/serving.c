@@ -28,6 +28,8 @@ struct serving {
     rt_overlay *realtime;        /* of the source's last good feed, or NULL */
     void (*on_reload)(void *ctx, bool ok);
     void *on_reload_ctx;
+    void (*on_change)(void *ctx);   /* serving_on_change */
+    void *on_change_ctx;
     /* alerts: one write (store, then view) at a time */
     pthread_mutex_t alert_writes;
     live_store *live;            /* DATA/live.sqlite, or NULL when it could not be opened */
@@ -86,6 +88,18 @@ void serving_on_reload(serving *s, void (*fn)(void *ctx, bool ok), void *ctx)
 {
     s->on_reload = fn;
     s->on_reload_ctx = ctx;
+}
+
+void serving_on_change(serving *s, void (*fn)(void *ctx), void *ctx)
+{
+    s->on_change = fn;
+    s->on_change_ctx = ctx;
+}
+
+static void tell_change(serving *s)
+{
+    if (s->on_change)
+        s->on_change(s->on_change_ctx);
 }
 
 /* ------------------------------------------------------------ snapshots */
@@ -181,6 +195,8 @@ void serving_rebuild_realtime(serving *s)
     if (ds)
         dataset_release(ds);
     pthread_mutex_unlock(&s->realtime_builds);
+    if (o)
+        tell_change(s);
 }
 
 /* ------------------------------------------------------------ alerts */
@@ -196,6 +212,7 @@ static void publish_alerts(serving *s, alert_view *v)
     unlock_current(s);
     if (old)
         alert_view_release(old);
+    tell_change(s);
 }
 
 /* A view of the stored alerts (ordered by id) merged with the realtime
@@ -412,6 +429,7 @@ void serving_install_dataset(serving *s, dataset *ds)
     if (old)
         dataset_release(old);
     pthread_mutex_unlock(&s->alert_writes);
+    tell_change(s);
     /* until this finishes, rows of the new dataset say realtime false (the
      * overlay knows only the old one's trips) */
     serving_rebuild_realtime(s);

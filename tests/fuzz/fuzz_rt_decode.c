@@ -145,34 +145,60 @@ static void answer_vehicles(const rt_overlay *o)
     }
 }
 
-/* Departures with the overlay, as GET /v1/stops/{id}/departures and
- * /v1/departures answer them; every body must parse as JSON. */
-static void answer_departures(const rt_overlay *o)
+/* The body of a 200 must parse as JSON. */
+static void check_json(const json_writer *w, const char *what)
 {
-    static const char *const stops[] = {"STA", "P1", "S1", "S2", "S3"};
-    api_param params[] = {{"time", "2026-11-02T06:00:00-05:00"}, {"window", "1440"}, {"limit", "7"},
-                          {"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "300"}};
+    json_error_t e;
+    json_t *parsed = json_loadb(w->buf, w->len, 0, &e);
+    if (!parsed) {
+        fprintf(stderr, "fuzz_rt_decode: a %s body is not JSON (%s at %d): %.*s\n", what, e.text, e.position,
+                (int)w->len, w->buf);
+        __builtin_trap();
+    }
+    json_decref(parsed);
+}
+
+/* /v1/trips/{id} of the realtime-only trips (NEW, DUPLICATED copies,
+ * REPLACEMENTs) the overlay holds, and of ids the seeds use. */
+static void answer_trips(const rt_overlay *o)
+{
+    static const char *const ids[] = {"X1", "D1", "T1", "rt:x2"};
     api_problem prob;
     int cache;
     json_writer w;
-    for (size_t i = 0; i <= sizeof stops / sizeof stops[0]; i++) {
-        bool nearby = i == sizeof stops / sizeof stops[0];
-        api_request req = {.params = params, .nparams = nearby ? 6 : 3,
-                           .id = nearby ? NULL : stops[i], .realtime = o};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        api_request req = {.id = ids[i], .realtime = o};
         json_init(&w);
-        int status = nearby ? api_departures(g_thread, g_ds, &req, &w, &prob, &cache)
-                            : api_stop_departures(g_thread, g_ds, &req, &w, &prob, &cache);
-        if (status == 200) {
-            json_error_t e;
-            json_t *parsed = json_loadb(w.buf, w.len, 0, &e);
-            if (!parsed) {
-                fprintf(stderr, "fuzz_rt_decode: a departures body is not JSON (%s at %d): %.*s\n", e.text,
-                        e.position, (int)w.len, w.buf);
-                __builtin_trap();
-            }
-            json_decref(parsed);
-        }
+        if (api_trip(g_thread, g_ds, &req, &w, &prob, &cache) == 200)
+            check_json(&w, "trip");
         json_free(&w);
+    }
+}
+
+/* Departures with the overlay, as GET /v1/stops/{id}/departures and
+ * /v1/departures answer them, by predicted and by scheduled time; every
+ * body must parse as JSON. */
+static void answer_departures(const rt_overlay *o)
+{
+    static const char *const stops[] = {"STA", "P1", "S1", "S2", "S3"};
+    static const char *const modes[] = {"predicted", "scheduled"};
+    api_problem prob;
+    int cache;
+    json_writer w;
+    for (size_t m = 0; m < 2; m++) {
+        api_param params[] = {{"time", "2026-11-02T06:00:00-05:00"}, {"window", "1440"}, {"limit", "7"},
+                              {"realtime", modes[m]}, {"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "300"}};
+        for (size_t i = 0; i <= sizeof stops / sizeof stops[0]; i++) {
+            bool nearby = i == sizeof stops / sizeof stops[0];
+            api_request req = {.params = params, .nparams = nearby ? 7 : 4,
+                               .id = nearby ? NULL : stops[i], .realtime = o};
+            json_init(&w);
+            int status = nearby ? api_departures(g_thread, g_ds, &req, &w, &prob, &cache)
+                                : api_stop_departures(g_thread, g_ds, &req, &w, &prob, &cache);
+            if (status == 200)
+                check_json(&w, "departures");
+            json_free(&w);
+        }
     }
 }
 
@@ -216,6 +242,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rt_overlay_set_vehicles(o, v);
         answer_departures(o);
         answer_vehicles(o);
+        answer_trips(o);
         rt_overlay_release(o);
     }
     alert **alerts = NULL;

@@ -1,8 +1,10 @@
 """Writes the seed inputs of the GTFS-Realtime fuzz target into a corpus
 directory: small valid feeds (trip updates with delays, SKIPPED and
-NO_DATA stops, a CANCELED trip, ADDED trips, an alert, vehicle positions
-alone and mixed with trip updates), so mutations start
-from inputs that reach deep into the decoder and the overlay.
+NO_DATA stops, a CANCELED trip, ADDED trips, an alert; NEW, DUPLICATED,
+REPLACEMENT and DELETED trips with TripProperties, a platform change by
+StopTimeProperties.assigned_stop_id; vehicle positions alone and mixed with
+trip updates), so mutations start from inputs that reach deep into the
+decoder and the overlay.
 """
 import pathlib
 import sys
@@ -15,6 +17,39 @@ out = pathlib.Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
 skipped = field_bytes(2, field_varint(1, 4) + field_varint(5, 1))
 no_data = field_bytes(2, field_varint(1, 5) + field_varint(5, 2))
+# TripProperties (TripUpdate field 6): trip_id 1, start_date 2, start_time 3,
+# shape_id 4, trip_headsign 5, trip_short_name 6
+duplicate_props = field_bytes(6, field_bytes(1, "D1") + field_bytes(2, "20261102") + field_bytes(3, "09:30:00") +
+                              field_bytes(5, "Copy") + field_bytes(6, "D"))
+new_props = field_bytes(6, field_bytes(4, "SH1") + field_bytes(5, "Extra") + field_bytes(6, "X"))
+
+
+
+def _append(entity, extra):
+    from gtfs_rt_wire import varint
+    # strip the two length-delimited headers (FeedMessage.entity, FeedEntity.trip_update)
+    def split(b):
+        i = 1
+        n = 0
+        shift = 0
+        while True:
+            c = b[i]
+            n |= (c & 0x7F) << shift
+            shift += 7
+            i += 1
+            if not c & 0x80:
+                return b[:1], b[i:i + n]
+    _, body = split(entity)
+    # body = id field + trip_update field (the last field)
+    id_len = body[1]
+    id_field, tu_field = body[:2 + id_len], body[2 + id_len:]
+    _, tu = split(tu_field)
+    return field_bytes(2, id_field + field_bytes(3, tu + extra))
+
+
+# assigned_stop_id: StopTimeUpdate field 6 { field 1 }
+platform_change = field_bytes(2, field_varint(1, 2) + field_bytes(3, field_varint(1, 30)) +
+                              field_bytes(6, field_bytes(1, "S3")))
 seeds = {
     "empty": feed(),
     "delays": feed(trip_update("e1", "T1", "20261102", [(1, 60), (3, -30)])),
@@ -35,6 +70,12 @@ seeds = {
     "vehicles-mixed": feed(trip_update("e1", "T1", "20261102", [(2, 120)]),
                            vehicle_entity("v1", "BUS1", "T1", "20261102", occupancy=5),
                            alert_entity("a1", "S2", "Detour"), timestamp=1793624400),
+    "new": feed(_append(added_trip("n1", "X1", "R1", "20261102", [("P1", 1793624700), ("S2", 1793625300)]),
+                        new_props).replace(field_varint(4, 1), field_varint(4, 8), 1)),
+    "duplicated": feed(_append(trip_update("d1", "T1", "20261102", [(2, 60)], relationship=6), duplicate_props)),
+    "replacement": feed(trip_update("r1", "T3", "20261102", [(1, 300), (3, 120)], relationship=5),
+                        trip_update("del", "T1", "20261102", relationship=7)),
+    "platform": feed(_append(trip_update("p1", "T1", "20261102", [(1, 0)]), platform_change)),
 }
 for name, data in seeds.items():
     (out / f"seed-{name}.pb").write_bytes(data)

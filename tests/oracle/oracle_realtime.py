@@ -6,7 +6,8 @@ what transitd wrote.
 
 Updates are plain data, not protobuf (the test encodes the same list with
 the protobuf package for the engine): dicts with trip_id, start_date (a
-date), canceled (bool) and stops, a list of (stop_sequence, what) with what
+date), canceled (bool), deleted (bool: a DELETED instance, shown on no
+board, by prediction or by schedule) and stops, a list of (stop_sequence, what) with what
 a dict of any of departure_delay, arrival_delay, departure_time,
 arrival_time (Unix seconds) and skipped=True, in increasing stop_sequence.
 """
@@ -36,6 +37,7 @@ class Predictions:
         self.feed = feed
         self.said = {}          # (trip, date, seq, arrival) -> Said
         self.instances = set()
+        self.hidden = set()     # (trip, date) of DELETED instances: no rows at all
         self.late = collections.Counter()    # stop_id -> the largest delay there (>= 0)
         self.early = collections.Counter()   # stop_id -> the largest early running (>= 0)
         for u in updates:
@@ -57,6 +59,9 @@ class Predictions:
     def _propagate(self, trip, day, u):
         seqs, arrs, deps, stops = self.feed.trip_times[trip]
         base = self.feed.service_day_base(day)
+        if u.get("deleted"):
+            self.hidden.add((trip, day))
+            return
         if u.get("canceled"):
             for seq, stop_id in zip(seqs, stops):
                 for arrival in (False, True):
@@ -109,9 +114,13 @@ class Predictions:
 
     # ------------------------------------------------------------ boards
 
+    def visible(self, events):
+        """The events of instances not DELETED (a board by schedule shows these)."""
+        return [e for e in events if (self.feed.trip_index[e.trip_id], e.service_date) not in self.hidden]
+
     def _by_prediction(self, events, t_from, window_s):
         out = []
-        for e in events:
+        for e in self.visible(events):
             at = self.predicted_instant(e)
             if t_from <= at < t_from + window_s:
                 out.append(e._replace(instant=at, utc_offset=self.feed.utc_offset(at)))

@@ -336,6 +336,109 @@ static void test_bad_entities_are_rejected_alone(void **state)
     rt_feed_free(f);
 }
 
+/* One trip update entity, decoded alone: the feed (or NULL) and its first rejection. */
+static rt_feed *decode_one(TripUpdate *tu, const char *id)
+{
+    FeedHeader header = TRANSIT_REALTIME__FEED_HEADER__INIT;
+    header.gtfs_realtime_version = "2.0";
+    FeedEntity e = TRANSIT_REALTIME__FEED_ENTITY__INIT;
+    e.id = (char *)id;
+    e.trip_update = tu;
+    FeedEntity *ep[] = {&e};
+    FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
+    msg.header = &header;
+    msg.n_entity = 1;
+    msg.entity = ep;
+    size_t len;
+    char err[256] = "";
+    uint8_t *buf = pack(&msg, &len);
+    rt_feed *f = rt_feed_decode(buf, len, err, sizeof err);
+    free(buf);
+    assert_non_null(f);
+    return f;
+}
+
+static void test_new_duplicated_and_trip_properties(void **state)
+{
+    (void)state;
+    /* NEW: accepted like ADDED, TripProperties kept */
+    TripDescriptor td = TRANSIT_REALTIME__TRIP_DESCRIPTOR__INIT;
+    td.trip_id = "X1";
+    td.route_id = "R1";
+    td.has_schedule_relationship = 1;
+    td.schedule_relationship = TRANSIT_REALTIME__TRIP_DESCRIPTOR__SCHEDULE_RELATIONSHIP__NEW;
+    TransitRealtime__TripUpdate__TripProperties props = TRANSIT_REALTIME__TRIP_UPDATE__TRIP_PROPERTIES__INIT;
+    props.trip_headsign = "Extra";
+    props.trip_short_name = "X";
+    props.shape_id = "SH1";
+    TripUpdate tu = TRANSIT_REALTIME__TRIP_UPDATE__INIT;
+    tu.trip = &td;
+    tu.trip_properties = &props;
+    rt_feed *f = decode_one(&tu, "new");
+    assert_int_equal(f->trip_update_count, 1);
+    assert_int_equal(f->trip_updates[0].relationship, RT_TRIP_NEW);
+    assert_string_equal(f->trip_updates[0].headsign, "Extra");
+    assert_string_equal(f->trip_updates[0].short_name, "X");
+    assert_string_equal(f->trip_updates[0].shape_id, "SH1");
+    assert_null(f->trip_updates[0].new_trip_id);
+    rt_feed_free(f);
+
+    /* DUPLICATED: trip_id, start_date and start_time of TripProperties are required */
+    td.route_id = NULL;
+    td.schedule_relationship = TRANSIT_REALTIME__TRIP_DESCRIPTOR__SCHEDULE_RELATIONSHIP__DUPLICATED;
+    tu.trip_properties = NULL;
+    f = decode_one(&tu, "d0");
+    assert_int_equal(f->trip_update_count, 0);
+    assert_string_equal(f->first_rejection, "entity \"d0\": DUPLICATED trip without trip_properties.trip_id");
+    rt_feed_free(f);
+    TransitRealtime__TripUpdate__TripProperties dup = TRANSIT_REALTIME__TRIP_UPDATE__TRIP_PROPERTIES__INIT;
+    dup.trip_id = "X1-copy";
+    dup.start_date = "20261102";
+    dup.start_time = "9:30";
+    tu.trip_properties = &dup;
+    f = decode_one(&tu, "d1");
+    assert_int_equal(f->trip_update_count, 0);
+    assert_string_equal(f->first_rejection,
+                        "entity \"d1\": DUPLICATED trip: trip_properties.start_time \"9:30\" is not HH:MM:SS");
+    rt_feed_free(f);
+    dup.start_time = "25:30:00";
+    f = decode_one(&tu, "d2");
+    assert_int_equal(f->trip_update_count, 1);
+    assert_string_equal(f->trip_updates[0].new_trip_id, "X1-copy");
+    assert_int_equal(f->trip_updates[0].new_start_secs, 25 * 3600 + 30 * 60);
+    int32_t day;
+    assert_true(rt_parse_date("20261102", &day));
+    assert_int_equal(f->trip_updates[0].new_start_day, day);
+    rt_feed_free(f);
+
+    /* assigned_stop_id: kept; an empty one rejects the entity, naming the field */
+    td.schedule_relationship = TRANSIT_REALTIME__TRIP_DESCRIPTOR__SCHEDULE_RELATIONSHIP__SCHEDULED;
+    tu.trip_properties = NULL;
+    StopTimeEvent ev = TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_EVENT__INIT;
+    ev.has_delay = 1;
+    TransitRealtime__TripUpdate__StopTimeUpdate__StopTimeProperties sp =
+        TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_UPDATE__STOP_TIME_PROPERTIES__INIT;
+    sp.assigned_stop_id = "P2";
+    StopTimeUpdate u = TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_UPDATE__INIT;
+    u.has_stop_sequence = 1;
+    u.stop_sequence = 1;
+    u.departure = &ev;
+    u.stop_time_properties = &sp;
+    StopTimeUpdate *us[] = {&u};
+    tu.n_stop_time_update = 1;
+    tu.stop_time_update = us;
+    f = decode_one(&tu, "p1");
+    assert_int_equal(f->trip_update_count, 1);
+    assert_string_equal(f->trip_updates[0].stops[0].assigned_stop_id, "P2");
+    rt_feed_free(f);
+    sp.assigned_stop_id = "";
+    f = decode_one(&tu, "p2");
+    assert_int_equal(f->trip_update_count, 0);
+    assert_string_equal(f->first_rejection,
+                        "entity \"p2\": stop_time_update 0: stop_time_properties.assigned_stop_id is empty");
+    rt_feed_free(f);
+}
+
 static void test_date_and_time_parsing(void **state)
 {
     (void)state;
@@ -362,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_garbage_and_empty_input_fail),
         cmocka_unit_test(test_header_rules),
         cmocka_unit_test(test_bad_entities_are_rejected_alone),
+        cmocka_unit_test(test_new_duplicated_and_trip_properties),
         cmocka_unit_test(test_date_and_time_parsing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

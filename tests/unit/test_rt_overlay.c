@@ -563,7 +563,7 @@ static void test_added_departures_in_answers(void **state)
                      "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
                      "\"departure\":\"2026-11-02T08:30:00-05:00\",\"departure_secs\":30600,\"stop_sequence\":1,"
                      "\"scheduled\":null,\"predicted\":\"2026-11-02T08:30:00-05:00\",\"delay_s\":null,"
-                     "\"realtime\":true,\"canceled\":false,\"added\":true}",
+                     "\"realtime\":true,\"canceled\":false,\"added\":true,\"trip_relationship\":\"ADDED\"}",
               p);
     p = after(w.buf, "\"trip_id\":\"T2\"", p);
     assert_non_null(strstr(w.buf, "\"truncated\":false"));
@@ -745,7 +745,7 @@ static void test_arrival_rows_carry_realtime(void **state)
                  "\"route_long_name\":\"Main\",\"route_type\":3,\"headsign\":null,\"service_date\":\"2026-11-02\","
                  "\"arrival\":\"2026-11-02T08:19:00-05:00\",\"arrival_secs\":29940,\"stop_sequence\":2,"
                  "\"scheduled\":null,\"predicted\":\"2026-11-02T08:19:00-05:00\",\"delay_s\":null,"
-                 "\"realtime\":true,\"canceled\":false,\"added\":true}",
+                 "\"realtime\":true,\"canceled\":false,\"added\":true,\"trip_relationship\":\"ADDED\"}",
           p);
     json_free(&w);
     /* the departures of the same stop say the departure's delay */

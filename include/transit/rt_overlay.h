@@ -66,6 +66,7 @@
 
 #include "transit/query.h"
 #include "transit/rt_feed.h"
+#include "transit/rt_vehicles.h"
 
 typedef struct rt_overlay rt_overlay;
 
@@ -119,6 +120,8 @@ typedef struct rt_departure {
     bool hidden;               /* the instance is DELETED or REPLACED: no board shows the row */
     bool has_prediction;       /* delay_s is known */
     int32_t delay_s;           /* predicted event = scheduled + delay_s */
+    uint8_t occupancy;         /* a departure's departure_occupancy_status + 1 from its
+                                * stop_time_update; 0 when the update gives none */
 } rt_departure;
 
 /* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
@@ -201,5 +204,12 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
 /* The same for the events of `kind` (query.h): arrival rows say .arrival. */
 uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
                                  departure *out, uint32_t max);
+
+/* ------------------------------------------------------------ vehicles
+ * The vehicle set (rt_vehicles.h) published with the overlay, so that a
+ * request's one snapshot holds both. Set it before the overlay is shared
+ * (it takes over the caller's reference); NULL without one. */
+void rt_overlay_set_vehicles(rt_overlay *o, rt_vehicles *v);
+const rt_vehicles *rt_overlay_vehicles(const rt_overlay *o);
 
 #endif

@@ -30,6 +30,8 @@ enum {
     STOP_ARR_PREDICTED = 8,   /* the arrival's delay (rt_arrival_entry) is known */
     STOP_HIDDEN = 16,         /* the instance is DELETED or REPLACED (also canceled) */
 };
+/* bits 8-11 of a stop entry's flags: departure_occupancy_status + 1 (0: none) */
+#define STOP_OCCUPANCY_SHIFT 8
 
 typedef struct rt_stop_entry {
     uint32_t stop_sequence;
@@ -143,6 +145,7 @@ struct rt_overlay {
     int64_t late_base;
     rt_late_note *notes;       /* while building: one per late event, unordered */
     uint32_t note_count, note_cap;
+    rt_vehicles *vehicles;     /* published with it, or NULL */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -273,6 +276,7 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
         int64_t sched_arr = dataset_instant(ds, service_date, arr[k].secs);
         if (next_at == (long)k) {
             const rt_stop_update *u = &tu->stops[next];
+            out[k].flags |= (uint32_t)(u->departure_occupancy & 15) << STOP_OCCUPANCY_SHIFT;
             switch (u->relationship) {
             case RT_STOP_SKIPPED:
                 out[k].flags |= STOP_SKIPPED | STOP_CANCELED;
@@ -1067,6 +1071,7 @@ void rt_overlay_release(rt_overlay *o)
 {
     if (!o || __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     dataset_release(o->ds);
+    rt_vehicles_release(o->vehicles);
     free(o->trip_bits);
     free(o->trip_first);
     free(o->heads);
@@ -1140,6 +1145,7 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
         if (s->secs != d->secs) return false;
         out->has_prediction = (s->flags & STOP_PREDICTED) != 0;
         out->delay_s = s->delay;
+        out->occupancy = (uint8_t)(s->flags >> STOP_OCCUPANCY_SHIFT & 15);
     }
     out->realtime = true;
     out->canceled = (s->flags & STOP_CANCELED) != 0;
@@ -1186,3 +1192,11 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
     memset(out, 0, sizeof *out);
     return false;
 }
+
+void rt_overlay_set_vehicles(rt_overlay *o, rt_vehicles *v)
+{
+    rt_vehicles_release(o->vehicles);
+    o->vehicles = v;
+}
+
+const rt_vehicles *rt_overlay_vehicles(const rt_overlay *o) { return o ? o->vehicles : NULL; }

@@ -65,12 +65,14 @@ LIB_SRC := $(filter-out src/cli/main.c,$(wildcard $(addprefix src/,$(addsuffix /
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 SRC_HDR := $(wildcard src/*/*.h)
 # GTFS-Realtime: protoc-c compiles proto/gtfs-realtime.proto into $(BUILD)/gen at build
-# time (never committed); only src/live/rt_feed.c and src/live/rt_encode.c see its types.
+# time (never committed); only src/live/rt_feed.c, rt_vehicle.c, rt_encode.c and
+# rt_encode_vehicles.c see its types.
 GEN := $(BUILD)/gen
 RT_PB_C := $(GEN)/gtfs-realtime.pb-c.c
 RT_PB_H := $(GEN)/gtfs-realtime.pb-c.h
 RT_PB_OBJ := $(BUILD)/obj/gtfs-realtime.pb-c.o
-RT_PB_USERS := $(BUILD)/obj/live/rt_feed.o $(BUILD)/obj/live/rt_encode.o
+RT_PB_USERS := $(BUILD)/obj/live/rt_feed.o $(BUILD)/obj/live/rt_encode.o \
+               $(BUILD)/obj/live/rt_vehicle.o $(BUILD)/obj/live/rt_encode_vehicles.o
 OBJC_SRC := $(wildcard objc/*.m)
 OBJC_OBJ := $(patsubst objc/%.m,$(BUILD)/objc/%.o,$(OBJC_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -80,12 +82,13 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_C))
 
 LIBTRANSIT := $(BUILD)/libtransit.a
 # The phone's library (include/transit/client.h, issue #25): the layers a query needs and
-# the two live files a board reads (no alerts or realtime are given to it, but the board
+# the live files a board reads (no alerts or realtime are given to it, but the board
 # code refers to them); nothing that links libmicrohttpd, libcurl, protobuf or Objective-C.
 CLIENT_LIB := $(BUILD)/libtransit_client.a
 CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/engine/% \
                 $(BUILD)/obj/api/% $(BUILD)/obj/client/%,$(LIB_OBJ)) \
-              $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/rt_overlay.o
+              $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/rt_overlay.o \
+              $(BUILD)/obj/live/rt_vehicles.o
 # what an app links besides it (module.modulemap says the same to Xcode)
 ifeq ($(UNAME_S),Darwin)
 CLIENT_PKGS := sqlite3 zlib libzstd jansson        # SHA-256 from CommonCrypto (libSystem)

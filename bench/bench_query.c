@@ -8,7 +8,15 @@
  * times every call with a monotonic clock and prints p50/p99/mean per kind,
  * as a table and as one JSON line {"bench":"query",...} for bench/run_bench.py.
  *
- * Usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N]
+ * With --rt FEED.pb (a TripUpdates feed, e.g. the one bench/realtime_bench.py
+ * writes) it also times the two boards by predicted time over the overlay
+ * of that feed (engine/board_predicted.c, realtime=predicted) on the same
+ * queries, beside the plain ones: the engine's share of the realtime
+ * benchmark's ratio, without HTTP.
+ *
+ * --date YYYYMMDD sets the service date of the queries (the feed's, for --rt).
+ *
+ * Usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] [--date YYYYMMDD]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +24,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/board_predicted.h"
 #include "transit/gtfs.h"
 #include "transit/query.h"
+#include "transit/rt_feed.h"
+#include "transit/rt_overlay.h"
 
 static uint64_t g_rng;
 
@@ -65,18 +76,66 @@ static void summarise(const timing *t, int n, double *p50, double *p99, double *
     *mean = sum / n / 1e3;
 }
 
+/* The overlay of the TripUpdates feed in `path` over `ds`, built as of
+ * `now`; NULL (said on stderr) when the file cannot be read or decoded. */
+static rt_overlay *overlay_of(const char *path, dataset *ds, int64_t now)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "bench_query: %s: cannot open\n", path);
+        return NULL;
+    }
+    size_t cap = 1 << 20, len = 0;
+    uint8_t *data = malloc(cap);
+    size_t got;
+    while (data && (got = fread(data + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            uint8_t *bigger = realloc(data, cap *= 2);
+            if (!bigger) free(data);
+            data = bigger;
+        }
+    }
+    fclose(f);
+    if (!data) {
+        fprintf(stderr, "bench_query: %s: out of memory\n", path);
+        return NULL;
+    }
+    char err[256];
+    double t0 = now_ns();
+    rt_feed *feed = rt_feed_decode(data, len, err, sizeof err);
+    double t1 = now_ns();
+    free(data);
+    if (!feed) {
+        fprintf(stderr, "bench_query: %s: %s\n", path, err);
+        return NULL;
+    }
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(feed, ds, now, &stats);
+    double t2 = now_ns();
+    rt_feed_free(feed);
+    if (!o) fprintf(stderr, "bench_query: %s: out of memory building the overlay\n", path);
+    else
+        fprintf(stderr, "bench_query: %s: %zu bytes decoded in %.1f ms, %u trip instances matched, overlay built in "
+                        "%.1f ms\n", path, len, (t1 - t0) / 1e6, stats.matched, (t2 - t1) / 1e6);
+    return o;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N]\n");
+        fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] [--date YYYYMMDD]\n");
         return argc < 2 ? 2 : 0;
     }
     int nq = 20000, warm = 2000;
     uint64_t seed = 1;
+    const char *rt_path = NULL, *date_arg = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--queries") == 0) nq = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0) warm = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--rt") == 0) rt_path = argv[i + 1];
+        else if (strcmp(argv[i], "--date") == 0) date_arg = argv[i + 1];
         else {
             fprintf(stderr, "bench_query: unknown option %s\n", argv[i]);
             return 2;
@@ -109,6 +168,10 @@ int main(int argc, char **argv)
     int32_t span = c.last_date - c.first_date;
     int32_t day = c.first_date + (span > 28 ? 14 : span / 2);
     for (int i = 0; i < 7 && weekday_from_days(day) != 1 && day < c.last_date; i++) day++;
+    if (date_arg && gtfs_parse_date(date_arg, strlen(date_arg), &day) != 0) {
+        fprintf(stderr, "bench_query: --date %s is not YYYYMMDD\n", date_arg);
+        return 2;
+    }
     g_rng = seed;
     int total = nq + warm;
     query_case *qs = malloc((size_t)total * sizeof *qs);
@@ -122,12 +185,19 @@ int main(int argc, char **argv)
         qs[i].lon = si.lon + (rnd_unit() - 0.5) * 0.008;
         qs[i].when = dataset_instant(ds, day, 5 * 3600 + rnd() % (18 * 3600));
     }
+    rt_overlay *overlay = NULL;
+    if (rt_path && !(overlay = overlay_of(rt_path, ds, dataset_instant(ds, day, 12 * 3600)))) return 1;
     query_scratch *scratch = query_scratch_new();
+    predicted_scratch *pscratch = predicted_scratch_new();
     departure *deps = malloc(QUERY_LIMIT_MAX * sizeof *deps);
+    rt_departure *rts = malloc(QUERY_LIMIT_MAX * sizeof *rts);
     nearby_stop *near = malloc(QUERY_LIMIT_MAX * sizeof *near);
-    timing t[3] = {{"nearby_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
+    int kinds = overlay ? 5 : 3;
+    timing t[5] = {{"nearby_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
                    {"stop_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
-                   {"nearby_stops", malloc((size_t)nq * sizeof(double)), 0, 0}};
+                   {"nearby_stops", malloc((size_t)nq * sizeof(double)), 0, 0},
+                   {"nearby_predicted", malloc((size_t)nq * sizeof(double)), 0, 0},
+                   {"stop_predicted", malloc((size_t)nq * sizeof(double)), 0, 0}};
     for (int i = 0; i < total; i++) {
         const query_case *q = &qs[i];
         uint32_t n;
@@ -146,17 +216,28 @@ int main(int argc, char **argv)
         rc = nearby_stops(ds, scratch, q->lat, q->lon, 500, 20, near, &n, &trunc, &qe);
         b = now_ns();
         if (k >= 0) t[2].ns[k] = b - a, t[2].results += n, t[2].errors += rc != QUERY_OK;
+        if (!overlay) continue;
+        a = now_ns();
+        rc = board_predicted_nearby(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->lat, q->lon, 500, q->when,
+                                    3600, 50, false, deps, rts, &n, &trunc, &qe);
+        b = now_ns();
+        if (k >= 0) t[3].ns[k] = b - a, t[3].results += n, t[3].errors += rc != QUERY_OK;
+        a = now_ns();
+        rc = board_predicted_stop(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->stop, q->when, 3600, 50, false,
+                                  deps, rts, &n, &trunc, &qe);
+        b = now_ns();
+        if (k >= 0) t[4].ns[k] = b - a, t[4].results += n, t[4].errors += rc != QUERY_OK;
     }
     char date[11];
     format_date(day, date);
     printf("query benchmark: %s (dataset %s), %d queries per kind after %d warm-up, service date %s\n", argv[1],
            dataset_version(ds), nq, warm, date);
     printf("%-20s %10s %10s %10s %12s\n", "query", "p50 us", "p99 us", "mean us", "avg results");
-    char json[1024];
+    char json[2048];
     int off = snprintf(json, sizeof json, "{\"bench\":\"query\",\"dataset\":\"%s\",\"service_date\":\"%s\"",
                        dataset_version(ds), date);
     int errors = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < kinds; k++) {
         double p50, p99, mean;
         summarise(&t[k], nq, &p50, &p99, &mean);
         printf("%-20s %10.2f %10.2f %10.2f %12.1f\n", t[k].name, p50, p99, mean, (double)t[k].results / nq);
@@ -167,8 +248,11 @@ int main(int argc, char **argv)
         errors += t[k].errors;
     }
     printf("%s}\n", json);
-    for (int k = 0; k < 3; k++) free(t[k].ns);
+    for (int k = 0; k < 5; k++) free(t[k].ns);
     free(deps);
+    free(rts);
+    predicted_scratch_free(pscratch);
+    rt_overlay_release(overlay);
     free(near);
     free(qs);
     free(stops);

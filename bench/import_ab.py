@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """import_ab.py — `transitd import` of one or more builds on the same feeds,
-alternating, in the same minutes: wall time, the hash phase, the timetable
-phase and peak RSS, medians of the runs; and the no-op re-import of the
+alternating, in the same minutes: wall time, CPU time (user + sys), the hash
+phase, the timetable phase and peak RSS, medians of the runs; and the no-op re-import of the
 unchanged feed.
 
 Why it exists: on the shared 2-core VM one import of 16 copies of Brooklyn
@@ -20,6 +20,7 @@ Writes bench/results/<date>-<host>-import-ab.json (--out to choose).
 import argparse
 import datetime
 import json
+import os
 import pathlib
 import shutil
 import socket
@@ -35,6 +36,14 @@ import run_bench as rb   # noqa: E402  (wait_with_rusage, require_binary, machin
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
+def wait_usage(proc):
+    """(returncode, peak RSS in kB, CPU seconds user + sys) from the child's own rusage."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    maxrss = usage.ru_maxrss // (1024 if sys.platform == "darwin" else 1)
+    return proc.returncode, maxrss, usage.ru_utime + usage.ru_stime
+
+
 def one(transitd, feed, data):
     """One `transitd import FEED --data DATA --json` (DATA kept as it is): its
     wall time, its own peak RSS, and phases from the summary."""
@@ -43,7 +52,7 @@ def one(transitd, feed, data):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([transitd, "import", str(feed), "--data", str(data), "--json"],
                                 stdout=out, stderr=err)
-        rc, maxrss_kb = rb.wait_with_rusage(proc)
+        rc, maxrss_kb, cpu_s = wait_usage(proc)
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
@@ -52,7 +61,7 @@ def one(transitd, feed, data):
         raise rb.BenchError(f"transitd import {feed} exited {rc}: {errtext[-2000:]}")
     s = json.loads(text)
     phases = s.get("phases", {})
-    return {"wall_s": wall, "max_rss_mb": maxrss_kb / 1024.0, "version": s.get("version"),
+    return {"wall_s": wall, "cpu_s": cpu_s, "max_rss_mb": maxrss_kb / 1024.0, "version": s.get("version"),
             "noop": s.get("noop"), "hash_s": phases.get("hash"), "timetable_s": phases.get("timetable"),
             "seconds": s.get("seconds")}
 
@@ -112,6 +121,7 @@ def main(argv=None):
             row = {"feed": feed.name, "build": name, "version": sorted(map(str, versions))[0],
                    "wall_s": med(fr, "wall_s"), "hash_s": med(fr, "hash_s"),
                    "timetable_s": med(fr, "timetable_s"), "max_rss_mb": med(fr, "max_rss_mb"),
+                   "cpu_s": med(fr, "cpu_s"),
                    "noop_wall_s": med(nr, "wall_s"), "noop_hash_s": med(nr, "hash_s"),
                    "wall_per_round": [round(r["wall_s"], 2) for r in fr],
                    "noop_per_round": [round(r["wall_s"], 2) for r in nr]}
@@ -123,11 +133,11 @@ def main(argv=None):
             table.append(row)
     print(f"\nmedians of {a.runs} alternating rounds (fresh data directory each; the no-op re-imports "
           f"the same feed into it)")
-    print(f"{'feed':28} {'build':10} {'wall s':>7} {'hash s':>7} {'timetable s':>11} {'RSS MB':>7} "
+    print(f"{'feed':28} {'build':10} {'wall s':>7} {'hash s':>7} {'timetable s':>11} {'CPU s':>6} {'RSS MB':>7} "
           f"{'vs ' + builds[0][0]:>9} {'paired':>7} {'no-op s':>8}  per round (wall / paired ratio / no-op)")
     for t in table:
         print(f"{t['feed']:28} {t['build']:10} {t['wall_s']:7.2f} {t['hash_s']:7.2f} {t['timetable_s']:11.2f} "
-              f"{t['max_rss_mb']:7.0f} {t['vs_first']:9.2f} {t['ratio_median']:7.2f} {t['noop_wall_s']:8.2f}  "
+              f"{t['cpu_s']:6.2f} {t['max_rss_mb']:7.0f} {t['vs_first']:9.2f} {t['ratio_median']:7.2f} {t['noop_wall_s']:8.2f}  "
               f"{t['wall_per_round']} / {t['ratio_per_round']} / {t['noop_per_round']}")
     print(f"(vs {builds[0][0]}: ratio of the medians; paired: median of each round's ratio)")
     record = {"bench": "import-ab", "date": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -16,11 +16,16 @@ copies of trips running on the service date, three minutes later under new
 trip_ids, whose rows the server merges into the departures it answers.
 The realtime side answers by predicted time (realtime=predicted, the
 default); --scheduled also runs it with realtime=scheduled, the boards the
-schedule chooses. Written with tests/api/gtfs_rt_wire.py. The report is the median of the
+schedule chooses. With --vehicles N the same feed also carries N
+VehiclePosition entities, one per trip instance of the first N updates (a
+position, an occupancy, the time of writing), so the rows of those trips
+carry a vehicle (the server then runs with --rt-max-age 0, so that none goes
+stale during the run). Written with tests/api/gtfs_rt_wire.py. The report is the median of the
 per-repetition ratios, and beside it the ratio of the server's CPU time per
 request (plain / realtime), which other load on the machine disturbs less.
 
     python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F] [--added 200] [--scheduled]
+                                    [--vehicles 5000]
     make bench-realtime
 """
 import datetime
@@ -37,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "api"))
 import run_bench as rb   # noqa: E402  (the shared runner: Server, run_wrk, inputs)
-from gtfs_rt_wire import added_trip, feed, field_bytes, field_varint  # noqa: E402
+from gtfs_rt_wire import added_trip, feed, field_bytes, field_varint, vehicle_entity  # noqa: E402
 
 UPDATES = 20000
 ADDED_LAG_S = 180    # an added trip runs this long after the trip it copies
@@ -110,10 +115,16 @@ def added_copies(port, trip_ids, service_date):
     return out
 
 
-def trip_updates_feed(seqs, added, service_date, rng):
+def trip_updates_feed(seqs, added, service_date, rng, vehicles=0):
     """The FeedMessage bytes: one TripUpdate per (trip, date) of `seqs`, then
-    one ADDED trip per copy in `added`."""
+    one ADDED trip per copy in `added`, then a vehicle for each of the first
+    `vehicles` instances of `seqs`."""
     entities = []
+    now = int(time.time())
+    for i, (trip, day) in enumerate(list(seqs)[:vehicles]):
+        entities.append(vehicle_entity(f"veh{i}", f"bus-{i}", trip, day.strftime("%Y%m%d"),
+                                       lat=40.6 + rng.random() * 0.1, lon=-74.0 + rng.random() * 0.1,
+                                       timestamp=now, occupancy=rng.randrange(7), bearing=rng.random() * 360))
     for i, ((trip, day), s) in enumerate(seqs.items()):
         trip_desc = field_bytes(1, trip) + field_bytes(3, day.strftime("%Y%m%d"))
         roll = rng.random()
@@ -163,6 +174,9 @@ def main(argv=None):
     ap = rb.side_bench_parser(__doc__, "realtime")
     ap.add_argument("--added", type=int, default=0,
                     help="how many of the 20,000 trip updates are ADDED trips (default 0)")
+    ap.add_argument("--vehicles", type=int, default=0,
+                    help="vehicle positions in the feed besides the trip updates, one per trip instance of "
+                         "the first N updates (default 0)")
     ap.add_argument("--scheduled", action="store_true",
                     help="also measure the realtime server with realtime=scheduled (boards by scheduled "
                          "time), after the default predicted-time run of each repetition")
@@ -191,9 +205,10 @@ def main(argv=None):
         plain_server.stop()
     seqs = {(t, d): known[t] for t, d in instances if known.get(t)}
     rt_file = work / "trip-updates.pb"
-    rt_file.write_bytes(trip_updates_feed(seqs, added, service_date, rng))
+    rt_file.write_bytes(trip_updates_feed(seqs, added, service_date, rng, max(0, args.vehicles)))
     rb.log(f"inputs: {inputs['stops']} stops, service date {service_date}; {len(seqs) + len(added):,} "
-           f"trip updates, {len(added)} of them ADDED trips ({rt_file.stat().st_size:,} bytes); "
+           f"trip updates, {len(added)} of them ADDED trips, {min(max(0, args.vehicles), len(seqs)):,} vehicles "
+           f"({rt_file.stat().st_size:,} bytes); "
            f"{args.reps} x (departures without realtime, with it), c={CONNS}, {args.duration} s each")
     runs = []
     for rep in range(args.reps):
@@ -202,7 +217,8 @@ def main(argv=None):
             plain = measured(s, args, work, rep)
         finally:
             s.stop()
-        s = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"], "realtime")
+        s = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"]
+                  + (["--rt-max-age", "0"] if args.vehicles > 0 else []), "realtime")
         try:
             deadline = time.monotonic() + 60
             matched = None

@@ -1,11 +1,13 @@
-/* TDGtfsRtResource.m — GET /gtfs-rt/trip-updates.pb and /gtfs-rt/alerts.pb.
+/* TDGtfsRtResource.m — GET /gtfs-rt/trip-updates.pb, /gtfs-rt/vehicle-positions.pb
+ * and /gtfs-rt/alerts.pb.
  *
  * Why it exists: replicas behind a load balancer read one primary's live
  * data with the ingest code they already have (`serve --gtfs-rt
  * http://primary/gtfs-rt/trip-updates.pb`), and any GTFS-Realtime consumer
  * can read it too. Trip updates are the last good feed's (an empty
  * FeedMessage without --gtfs-rt); alerts are every alert this server shows,
- * written through /v1/alerts or from its feed (rt_encode.h).
+ * written through /v1/alerts or from its feed (rt_encode.h); vehicle positions
+ * are the vehicles it shows (rt_vehicles.h: merged, stale ones left out).
  * `?format=json` answers the same message as JSON. The ETag follows the
  * alert generation and the realtime overlay, like departures.
  */
@@ -17,6 +19,7 @@
 #include <time.h>
 
 #include "transit/rt_encode.h"
+#include "transit/rt_vehicles.h"
 
 @interface TDGtfsRtResource : TDResource
 @end
@@ -47,7 +50,14 @@
     uint8_t *pb = NULL;
     size_t len = 0;
     int rc;
-    if (strstr(req->path, "trip-updates")) {
+    if (strstr(req->path, "vehicle-positions")) {
+        /* the vehicles this server shows (stale ones left out), from the
+         * request's overlay; none before the first dataset or without --gtfs-rt */
+        const rt_vehicles *v = req->realtime ? rt_overlay_vehicles(req->realtime) : NULL;
+        uint64_t stamp = req->realtime && rt_overlay_feed_timestamp(req->realtime)
+                             ? rt_overlay_feed_timestamp(req->realtime) : (uint64_t)now;
+        rc = rt_encode_vehicles(v, stamp, &pb, &len);
+    } else if (strstr(req->path, "trip-updates")) {
         rc = serving_realtime(server->state) ? rt_ingest_encode_trip_updates(serving_realtime(server->state), now, &pb, &len)
                               : rt_encode_trip_updates(NULL, (uint64_t)now, &pb, &len);
     } else {

@@ -65,7 +65,7 @@ static void replica_members(json_writer *out, replica *r, dataset *ds)
 
 /* "realtime_sources": each GTFS-Realtime source by its label (no
  * credentials, no query string, no header), with its last good poll, last
- * error, age and entities. */
+ * error, age, entities and, of those, vehicle positions. */
 static void realtime_members(json_writer *out, rt_ingest *rt, int64_t now)
 {
     if (!rt)
@@ -87,6 +87,7 @@ static void realtime_members(json_writer *out, rt_ingest *rt, int64_t now)
         if (st.last_error[0])
             json_kv_string(out, "last_error", st.last_error);
         json_kv_int(out, "entities", st.entities);
+        json_kv_int(out, "vehicles", st.vehicles);
         json_kv_bool(out, "merged", st.merged);
         json_object_end(out);
     }

@@ -32,8 +32,10 @@ const td_route_spec td_route_table[] = {
     {"/v1/dataset/{id}/{id}", "TDDatasetFileResource"},
     {"/v1/alerts", "TDAlertsResource"},
     {"/v1/alerts/{id}", "TDAlertResource"},
+    {"/v1/vehicles", "TDVehiclesResource"},
     {"/gtfs-rt/trip-updates.pb", "TDGtfsRtResource"},
     {"/gtfs-rt/alerts.pb", "TDGtfsRtResource"},
+    {"/gtfs-rt/vehicle-positions.pb", "TDGtfsRtResource"},
 };
 
 const int td_route_table_count = (int)(sizeof td_route_table / sizeof td_route_table[0]);

@@ -94,6 +94,12 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
 int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
               api_problem *prob, int *cache_seconds);                  /* GET /v1/alerts/{id} */
 
+/* The vehicles of req->realtime's vehicle set (rt_vehicles.h; none without
+ * realtime), by id, filtered by `bbox` (minLon,minLat,maxLon,maxLat) and
+ * `route`, paged by `after` like the alerts. */
+int api_vehicles(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
+                 api_problem *prob, int *cache_seconds);               /* GET /v1/vehicles */
+
 /* The manifest of the served version (GET /v1/dataset): version, created,
  * feed_validity, files with size and SHA-256 (transit/snapshot.h).
  * `profile=phone` lists only the files the client library reads

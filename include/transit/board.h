@@ -24,6 +24,8 @@ typedef struct board_row {
     const rt_added_trip *added;  /* the feed's ADDED trip the row is of, or NULL (a timetable trip) */
     rt_departure rt;             /* what realtime says of the row; all false without an update */
     uint32_t alerts;             /* how many alerts apply (their ids: alert_marks_row_id) */
+    uint32_t vehicle;            /* the vehicle of the row's trip instance: its index in
+                                  * board.vehicles + 1; 0 when none */
 } board_row;
 
 typedef struct board {
@@ -37,6 +39,7 @@ typedef struct board {
     bool realtime;               /* the server ingests realtime: rows say what it knows
                                   * (also when it knows nothing of a row) */
     const alert_marks *alerts;   /* the row lists, or NULL when no alert view is shown */
+    const rt_vehicles *vehicles; /* the vehicles rows name (board_row.vehicle), or NULL */
 } board;
 
 /* Which time chooses, orders and cuts a board's rows (the API's

@@ -71,6 +71,7 @@ typedef struct import_options {
     double max_drop_pct, max_shrink_pct;
     bool wait_for_lock;      /* wait for a concurrent import instead of failing */
     int keep_versions;       /* 0: DATADIR_KEEP_VERSIONS */
+    uint64_t memory_budget;  /* bytes the stop_times rows may hold (0: TIMETABLE_MEMORY_BUDGET) */
     import_phase_fn on_phase;
     /* Live progress of the files the timetable reads (may be NULL); called on
      * the importing thread. */

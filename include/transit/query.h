@@ -247,9 +247,9 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
  * board by predicted times). The window read is [from, from + window_s)
  * widened, for each stop searched, by the slack the callback gives it: an
  * event at that stop may be chosen up to `late` seconds after its scheduled
- * instant or `early` seconds before it, so the scan starts the largest
- * `late` before `from` and ends the largest `early` after the window (each
- * capped at QUERY_SCAN_SLACK_MAX). The visitor sees every event of that
+ * instant or `early` seconds before it, so the scan reads each stop from its
+ * own `late` before `from` and ends the largest `early` after the window
+ * (each capped at QUERY_SCAN_SLACK_MAX). The visitor sees every event of that
  * window, by instant then the contract's order (as `ranks` give it), in
  * batches of at most QUERY_SCAN_BATCH (so that it can ask for what the rows
  * need all at once), until it returns false or the next event is scheduled

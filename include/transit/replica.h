@@ -46,8 +46,9 @@ typedef struct replica_status {
  * interval_s between polls; and, with a serving state, a second thread that
  * mirrors the primary's live state into it every 0.5 s: its alerts
  * (GET /v1/alerts, conditional) and, when its /readyz says it has realtime,
- * its trip updates (GET /gtfs-rt/trip-updates.pb, conditional), which
- * become this server's realtime source. NULL with err. */
+ * its trip updates and vehicle positions (GET /gtfs-rt/trip-updates.pb and
+ * /gtfs-rt/vehicle-positions.pb, conditional), which become this server's
+ * two realtime sources. NULL with err. */
 replica *replica_start(serving *state, const char *data_dir, const char *url, unsigned interval_s,
                        char *err, size_t cap);
 /* Stops the thread (an ongoing transfer is cut; it resumes on the next

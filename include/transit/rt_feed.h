@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transit/rt_vehicle.h"
+
 /* TripDescriptor.ScheduleRelationship (values as in the spec). */
 typedef enum rt_trip_relationship {
     RT_TRIP_SCHEDULED = 0,
@@ -55,6 +57,8 @@ typedef struct rt_stop_update {
     const char *stop_id;
     rt_event arrival, departure;
     rt_stop_relationship relationship;
+    uint8_t departure_occupancy;   /* departure_occupancy_status + 1 (0..RT_OCCUPANCY_MAX + 1);
+                                    * 0 when absent, so a zeroed update has none */
     const char *assigned_stop_id;  /* StopTimeProperties.assigned_stop_id: a platform change */
 } rt_stop_update;
 
@@ -119,7 +123,9 @@ typedef struct rt_feed {
     uint32_t trip_update_count;
     rt_alert *alerts;
     uint32_t alert_count;
-    uint32_t ignored;          /* entities of other kinds (vehicle positions), deleted ones */
+    rt_vehicle *vehicles;      /* VehiclePosition entities (rt_vehicle.h) */
+    uint32_t vehicle_count;
+    uint32_t ignored;          /* entities of other kinds, deleted ones */
     uint32_t rejected;         /* entities dropped by a rule */
     char first_rejection[160];
     struct rt_arena *arena;    /* owns every string and array above */
@@ -132,6 +138,15 @@ void rt_feed_free(rt_feed *feed);
 /* A copy of s owned by the feed (freed with it), or NULL when out of memory:
  * for ids rewritten after decoding (rt_feed_namespace.h). */
 const char *rt_feed_add_string(rt_feed *feed, const char *s);
+
+/* For the entity decoders beside rt_feed.c (rt_vehicle.c): memory in
+ * the feed's arena (zeroed; NULL when out of memory), a copy of a string there
+ * (NULL stays NULL; *oom set when it cannot), and an entity rejected with its
+ * reason. */
+void *rt_feed_alloc(rt_feed *f, size_t n);
+const char *rt_feed_strdup(rt_feed *f, const char *s, bool *oom);
+void rt_feed_reject(rt_feed *f, const char *entity_id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* "20240131" → days since 1970-01-01; false when not a valid date. */
 bool rt_parse_date(const char *s, int32_t *days);

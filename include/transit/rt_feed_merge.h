@@ -11,7 +11,8 @@
  * route_id, direction_id, start_date and start_time; a DUPLICATED update
  * is of its copy: the same TripProperties trip_id and start_date too) or the same alert
  * entity id. So, per trip, the newest feed wins. Updates naming neither a
- * trip nor a route are all kept.
+ * trip nor a route are all kept. Vehicles go by their own timestamps: per
+ * vehicle the newest position wins (rt_vehicle.h).
  */
 #ifndef TRANSIT_RT_FEED_MERGE_H
 #define TRANSIT_RT_FEED_MERGE_H

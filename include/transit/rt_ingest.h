@@ -67,8 +67,10 @@ typedef enum rt_poll_result {
 rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errlen);
 
 /* An overlay of the last good feed on `ds` (an empty one before the first
- * good poll); its match counts are kept for the metrics. NULL when out of
- * memory. */
+ * good poll), holding the feed's vehicles on `ds` (rt_vehicles.h; those
+ * older than the staleness limit left out); their counts are kept for the
+ * metrics. NULL when out of memory. A poll after the first vehicle shown
+ * goes stale answers RT_POLL_NEW, so the next overlay leaves it out. */
 rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now);
 
 /* The last good feed's alerts as alerts with "rt:" ids (rt_alerts.h),
@@ -93,6 +95,7 @@ typedef struct rt_source_state {
     char last_error[256];                 /* of the last failure, "" when none */
     bool has_feed, merged;                /* a good feed; it is in the merge (not stale) */
     uint32_t entities;                    /* of its good feed */
+    uint32_t vehicles;                    /* of those, vehicle positions */
     uint64_t feed_timestamp;              /* its header timestamp, 0 when absent */
 } rt_source_state;
 void rt_ingest_source_state(rt_ingest *in, size_t i, rt_source_state *out);

@@ -66,6 +66,7 @@
 
 #include "transit/query.h"
 #include "transit/rt_feed.h"
+#include "transit/rt_vehicles.h"
 
 typedef struct rt_overlay rt_overlay;
 
@@ -119,6 +120,8 @@ typedef struct rt_departure {
     bool hidden;               /* the instance is DELETED or REPLACED: no board shows the row */
     bool has_prediction;       /* delay_s is known */
     int32_t delay_s;           /* predicted event = scheduled + delay_s */
+    uint8_t occupancy;         /* a departure's departure_occupancy_status + 1 from its
+                                * stop_time_update; 0 when the update gives none */
 } rt_departure;
 
 /* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
@@ -150,6 +153,15 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
 #define RT_OVERLAY_SLACK_MAX 86400
 void rt_overlay_stop_slack(const rt_overlay *o, uint32_t stop, uint32_t *late_s, uint32_t *early_s);
 void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+/* How far before `from` a board by predicted time from `from` on must read
+ * the schedule at `stop`, seconds: at least back to the earliest event there
+ * scheduled before `from` and predicted at or after it (moved by a delay of
+ * at most RT_OVERLAY_SLACK_MAX), at most the stop's late slack, and 0 when
+ * no event there is. It may reach up to 5 minutes further back than
+ * needed (the window starts are bucketed); a stop's largest delay, which
+ * one late trip of the day sets, no longer holds every board there. Cheap:
+ * two reads besides the slack's. */
+uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from);
 /* The same for one trip, over its instances and stops: the most any of its
  * events is predicted later than scheduled (0 without realtime). Cheap: it
  * reads what rt_overlay_prefetch_trip asks for. */
@@ -192,5 +204,12 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
 /* The same for the events of `kind` (query.h): arrival rows say .arrival. */
 uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
                                  departure *out, uint32_t max);
+
+/* ------------------------------------------------------------ vehicles
+ * The vehicle set (rt_vehicles.h) published with the overlay, so that a
+ * request's one snapshot holds both. Set it before the overlay is shared
+ * (it takes over the caller's reference); NULL without one. */
+void rt_overlay_set_vehicles(rt_overlay *o, rt_vehicles *v);
+const rt_vehicles *rt_overlay_vehicles(const rt_overlay *o);
 
 #endif

@@ -47,7 +47,14 @@ typedef struct timetable_options {
      * thread of its own beside trips and stop_times; a smaller one first,
      * as any other file. */
     uint64_t dates_beside_bytes;
+    /* The bytes the stop_times rows may hold at once (0: TIMETABLE_MEMORY_BUDGET).
+     * A feed grouped by trip holds one trip's rows; one that is not holds
+     * them all, and is refused with a message when they would exceed it. */
+    uint64_t memory_budget;
 } timetable_options;
+
+/* 1.5 GiB */
+#define TIMETABLE_MEMORY_BUDGET ((uint64_t)3 << 29)
 
 /* Reads agency, stops, routes, trips, stop_times, calendar, calendar_dates and
  * frequencies from the feed and writes `path` (fsynced). Bad rows are counted

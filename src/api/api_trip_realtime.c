@@ -63,6 +63,8 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
     else
         json_null_value(out);
     api_kv_optional(out, "shape_id", a->shape_id);
+    json_kv_int(out, "wheelchair_accessible", 0);   /* the feed says nothing of its accessibility */
+    json_kv_int(out, "bikes_allowed", 0);
     if (has_date)
         json_kv_bool(out, "runs_on_date", true);
     json_kv_bool(out, "realtime_only", true);

@@ -589,6 +589,40 @@ static char *put_realtime(char *p, const dataset *ds, const rt_departure *r, con
     return JSON_PUT_LITERAL(p, ",\"canceled\":false");
 }
 
+/* ,"occupancy_status":"…" (from the stop's update, else the vehicle's) and
+ * ,"vehicle":{…} (rt_vehicles.h wrote it) of a row of a trip instance
+ * with a vehicle or an occupancy, and their bytes at most. */
+#define ROW_OCCUPANCY_BYTES 64
+
+static size_t vehicle_room(const board *b, const board_row *r)
+{
+    size_t len = 0;
+    if (r->vehicle)
+        rt_vehicles_json(b->vehicles, r->vehicle - 1, true, &len);
+    return ROW_OCCUPANCY_BYTES + (r->vehicle ? 11 + len : 0);
+}
+
+static char *put_vehicle(char *p, const board *b, const board_row *r)
+{
+    const rt_vehicle *v = r->vehicle ? rt_vehicles_at(b->vehicles, r->vehicle - 1) : NULL;
+    const char *occupancy = rt_occupancy_name(r->rt.occupancy ? r->rt.occupancy - 1 : v ? v->occupancy_status : -1);
+    if (occupancy) {
+        p = JSON_PUT_LITERAL(p, ",\"occupancy_status\":\"");
+        size_t n = strlen(occupancy);
+        memcpy(p, occupancy, n);
+        p += n;
+        *p++ = '"';
+    }
+    if (v) {
+        size_t len;
+        const char *json = rt_vehicles_json(b->vehicles, r->vehicle - 1, true, &len);
+        p = JSON_PUT_LITERAL(p, ",\"vehicle\":");
+        memcpy(p, json, len);
+        p += len;
+    }
+    return p;
+}
+
 /* ,"alerts":["id",...] of a row that shows n > 0 alerts, and its bytes. */
 static size_t alerts_room(const alert_marks *m, uint32_t row, uint32_t n)
 {
@@ -718,6 +752,8 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
         /* an inline id is copied whole, TRIP_ROW_ID_MAX bytes, between its quotes */
         room += ROW_OWN_BYTES + TRIP_ROW_ID_MAX + st->head_len + tr->middle_len + (near_point ? st->tail_len : 0) +
                 (b->realtime ? ROW_REALTIME_BYTES : 0);
+        if (joined && (r->vehicle || r->rt.occupancy))
+            room += vehicle_room(b, r);
         if (tr->id_len == TRIP_ROW_SPILLED) {
             trip_info ti;
             dataset_trip(ds, d->trip, &ti);
@@ -773,6 +809,8 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
             p = put_times_and_tail(p, text, st, d, texts, near_point, arrival);
             if (b->realtime)
                 p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
+            if (joined && (r->vehicle || r->rt.occupancy))
+                p = put_vehicle(p, b, r);
         }
         if (joined && r->alerts)
             p = put_alerts(p, b->alerts, i, r->alerts);

@@ -1,5 +1,5 @@
 /* cli_import.c — `transitd import FEED [FEED [--feed-id NAME]]... [--data DIR] [--json]
- * [--quiet] [--force] [--max-drop PCT] [--max-shrink PCT]`.
+ * [--quiet] [--force] [--max-drop PCT] [--max-shrink PCT] [--memory-budget SIZE] [--progress]`.
  *
  * Why it exists: the import pipeline (import.h) returns numbers; this file is
  * what the user sees of them: a line per phase as it completes on a terminal,
@@ -21,6 +21,7 @@
 #include "transit/gtfs.h"
 #include "transit/import.h"
 #include "transit/json_writer.h"
+#include "transit/byte_size.h"
 
 const char *cli_default_data_dir(void)
 {
@@ -32,6 +33,7 @@ static void print_usage(FILE *out)
 {
     fputs("usage: transitd import FEED [--data DIR] [--json] [--quiet] [--force]\n"
           "                      [--max-drop PCT] [--max-shrink PCT]\n"
+          "                      [--memory-budget SIZE] [--progress]\n"
           "       transitd import FEED [--feed-id NAME] FEED [--feed-id NAME]... [options]\n"
           "\n"
           "Imports a GTFS feed into a new version of the data directory and makes it the\n"
@@ -60,6 +62,14 @@ static void print_usage(FILE *out)
           "  --max-shrink PCT  refuse to activate when the stops, trips or stop times\n"
           "               fall by more than PCT % against the active version (default\n"
           "               50; 100 turns the check off)\n"
+          "  --memory-budget SIZE  what the stop_times rows may hold in memory at\n"
+          "               once (default 1.5G; K, M, G, T are powers of 1024). A feed\n"
+          "               whose stop_times.txt is grouped by trip holds one trip's rows\n"
+          "               at a time; one that is not holds its rows up to the budget,\n"
+          "               then sorts them in runs on disk in DIR/versions (removed as\n"
+          "               the import ends) and merges them\n"
+          "  --progress   progress lines on stderr even when it is not a terminal\n"
+          "               (on a terminal they are shown unless --quiet)\n"
           "  -h, --help   show this help\n"
           "\n"
           "A refused version is not kept; the active version stays as it was.\n"
@@ -164,18 +174,31 @@ static void print_rate(FILE *out, uint64_t bytes, double seconds)
 
 #define COUNT_OF(a) (sizeof(a) / sizeof *(a))
 
+typedef struct cli_ctx {
+    bool quiet;
+    bool tty;      /* stderr is a terminal: the progress line is redrawn in place */
+} cli_ctx;
+
 /* The live line while the timetable reads a file: name, a bar, rows, MB/s.
  * Redrawn in place with \r; the finished state stays on its own line. */
 static void on_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t rows, double seconds,
                         bool finished)
 {
-    (void)ctx;
+    const cli_ctx *c = ctx;
     enum { BAR = 24 };
     char bar[BAR + 1], a[32];
     unsigned filled = total ? (unsigned)(done >= total ? BAR : done * BAR / total) : (finished ? BAR : 0);
     for (unsigned i = 0; i < BAR; i++) bar[i] = i < filled ? '#' : '.';
     bar[BAR] = 0;
     double rate = seconds > 0 ? (double)done / 1e6 / seconds : 0;
+    if (!c->tty) {
+        /* not a terminal (--progress): one line per file, when it is done */
+        if (finished)
+            fprintf(stderr, "%-20s %12s rows  %7.1f MB  %6.0f MB/s  %.0f rows/s\n", file, thousands(rows, a, sizeof a),
+                    (double)done / 1e6, rate, seconds > 0 ? (double)rows / seconds : 0);
+        fflush(stderr);
+        return;
+    }
     fprintf(stderr, "\r\033[K%-20s [%s] %3u%%  %12s rows  %7.1f MB  %6.0f MB/s%s", file, bar,
             total ? (unsigned)(done >= total ? 100 : done * 100 / total) : 100, thousands(rows, a, sizeof a),
             (double)done / 1e6, rate, finished ? "\n" : "");
@@ -187,10 +210,11 @@ static void on_progress(void *ctx, const char *file, uint64_t done, uint64_t tot
  * a progress bar that may be half drawn; the bar is redrawn below it. */
 static void on_phase(void *ctx, import_phase p, const import_result *r)
 {
-    (void)ctx;
+    const cli_ctx *c = ctx;
     FILE *out = stderr;
     double s = r->phase_seconds[p];
-    fputs("\r\033[K", out);
+    if (c->tty)
+        fputs("\r\033[K", out);
     switch (p) {
     case IMPORT_PHASE_HASH:
         fprintf(out, "feed hashed in %.2f s: version %s%s\n", s, r->version,
@@ -233,10 +257,6 @@ static void on_phase(void *ctx, import_phase p, const import_result *r)
     }
     fflush(out);
 }
-
-typedef struct cli_ctx {
-    bool quiet;
-} cli_ctx;
 
 static void on_lock_wait(void *ctx, const char *lock_path)
 {
@@ -483,7 +503,8 @@ static int report_result(const char *feed, const char *data_dir, const import_re
 
 int cli_import_main(int argc, char **argv)
 {
-    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK, OPT_FEED_ID };
+    enum { OPT_DATA = CLI_OPT_LONG_ONLY, OPT_JSON, OPT_FORCE, OPT_MAX_DROP, OPT_MAX_SHRINK, OPT_FEED_ID,
+           OPT_MEMORY_BUDGET, OPT_PROGRESS };
     static const struct option longopts[] = {
         {"data", required_argument, NULL, OPT_DATA},
         {"json", no_argument, NULL, OPT_JSON},
@@ -492,6 +513,8 @@ int cli_import_main(int argc, char **argv)
         {"max-drop", required_argument, NULL, OPT_MAX_DROP},
         {"max-shrink", required_argument, NULL, OPT_MAX_SHRINK},
         {"feed-id", required_argument, NULL, OPT_FEED_ID},
+        {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -501,6 +524,8 @@ int cli_import_main(int argc, char **argv)
     bool json = false, quiet = false, force = false;
     bool max_drop_set = false, max_shrink_set = false;
     double max_drop = 0, max_shrink = 0;
+    uint64_t memory_budget = 0;
+    bool progress_asked = false;
     cli_opts opts;
     cli_opts_begin(&opts, argc, argv, "hq", longopts);
     for (int c; (c = cli_opts_next(&opts)) != -1;) {
@@ -531,6 +556,13 @@ int cli_import_main(int argc, char **argv)
             if (parse_pct(opts.arg, &max_shrink) != 0)
                 return usage_error("%s needs a percentage from 0 to 100", opts.typed);
             max_shrink_set = true;
+            break;
+        case OPT_MEMORY_BUDGET:
+            if (byte_size_parse(opts.arg, &memory_budget) != 0)
+                return usage_error("%s needs a size such as 1.5G, 800M or 1048576 (bytes)", opts.typed);
+            break;
+        case OPT_PROGRESS:
+            progress_asked = true;
             break;
         case OPT_FEED_ID:
             if (!opts.arg || nfeeds == 0)
@@ -598,8 +630,9 @@ int cli_import_main(int argc, char **argv)
     }
 
     /* progress goes to stderr, so it does not disturb --json on stdout */
-    bool progress = !quiet && isatty(STDERR_FILENO);
-    cli_ctx ctx = {.quiet = quiet};
+    bool tty = isatty(STDERR_FILENO);
+    bool progress = progress_asked || (!quiet && tty);
+    cli_ctx ctx = {.quiet = quiet, .tty = tty};
     import_options o = {
         .feed_path = feed,
         .data_dir = data_dir,
@@ -610,6 +643,7 @@ int cli_import_main(int argc, char **argv)
         .max_shrink_set = max_shrink_set,
         .max_shrink_pct = max_shrink,
         .wait_for_lock = true,
+        .memory_budget = memory_budget,
         .on_phase = progress ? on_phase : NULL,
         .on_progress = progress ? on_progress : NULL,
         .on_lock_wait = on_lock_wait,

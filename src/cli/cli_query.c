@@ -73,6 +73,8 @@ static const subcommand subcommands[] = {
      NULL, "service alerts in DATA/live.sqlite (GET /v1/alerts)"},
     {"alert", api_alert, "/v1/alerts/%s", {NULL}, {NULL}, NULL, "ID",
      "one service alert (GET /v1/alerts/{id})"},
+    {"vehicles", api_vehicles, "/v1/vehicles", {"bbox", "route", "limit", "after"}, {NULL}, NULL, NULL,
+     "vehicle positions of the --gtfs-rt sources (GET /v1/vehicles)"},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 
@@ -99,7 +101,9 @@ static const char *option_help(const char *name)
         return "--wheelchair 1   only the rows a wheelchair can take (the trip's wheelchair_accessible\n"
                "                   and the stop's wheelchair_boarding are 1, a platform taking its station's)";
     if (strcmp(name, "active_at") == 0) return "--active_at T    only alerts active at T (now or a date-time)";
-    if (strcmp(name, "after") == 0) return "--after ID       only alerts whose id sorts after ID (paging)";
+    if (strcmp(name, "after") == 0) return "--after ID       only alerts (vehicles) whose id sorts after ID (paging)";
+    if (strcmp(name, "bbox") == 0) return "--bbox B         only vehicles in minLon,minLat,maxLon,maxLat";
+    if (strcmp(name, "route") == 0) return "--route ID       only vehicles of this route";
     if (strcmp(name, "cursor") == 0)
         return "--cursor C       the page after the one whose `next` link holds cursor=C (give the\n"
                "                   link's other parameters too)";
@@ -226,8 +230,10 @@ static int session_read_realtime(query_session *s, const rt_source_list *sources
     char err[1024] = "";
     rt_fetch_global_init();
     s->realtime = true;
-    /* every source must answer: a query has no last good feed to fall back on */
-    if (!serving_set_realtime_sources(s->state, sources, 30, 0, err, sizeof err) ||
+    /* every source must answer: a query has no last good feed to fall back on;
+     * 600 s is serve's default --rt-max-age, so that the vehicles left out as
+     * stale are those a server leaves out (its one poll is never stale) */
+    if (!serving_set_realtime_sources(s->state, sources, 30, 600, err, sizeof err) ||
         (serving_poll_realtime(s->state, (int64_t)time(NULL), err, sizeof err), err[0])) {
         fprintf(stderr, "transitd query: realtime: %s\n", err);
         return -1;

@@ -57,11 +57,13 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
     if (!rt && !alerts) {
         /* nothing to join: no row is of an ADDED trip (rt_merge puts them
          * only with this dataset's overlay), none has realtime or alerts */
-        *out = (board){deps, NULL, count, false, false, realtime != NULL, NULL};
+        *out = (board){deps, NULL, count, false, false, realtime != NULL, NULL, NULL};
         return;
     }
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
+    /* the vehicles of running trips: a bit test a row when there are any */
+    const rt_vehicles *vehicles = rt && rt_vehicles_count(rt_overlay_vehicles(rt)) ? rt_overlay_vehicles(rt) : NULL;
     if (rt && !known)
         for (uint32_t i = 0; i < count; i++)
             if (deps[i].trip < counts.trips)
@@ -86,10 +88,12 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
             r->rt = known[i];
         else if (rt)
             rt_overlay_lookup(rt, d, &r->rt);
+        if (vehicles)
+            r->vehicle = (uint32_t)(rt_vehicles_find_row(vehicles, d) + 1);
         if (alerts)
             r->alerts = alert_marks_departure(alerts, ds, d, i);
     }
-    *out = (board){deps, rows, count, false, false, realtime != NULL, alerts};
+    *out = (board){deps, rows, count, false, false, realtime != NULL, alerts, vehicles};
 }
 
 void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,

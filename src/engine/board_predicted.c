@@ -4,6 +4,9 @@
  * scan (query.h: stop_events_scan, nearby_events_scan) in scheduled order;
  * each gets its predicted instant from the overlay, and those in the window
  * go into a sorted list of at most limit + 1 (insertion by binary search).
+ * The scan reads each stop's rows from its earliest row scheduled before
+ * the window and predicted in it (rt_overlay_stop_lead), so the rows before
+ * the window it hands over are few.
  * A row scheduled at s is predicted no earlier than s - early (the largest
  * early running of the stops searched), so once the list is full and
  * s - early is past the limit-th row's predicted instant, no later row can
@@ -162,6 +165,9 @@ static void slack_of(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early)
         return;
     }
     rt_overlay_stop_slack(c->rt, stop, late, early);
+    /* back to the earliest row there delayed into the window, not the
+     * stop's largest delay */
+    *late = rt_overlay_stop_lead(c->rt, stop, c->from);
     if (*early > c->early) c->early = *early;
 }
 

@@ -15,11 +15,12 @@
  * does not move the row either (the scan reaches no further). ADDED trips' rows are at their own times. Rows are those whose
  * predicted instant is in [from, from + window_s), ordered by it, then
  * stop_id, route_short_name, trip_id, and cut at `limit` (truncated when
- * more are in the window). The schedule is scanned from the largest delay
- * of the stops searched before `from` to their largest early running after
- * the window (rt_overlay_stop_slack), and no further than the limit needs.
- * With `wheelchair`, only the rows board_accessible.h lets through are
- * chosen from (no ADDED trip's).
+ * more are in the window). Each stop's schedule is scanned from its
+ * earliest row scheduled before `from` and predicted in the window
+ * (rt_overlay_stop_lead) to the largest early running of the stops
+ * searched after the window (rt_overlay_stop_slack), and no further than
+ * the limit needs. With `wheelchair`, only the rows board_accessible.h
+ * lets through are chosen from (no ADDED trip's).
  */
 #ifndef ENGINE_BOARD_PREDICTED_H
 #define ENGINE_BOARD_PREDICTED_H

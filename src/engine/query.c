@@ -58,6 +58,7 @@ typedef struct pending pending;
 typedef struct near_stop {
     const grid_point *point;
     double distance_m;
+    uint32_t lead;         /* a scan: how far before the window its rows are read (widen_window) */
 } near_stop;
 
 struct query_scratch {
@@ -140,7 +141,7 @@ static double haversine_m(double lat1, double lon1, double cos_lat1, double lat2
 static int near_push(query_scratch *s, const grid_point *gp, double d)
 {
     if (s->near_n == s->near_cap && grow_scratch((void **)&s->near, &s->near_cap, sizeof *s->near)) return -1;
-    s->near[s->near_n++] = (near_stop){gp, d};
+    s->near[s->near_n++] = (near_stop){gp, d, 0};
     return 0;
 }
 
@@ -407,6 +408,7 @@ typedef struct pending {
     uint16_t day;               /* index into the query's day spans */
     uint16_t arrival;           /* the visit is an arrival visit */
     uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
+    uint32_t skip;              /* a scan: seconds of the widened window this stop's rows start after */
 } pending;
 
 static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_t run, uint32_t pos)
@@ -424,7 +426,7 @@ static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_
 static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, const tt_run *runs, query_scratch *s,
                                                              uint32_t stop, const visit_hot *hot, uint32_t nvisits,
                                                              uint32_t stop_rank, uint32_t near, bool arrival,
-                                                             const day_span *days, uint32_t ndays)
+                                                             uint32_t skip, const day_span *days, uint32_t ndays)
 {
     /* once per stop: the loop below runs per visit and day, the hot path,
      * and has no assert of its own (first_start_from checks the guess) */
@@ -445,7 +447,7 @@ static inline __attribute__((always_inline)) int pick_visits(const dataset *ds, 
             if (s->pending_n == s->pending_cap &&
                 grow_scratch((void **)&s->pending, &s->pending_cap, sizeof *s->pending))
                 return -1;
-            s->pending[s->pending_n++] = (pending){vh, guess, guess, stop, stop_rank, (uint16_t)d, arrival, near};
+            s->pending[s->pending_n++] = (pending){vh, guess, guess, stop, stop_rank, (uint16_t)d, arrival, near, skip};
             __builtin_prefetch(&runs[guess]);
         }
     }
@@ -471,7 +473,8 @@ static void narrow_pending(const dataset *ds, const tt_run *runs, query_scratch 
         const visit_hot *vh = pd.vh;
         const day_span *day = &days[pd.day];
         uint32_t first = vh->run_first, end = first + vh->run_count;
-        int64_t early = day->lo - vh->max_off, late = day->lo - vh->min_off;
+        int64_t lo = day->lo + pd.skip;
+        int64_t early = lo - vh->max_off, late = lo - vh->min_off;
         uint32_t a = first_start_from(runs, first, end, pd.a, early);
         if (a == end) continue;
         uint32_t b = a;
@@ -495,10 +498,11 @@ static int settle_pending(const dataset *ds, const tt_run *runs, query_scratch *
         const visit_hot *vh = pd->vh;
         const day_span *day = &days[pd->day];
         uint32_t a = pd->a, b = pd->b, end = vh->run_first + vh->run_count;
+        int64_t lo = day->lo + pd->skip;
         assert(vh->run_first <= a && a <= b && b <= end && pd->day < MAX_DAY_SPANS);
         while (a < b) {
             uint32_t mid = a + (b - a) / 2;
-            if ((int64_t)run_secs(ds, runs, mid, vh->pos) < day->lo) a = mid + 1;
+            if ((int64_t)run_secs(ds, runs, mid, vh->pos) < lo) a = mid + 1;
             else b = mid;
         }
         if (a == end) continue;
@@ -629,9 +633,11 @@ static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s,
 }
 
 /* The window a scan reads: [from, to) widened by the largest slack its
- * callback gives any of the stops searched. */
-static void widen_window(const query_scan *scan, uint32_t stop, int64_t *from, int64_t *to,
-                         uint32_t *late_max, uint32_t *early_max)
+ * callback gives any of the stops searched. Each stop's rows are read from
+ * its own `late` before the window (the stop's lead, returned): the rows of
+ * the widened window before that are skipped (pending.skip). */
+static uint32_t widen_window(const query_scan *scan, uint32_t stop, int64_t *from, int64_t *to,
+                             uint32_t *late_max, uint32_t *early_max)
 {
     uint32_t late = 0, early = 0;
     scan->slack(scan->ctx, stop, &late, &early);
@@ -645,6 +651,16 @@ static void widen_window(const query_scan *scan, uint32_t stop, int64_t *from, i
         *to += early - *early_max;
         *early_max = early;
     }
+    return late;
+}
+
+/* The lead the scan's callback gives `stop` (its `late`, capped as
+ * widen_window caps it). */
+static uint32_t scan_lead(const query_scan *scan, uint32_t stop)
+{
+    uint32_t late = 0, early = 0;
+    scan->slack(scan->ctx, stop, &late, &early);
+    return late > QUERY_SCAN_SLACK_MAX ? QUERY_SCAN_SLACK_MAX : late;
 }
 
 /* Out of memory while collecting: the scratch emptied for the next call. */
@@ -681,19 +697,19 @@ static const tt_run *runs_of(const dataset *ds, query_kind kind)
  * arrival visits (ar), or both (the departures, and the arrival visits of
  * calls without a departure, which come first in ar). */
 static inline __attribute__((always_inline)) int pick_stop(const dataset *ds, const tt_run *runs, query_scratch *s, query_kind kind, uint32_t stop,
-                            grid_visits dv, const arrival_range *arrivals, uint32_t near, const day_span *days,
-                            uint32_t ndays)
+                            grid_visits dv, const arrival_range *arrivals, uint32_t near, uint32_t skip,
+                            const day_span *days, uint32_t ndays)
 {
     if (kind != QUERY_ARRIVALS &&
-        pick_visits(ds, runs, s, stop, ds->visit_hot + dv.visit_first, dv.visit_count, dv.id_rank, near, false, days,
-                    ndays))
+        pick_visits(ds, runs, s, stop, ds->visit_hot + dv.visit_first, dv.visit_count, dv.id_rank, near, false, skip,
+                    days, ndays))
         return -1;
     if (kind == QUERY_DEPARTURES)
         return 0;
     arrival_range ar = *arrivals;   /* read only when arrivals are asked for */
     assert(ar.only <= ar.count && (uint64_t)ar.first + ar.count <= ds->narr_visits);
     return pick_visits(ds, runs, s, stop, ds->arr_visit_hot + ar.first, kind == QUERY_BOTH ? ar.only : ar.count,
-                       dv.id_rank, near, true, days, ndays);
+                       dv.id_rank, near, true, skip, days, ndays);
 }
 
 static inline bool kind_ok(query_kind kind, query_error *err)
@@ -726,20 +742,25 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
     const tt_run *runs = runs_of(ds, kind);
     const tt_stop *sp = &ds->stops[stop];
     assert((uint64_t)sp->children_first + sp->children_count <= ds->nchildren);
+    uint32_t late = 0, lead = 0;   /* the largest lead, the stop's own */
     if (scan) {
-        uint32_t late = 0, early = 0;
-        widen_window(scan, stop, &from, &to, &late, &early);
+        uint32_t early = 0;
+        lead = widen_window(scan, stop, &from, &to, &late, &early);
         for (uint32_t i = 0; i < sp->children_count; i++)
             widen_window(scan, ds->children[sp->children_first + i], &from, &to, &late, &early);
     }
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
-    if (pick_stop(ds, runs, s, kind, stop, grid_visits_of(sp), &ds->arr_stops[stop], NO_NEAR, days, ndays)) goto oom;
+    if (pick_stop(ds, runs, s, kind, stop, grid_visits_of(sp), &ds->arr_stops[stop], NO_NEAR, late - lead, days,
+                  ndays))
+        goto oom;
     for (uint32_t i = 0; i < sp->children_count; i++) {
         uint32_t child = ds->children[sp->children_first + i];
         assert(child < ds->meta->nstops && ds->stops[child].parent == stop);
+        /* a station's children: their leads asked again (no room kept for them) */
+        uint32_t skip = scan ? late - scan_lead(scan, child) : 0;
         if (pick_stop(ds, runs, s, kind, child, grid_visits_of(&ds->stops[child]), &ds->arr_stops[child], NO_NEAR,
-                      days, ndays))
+                      skip, days, ndays))
             goto oom;
     }
     return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);
@@ -797,10 +818,11 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
     s->heap_n = s->cur_n = 0;
     const tt_run *runs = runs_of(ds, kind);
     if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
+    uint32_t late = 0;
     if (scan) {
-        uint32_t late = 0, early = 0;
+        uint32_t early = 0;
         for (size_t i = 0; i < s->near_n; i++)
-            widen_window(scan, s->near[i].point->stop, &from, &to, &late, &early);
+            s->near[i].lead = widen_window(scan, s->near[i].point->stop, &from, &to, &late, &early);
     }
     day_span days[MAX_DAY_SPANS];
     uint32_t ndays = window_days(ds, from, to, days);
@@ -816,7 +838,8 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
         const grid_point *gp = s->near[i].point;
         assert(gp >= ds->grid_points && (uint64_t)(gp - ds->grid_points) < ds->ngrid_stops);
         size_t g = (size_t)(gp - ds->grid_points);
-        if (pick_stop(ds, runs, s, kind, gp->stop, ds->grid_visits[g], &ds->arr_grid[g], (uint32_t)i, days, ndays))
+        if (pick_stop(ds, runs, s, kind, gp->stop, ds->grid_visits[g], &ds->arr_grid[g], (uint32_t)i,
+                      scan ? late - s->near[i].lead : 0, days, ndays))
             goto oom;
     }
     return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);

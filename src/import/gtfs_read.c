@@ -19,6 +19,9 @@
 #include "transit/csv.h"
 #include "transit/gtfs.h"
 #include "import/days_handoff.h"
+#include "import/stop_times_spill.h"
+#include "import/trip_stream.h"
+#include "import/tt_limits.h"
 
 int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
 {
@@ -541,6 +544,40 @@ static inline int parse_small_enum(const csv_field *fl, uint8_t *out)
     return -1;
 }
 
+/* A row of a feed read trip by trip: the previous trip is folded when this
+ * one begins. A trip that comes back after it was folded stops the reading
+ * (the feed is not grouped by trip; read_stop_times reads it again). */
+static int stream_row(tt_builder *b, uint32_t trip, uint32_t stop, uint32_t seq, uint32_t arr, uint32_t dep,
+                      uint8_t pu, uint8_t dof, double dist, uint64_t line)
+{
+    trip_stream *s = b->stream;
+    if (trip != s->open) {
+        if (b->trips.v[trip].fold != TS_UNSEEN) {
+            s->scattered_line = line;
+            s->scattered_trip = trip;
+            return -1;
+        }
+        if (ts_close_open(b, s)) return oom(b);
+        s->open = trip;
+        b->trips.v[trip].fold = TS_OPEN;
+    }
+    tb_stop_time *st = TB_PUSH(s->rows);
+    if (!st) return oom(b);
+    *st = (tb_stop_time){trip, seq, stop, arr, dep, pu, dof, 0};
+    if (b->have_dist) {
+        double *d = TB_PUSH(s->dists);
+        if (!d) return oom(b);
+        *d = dist;
+    }
+    return 0;
+}
+
+/* The budget of a feed whose rows are all held. */
+static uint64_t memory_budget(const tt_builder *b)
+{
+    return b->opt->memory_budget ? b->opt->memory_budget : TIMETABLE_MEMORY_BUDGET;
+}
+
 static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
 {
     st_ctx *c = ctx;
@@ -619,6 +656,13 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
                  f[7].ptr);
         dist = NAN;
     }
+    if (!b->hold_rows)
+        return stream_row(b, trip, stop, (uint32_t)seq, arr, dep, pu, dof, dist, line);
+    /* not grouped by trip: the rows held go to a sorted run on disk when the
+     * next one would pass the budget */
+    if (((uint64_t)(b->stop_times.n + 1) * sts_row_bytes(b) > memory_budget(b) || b->stop_times.n >= TT_MAX_COUNT) &&
+        sts_spill_run(b))
+        return -1;
     tb_stop_time *st = TB_PUSH(b->stop_times);
     if (!st) return oom(b);
     st->trip = trip;
@@ -755,19 +799,83 @@ static void diag_absorb(diag *into, const diag *from)
     pthread_mutex_unlock(&into->lock);
 }
 
+/* What diag_add counted, to count it again from there. */
+typedef struct diag_mark {
+    uint64_t count[DIAG_KIND_COUNT];
+    int nexamples;
+} diag_mark;
+
+static void diag_mark_take(diag *d, diag_mark *m)
+{
+    pthread_mutex_lock(&d->lock);
+    memcpy(m->count, d->count, sizeof m->count);
+    m->nexamples = d->nexamples;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void diag_mark_restore(diag *d, const diag_mark *m)
+{
+    pthread_mutex_lock(&d->lock);
+    memcpy(d->count, m->count, sizeof m->count);
+    d->nexamples = m->nexamples;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Back to before stop_times.txt was read: no trip folded, no row held. */
+static int forget_stop_times(tt_builder *b)
+{
+    for (size_t i = 0; i < b->trips.n; i++) {
+        b->trips.v[i].fold = TS_UNSEEN;
+        b->trips.v[i].valid = false;
+    }
+    b->stop_times.n = b->dists.n = 0;
+    b->have_dist = false;
+    return ts_reset(b->stream) ? oom(b) : 0;
+}
+
+/* stop_times.txt, folded trip by trip; read again holding every row when it
+ * is not grouped by trip. */
 static int read_stop_times(tt_builder *b)
 {
-    /* stop_times: size the array from the member size (about 40 bytes a row) */
-    int64_t sz = feed_size(b->feed, "stop_times.txt");
-    if (sz > 0 && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), (size_t)(sz / 40) + 1024))
-        return oom(b);
+    if (!b->stream) {
+        b->stream = malloc(sizeof *b->stream);
+        if (!b->stream || ts_init(b->stream)) {
+            free(b->stream);
+            b->stream = NULL;
+            return oom(b);
+        }
+    }
+    diag_mark mark;
+    diag_mark_take(b->diag, &mark);
+    b->hold_rows = false;
     st_ctx c;
-    memset(&c, 0, sizeof c);
-    c.b = b;
     int has[CSV_MAX_KEYS] = {0};
     csv_error cerr;
-    memset(&cerr, 0, sizeof cerr);
-    int rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
+    int rc;
+    for (int pass = 0;; pass++) {
+        memset(&c, 0, sizeof c);
+        c.b = b;
+        memset(&cerr, 0, sizeof cerr);
+        b->stats->stop_times = 0;
+        rc = stream_csv(b, "stop_times.txt", ST_KEYS, 8, stop_time_row, &c, &b->stats->stop_times, has, &cerr);
+        if (rc == 0 && !b->hold_rows && ts_close_open(b, b->stream)) return oom(b);
+        if (rc == 0 || pass == 1 || b->stream->scattered_line == 0 || b->err[0]) break;
+        /* not grouped by trip: hold the rows, in sorted runs on disk past the budget */
+        diag_mark_restore(b->diag, &mark);
+        uint64_t line = b->stream->scattered_line;
+        uint32_t trip = b->stream->scattered_trip;
+        if (forget_stop_times(b)) return -1;
+        b->stream->scattered_line = line;
+        b->stream->scattered_trip = trip;
+        b->hold_rows = true;
+        /* size the array from the member size (about 40 bytes a row) */
+        int64_t sz = feed_size(b->feed, "stop_times.txt");
+        size_t guess = sz > 0 ? (size_t)(sz / 40) + 1024 : 0;
+        size_t fit = (size_t)(memory_budget(b) / (sizeof(tb_stop_time) + sizeof(uint32_t)));
+        if (guess > fit) guess = fit;
+        if (guess && tb_grow((void **)&b->stop_times.v, &b->stop_times.cap, sizeof(tb_stop_time), guess))
+            return oom(b);
+    }
     if (rc != 0) {
         if (b->err[0] == 0)
             snprintf(b->err, b->errlen, "stop_times.txt:%llu: column %u: %s", (unsigned long long)cerr.line,
@@ -803,6 +911,8 @@ static int reset_trip_files(tt_builder *b)
     strmap_free(&b->trip_ids);
     b->trips.n = b->stop_times.n = b->dists.n = b->frequencies.n = 0;
     b->have_dist = false;
+    b->hold_rows = false;
+    if (b->stream && ts_reset(b->stream)) return oom(b);
     b->stats->trips = b->stats->frequencies = b->stats->stop_times = 0;
     return strmap_init(&b->trip_ids, 1 << 14) ? oom(b) : 0;
 }
@@ -920,6 +1030,16 @@ int tb_read_feed(tt_builder *b)
     return read_trips_and_stop_times(b);
 }
 
+void tb_drop_lookups(tt_builder *b)
+{
+    strmap_free(&b->string_ids);
+    strmap_free(&b->stop_ids);
+    strmap_free(&b->route_ids);
+    strmap_free(&b->trip_ids);
+    strmap_free(&b->service_ids);
+    strmap_free(&b->agency_ids);
+}
+
 void tb_free(tt_builder *b)
 {
     free(b->strings);
@@ -936,6 +1056,9 @@ void tb_free(tt_builder *b)
     free(b->services.v);
     free(b->stop_times.v);
     free(b->dists.v);
+    if (b->stream) ts_free(b->stream);
+    sts_close(b);
+    free(b->stream);
     free(b->frequencies.v);
     free(b->calendars.v);
     free(b->calendar_dates.v);

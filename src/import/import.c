@@ -406,7 +406,7 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     char tt_err[512] = "", path[4200];
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
     double t = now_seconds();
-    timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx, job.days, 0};
+    timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx, job.days, 0, ru->o->memory_budget};
     int tt_rc = timetable_build(feed, path, &tt_opt, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
     if (tt_rc == 0)
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);

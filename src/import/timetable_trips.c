@@ -1,13 +1,16 @@
 /* timetable_trips.c — trips folded into patterns, time profiles and run
  * groups, for timetable.bin.
  *
- * Why it exists: this is the book's "Stop Time Import" made exact. Rows are
- * grouped per trip with an O(n) counting sort, non-timepoints interpolated,
- * trips folded into shared patterns and time profiles (2.4M rows become a few
- * thousand arrays), and runs grouped so that each group's departures are
- * sorted at every stop, which is what lets a query binary-search a group.
+ * Why it exists: this is the book's "Stop Time Import" made exact. Each
+ * trip's rows were folded into a pattern and time profiles while they were
+ * read (trip_stream.c; 2.4M rows become a few thousand arrays); here the
+ * patterns and profiles are numbered in trip order, each trip gets its runs,
+ * and runs are grouped so that each group's departures are sorted at every
+ * stop, which is what lets a query binary-search a group.
  */
 #include "import/timetable_write_internal.h"
+#include "import/stop_times_spill.h"
+#include "import/trip_stream.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -26,110 +29,7 @@ static int cmp_run_tmp(const void *a, const void *b)
     return x->trip_rank < y->trip_rank ? -1 : x->trip_rank > y->trip_rank;
 }
 
-/* floor(a / b) for b > 0 */
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0)) ? q - 1 : q;
-}
-
-/* Fills empty times between timed positions. t[] holds arrival (when
- * use_arrival) or departure times per position, GTFS_TIME_NONE when empty.
- * Interpolates from the departure of the timed stop before to the arrival of
- * the timed stop after. */
-static void interpolate(uint32_t *arr, uint32_t *dep, const double *dist, uint32_t len)
-{
-    uint32_t i = 0;
-    while (i < len) {
-        if (dep[i] != GTFS_TIME_NONE) {
-            i++;
-            continue;
-        }
-        uint32_t a = i - 1; /* timed before (position 0 is timed) */
-        uint32_t z = i;
-        while (dep[z] == GTFS_TIME_NONE) z++; /* timed after (the last is timed) */
-        int64_t t0 = dep[a], t1 = arr[z];
-        bool by_dist = dist != NULL;
-        if (by_dist) {
-            for (uint32_t k = a; k <= z; k++)
-                if (isnan(dist[k])) by_dist = false;
-            if (by_dist && !(dist[z] > dist[a])) by_dist = false;
-        }
-        for (uint32_t k = a + 1; k < z; k++) {
-            int64_t t;
-            if (by_dist)
-                t = t0 + (int64_t)floor((double)(t1 - t0) * (dist[k] - dist[a]) / (dist[z] - dist[a]));
-            else
-                t = t0 + floor_div((t1 - t0) * (int64_t)(k - a), (int64_t)(z - a));
-            if (t < 0) t = 0;
-            arr[k] = dep[k] = (uint32_t)t;
-        }
-        i = z + 1;
-    }
-}
-
-typedef struct trip_scratch {
-    uint32_t *arr, *dep;
-    double *dist;
-    uint32_t *key;        /* pattern key: route, then 4 words per position */
-    int32_t *prof;
-    uint32_t cap;
-} trip_scratch;
-
-static int scratch_reserve(trip_scratch *s, uint32_t len)
-{
-    if (len <= s->cap) return 0;
-    uint32_t c = s->cap ? s->cap : 64;
-    while (c < len) c *= 2;
-    uint32_t *arr = realloc(s->arr, c * sizeof *arr);
-    if (!arr) return -1;
-    s->arr = arr;
-    uint32_t *dep = realloc(s->dep, c * sizeof *dep);
-    if (!dep) return -1;
-    s->dep = dep;
-    double *dist = realloc(s->dist, c * sizeof *dist);
-    if (!dist) return -1;
-    s->dist = dist;
-    uint32_t *key = realloc(s->key, (1 + 4 * (size_t)c) * sizeof *key);
-    if (!key) return -1;
-    s->key = key;
-    int32_t *prof = realloc(s->prof, c * sizeof *prof);
-    if (!prof) return -1;
-    s->prof = prof;
-    s->cap = c;
-    return 0;
-}
-
-static uint32_t intern_profile(tt_out *o, strmap *profiles, const int32_t *prof, uint32_t len)
-{
-    int ins;
-    uint32_t e = strmap_put(profiles, prof, len * sizeof *prof, (uint32_t)o->profiles.n, &ins);
-    if (e == UINT32_MAX) return TT_NONE;
-    if (ins) {
-        if (o->profiles.n + len > o->profiles.cap &&
-            tb_grow((void **)&o->profiles.v, &o->profiles.cap, sizeof(uint32_t), o->profiles.n + len))
-            return TT_NONE;
-        memcpy(o->profiles.v + o->profiles.n, prof, len * sizeof *prof);
-        o->profiles.n += len;
-    }
-    return strmap_value(profiles, e);
-}
-
 typedef TB_VEC(run_tmp) run_vec;
-
-/* The state of tt_build_trips while it goes through the trips. */
-typedef struct trip_fold {
-    tt_builder *b;
-    tt_out *o;
-    const uint32_t *trip_rank, *route_rank;
-    uint32_t *row_first, *rows;     /* stop_times indices grouped by trip */
-    uint32_t *freq_first, *freqs;   /* frequencies indices grouped by trip */
-    strmap patterns, profiles;
-    trip_scratch s;
-    run_vec runs;
-    uint32_t max_secs;              /* the latest time any run reaches */
-    uint64_t kept;                  /* stop times of the usable trips */
-} trip_fold;
 
 /* Groups the n elements of `base` (each `stride` bytes, with a uint32_t key
  * below nkeys at `key_offset`) by key with a stable counting sort, O(n +
@@ -163,134 +63,141 @@ static int group_by_key(const void *base, size_t n, size_t stride, size_t key_of
     return 0;
 }
 
-/* Sorts the trip's rows (cnt of them at slice) by stop_sequence, dropping a
- * repeated stop_sequence (counted); returns how many are left. */
-static uint32_t order_trip_rows(tt_builder *b, const tb_trip *trip, uint32_t *slice, uint32_t cnt)
+/* The state of tt_build_trips while it goes through the trips in order. */
+typedef struct trip_fold {
+    tt_builder *b;
+    tt_out *o;
+    const trip_stream *s;
+    const uint32_t *trip_rank, *route_rank;
+    uint32_t *freq_first, *freqs;   /* frequencies indices grouped by trip */
+    uint32_t *pattern_of, *profile_of; /* local pattern / profile → its number here, TT_NONE until met */
+    run_vec runs;
+    uint32_t max_secs;              /* the latest time any run reaches */
+    uint64_t kept;                  /* stop times of the usable trips */
+} trip_fold;
+
+/* The rows held of a feed not grouped by trip, folded trip by trip as a
+ * grouped feed's are while read; the rows are freed after. 0 or -1. */
+static int fold_held_rows(tt_builder *b, trip_stream *s)
 {
-    /* insertion sort: rows are nearly always in order */
-    for (uint32_t i = 1; i < cnt; i++) {
-        uint32_t v = slice[i], key = b->stop_times.v[v].seq;
-        uint32_t j = i;
-        while (j > 0 && b->stop_times.v[slice[j - 1]].seq > key) {
-            slice[j] = slice[j - 1];
-            j--;
+    uint32_t ntrips = (uint32_t)b->trips.n;
+    uint32_t *first = NULL, *order = NULL;
+    TB_VEC(tb_stop_time) rows = {0};
+    TB_VEC(double) dists = {0};
+    int rc = -1;
+    if (group_by_key(b->stop_times.v, b->stop_times.n, sizeof *b->stop_times.v, offsetof(tb_stop_time, trip), ntrips,
+                     &first, &order))
+        goto out;
+    for (uint32_t t = 0; t < ntrips; t++) {
+        uint32_t cnt = first[t + 1] - first[t];
+        if (cnt == 0) continue;
+        if (tb_grow((void **)&rows.v, &rows.cap, sizeof *rows.v, cnt) ||
+            (b->have_dist && tb_grow((void **)&dists.v, &dists.cap, sizeof *dists.v, cnt)))
+            goto out;
+        for (uint32_t k = 0; k < cnt; k++) {
+            uint32_t r = order[first[t] + k];
+            rows.v[k] = b->stop_times.v[r];
+            if (b->have_dist) dists.v[k] = b->dists.v[r];
         }
-        slice[j] = v;
+        if (ts_fold_trip(b, s, t, rows.v, b->have_dist ? dists.v : NULL, cnt)) goto out;
     }
-    uint32_t len = 0;
-    for (uint32_t i = 0; i < cnt; i++) {
-        if (len && b->stop_times.v[slice[len - 1]].seq == b->stop_times.v[slice[i]].seq) {
-            diag_add(b->diag, DIAG_BAD_SEQUENCE, "stop_times.txt", 0, "trip '%s': duplicate stop_sequence %u",
-                     tb_str(b, trip->id), b->stop_times.v[slice[i]].seq);
-            continue;
-        }
-        slice[len++] = slice[i];
-    }
-    return len;
+    free(b->stop_times.v);
+    free(b->dists.v);
+    memset(&b->stop_times, 0, sizeof b->stop_times);
+    memset(&b->dists, 0, sizeof b->dists);
+    rc = 0;
+out:
+    free(first);
+    free(order);
+    free(rows.v);
+    free(dists.v);
+    return rc;
 }
 
-/* The times of the trip's len ordered rows into s->arr and s->dep, the
- * untimed ones interpolated. 1 when the trip is usable, 0 when it is not
- * (counted), -1 when out of memory. Times that go backwards are counted
- * but kept. */
-static int load_trip_times(tt_builder *b, const tb_trip *trip, const uint32_t *slice, uint32_t len,
-                           trip_scratch *s)
+static int cmp_event_trip(const void *x, const void *y)
 {
-    if (len == 0) {
-        diag_add(b->diag, DIAG_UNTIMED_TRIP, "trips.txt", 0, "trip '%s' has no stop times", tb_str(b, trip->id));
-        return 0;
-    }
-    if (len < 2) {
-        diag_add(b->diag, DIAG_UNTIMED_TRIP, "stop_times.txt", 0, "trip '%s' has only one stop time",
-                 tb_str(b, trip->id));
-        return 0;
-    }
-    if (scratch_reserve(s, len)) return -1;
-    for (uint32_t k = 0; k < len; k++) {
-        const tb_stop_time *st = &b->stop_times.v[slice[k]];
-        s->arr[k] = st->arr;
-        s->dep[k] = st->dep;
-        s->dist[k] = b->have_dist ? b->dists.v[slice[k]] : NAN;
-    }
-    if (s->dep[0] == GTFS_TIME_NONE || s->dep[len - 1] == GTFS_TIME_NONE) {
-        diag_add(b->diag, DIAG_UNTIMED_TRIP, "stop_times.txt", 0,
-                 "trip '%s': the first and last stop must have times", tb_str(b, trip->id));
-        return 0;
-    }
-    interpolate(s->arr, s->dep, b->have_dist ? s->dist : NULL, len);
-    for (uint32_t k = 1; k < len; k++) {
-        if (s->arr[k] < s->dep[k - 1] || s->dep[k] < s->arr[k]) {
+    const ts_event *a = x, *b = y;
+    if (a->trip != b->trip) return a->trip < b->trip ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Reports trip t's problems, as they were found. */
+static void report_events(tt_builder *b, const ts_event *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *id = tb_str(b, b->trips.v[e[i].trip].id);
+        switch (e[i].code) {
+        case TS_DUPLICATE_SEQUENCE:
+            diag_add(b->diag, DIAG_BAD_SEQUENCE, "stop_times.txt", 0, "trip '%s': duplicate stop_sequence %u", id,
+                     e[i].seq);
+            break;
+        case TS_ONE_STOP_TIME:
+            diag_add(b->diag, DIAG_UNTIMED_TRIP, "stop_times.txt", 0, "trip '%s' has only one stop time", id);
+            break;
+        case TS_UNTIMED_ENDS:
+            diag_add(b->diag, DIAG_UNTIMED_TRIP, "stop_times.txt", 0,
+                     "trip '%s': the first and last stop must have times", id);
+            break;
+        default:
             diag_add(b->diag, DIAG_BAD_SEQUENCE, "stop_times.txt", 0,
-                     "trip '%s': times go backwards at stop_sequence %u", tb_str(b, trip->id),
-                     b->stop_times.v[slice[k]].seq);
+                     "trip '%s': times go backwards at stop_sequence %u", id, e[i].seq);
             break;
         }
     }
-    return 1;
 }
 
-/* The trip's pattern (its route, then stop, stop_sequence, pickup and
- * drop-off per position), added to o->patterns on first sight. Its index,
- * or TT_NONE when out of memory. */
-static uint32_t intern_pattern(trip_fold *f, const tb_trip *trip, const uint32_t *slice, uint32_t len)
+/* The number in o of local pattern p, copied there on first sight; TT_NONE
+ * when out of memory. */
+static uint32_t number_pattern(trip_fold *f, uint32_t p)
 {
+    if (f->pattern_of[p] != TT_NONE) return f->pattern_of[p];
     tt_out *o = f->o;
-    uint32_t *key = f->s.key;
-    key[0] = trip->route;
+    uint32_t len = ts_pattern_len(f->s, p);
+    const char *key = ts_pattern_key(f->s, p);
+    uint32_t route;
+    memcpy(&route, key, sizeof route);
+    tt_pattern *pt = TB_PUSH(o->patterns);
+    if (!pt) return TT_NONE;
+    pt->first = (uint32_t)o->pattern_stops.n;
+    pt->len = len;
+    pt->route = route;
+    pt->pad = 0;
     for (uint32_t k = 0; k < len; k++) {
-        const tb_stop_time *st = &f->b->stop_times.v[slice[k]];
-        key[1 + 4 * k] = st->stop;
-        key[2 + 4 * k] = st->seq;
-        key[3 + 4 * k] = st->pickup;
-        key[4 + 4 * k] = st->drop_off;
+        uint32_t w[4];
+        memcpy(w, key + (1 + 4 * (size_t)k) * sizeof(uint32_t), sizeof w);
+        tt_pattern_stop *ps = TB_PUSH(o->pattern_stops);
+        if (!ps) return TT_NONE;
+        ps->stop = w[0];
+        ps->stop_sequence = w[1];
+        ps->pickup_type = (uint8_t)w[2];
+        ps->drop_off_type = (uint8_t)w[3];
+        ps->pad[0] = ps->pad[1] = 0;
     }
-    int ins;
-    uint32_t pe = strmap_put(&f->patterns, key, (1 + 4 * (size_t)len) * sizeof(uint32_t),
-                             (uint32_t)o->patterns.n, &ins);
-    if (pe == UINT32_MAX) return TT_NONE;
-    if (ins) {
-        tt_pattern *p = TB_PUSH(o->patterns);
-        if (!p) return TT_NONE;
-        p->first = (uint32_t)o->pattern_stops.n;
-        p->len = len;
-        p->route = trip->route;
-        p->pad = 0;
-        for (uint32_t k = 0; k < len; k++) {
-            tt_pattern_stop *ps = TB_PUSH(o->pattern_stops);
-            if (!ps) return TT_NONE;
-            ps->stop = key[1 + 4 * k];
-            ps->stop_sequence = key[2 + 4 * k];
-            ps->pickup_type = (uint8_t)key[3 + 4 * k];
-            ps->drop_off_type = (uint8_t)key[4 + 4 * k];
-            ps->pad[0] = ps->pad[1] = 0;
-        }
-    }
-    return strmap_value(&f->patterns, pe);
+    return f->pattern_of[p] = (uint32_t)(o->patterns.n - 1);
 }
 
-/* The trip's departure and arrival profiles: offsets from its first
- * departure, one profile when they are the same. 0 or -1 (out of memory). */
-static int intern_profiles(trip_fold *f, tb_trip *trip, uint32_t len)
+/* The offset in o->profiles of local profile p, copied there on first
+ * sight; TT_NONE when out of memory. */
+static uint32_t number_profile(trip_fold *f, uint32_t p)
 {
-    trip_scratch *s = &f->s;
-    uint32_t start = s->dep[0];
-    for (uint32_t k = 0; k < len; k++) s->prof[k] = (int32_t)(s->dep[k] - start);
-    trip->dep_profile = intern_profile(f->o, &f->profiles, s->prof, len);
-    bool same = true;
-    for (uint32_t k = 0; k < len; k++) {
-        s->prof[k] = (int32_t)s->arr[k] - (int32_t)start;
-        if (s->arr[k] != s->dep[k]) same = false;
-    }
-    trip->arr_profile = same ? trip->dep_profile : intern_profile(f->o, &f->profiles, s->prof, len);
-    return trip->dep_profile == TT_NONE || trip->arr_profile == TT_NONE ? -1 : 0;
+    if (f->profile_of[p] != TT_NONE) return f->profile_of[p];
+    tt_out *o = f->o;
+    uint32_t len = ts_profile_len(f->s, p);
+    if (o->profiles.n + len > o->profiles.cap &&
+        tb_grow((void **)&o->profiles.v, &o->profiles.cap, sizeof(uint32_t), o->profiles.n + len))
+        return TT_NONE;
+    memcpy(o->profiles.v + o->profiles.n, ts_profile(f->s, p), len * sizeof(uint32_t));
+    f->profile_of[p] = (uint32_t)o->profiles.n;
+    o->profiles.n += len;
+    return f->profile_of[p];
 }
 
 /* The runs of trip t: one at its start, or one per headway of each of its
- * frequencies.txt rows. trip_max is its latest time. 0 or -1. */
-static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip, uint32_t trip_max)
+ * frequencies.txt rows. 0 or -1. */
+static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip)
 {
     const tb_frequency *fv = f->b->frequencies.v;
-    uint32_t f0 = f->freq_first[t], f1 = f->freq_first[t + 1];
+    uint32_t f0 = f->freq_first[t], f1 = f->freq_first[t + 1], trip_max = trip->max_time;
     if (f0 == f1) {
         run_tmp *r = TB_PUSH(f->runs);
         if (!r) return -1;
@@ -314,43 +221,54 @@ static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip, uint32_t trip_max)
     return 0;
 }
 
-/* Folds trip t: its rows ordered and timed, its pattern, profiles and runs.
- * A trip that cannot be used is counted and left invalid. 0 or -1. */
-static int fold_trip(trip_fold *f, uint32_t t)
+/* Trip t, folded while read: its problems reported, its pattern and
+ * profiles numbered in trip order, its runs. 0 or -1. */
+static int number_trip(trip_fold *f, uint32_t t)
 {
     tb_trip *trip = &f->b->trips.v[t];
-    uint32_t *slice = f->rows + f->row_first[t];
-    trip->valid = false;
-    uint32_t len = order_trip_rows(f->b, trip, slice, f->row_first[t + 1] - f->row_first[t]);
-    int usable = load_trip_times(f->b, trip, slice, len, &f->s);
-    if (usable <= 0) return usable;
-    trip->pattern = intern_pattern(f, trip, slice, len);
-    if (trip->pattern == TT_NONE || intern_profiles(f, trip, len)) return -1;
-    trip->start = f->s.dep[0];
-    trip->valid = true;
-    f->kept += len;
-    uint32_t trip_max = 0;
-    for (uint32_t k = 0; k < len; k++) {
-        if (f->s.arr[k] > trip_max) trip_max = f->s.arr[k];
-        if (f->s.dep[k] > trip_max) trip_max = f->s.dep[k];
+    if (trip->fold != TS_FOLDED) {
+        trip->valid = false;
+        diag_add(f->b->diag, DIAG_UNTIMED_TRIP, "trips.txt", 0, "trip '%s' has no stop times", tb_str(f->b, trip->id));
+        return 0;
     }
-    return add_runs(f, t, trip, trip_max);
+    if (!trip->valid) return 0;
+    uint32_t len = ts_pattern_len(f->s, trip->pattern);
+    trip->pattern = number_pattern(f, trip->pattern);
+    uint32_t dep = number_profile(f, trip->dep_profile);
+    trip->arr_profile = trip->arr_profile == trip->dep_profile ? dep : number_profile(f, trip->arr_profile);
+    trip->dep_profile = dep;
+    if (trip->pattern == TT_NONE || trip->dep_profile == TT_NONE || trip->arr_profile == TT_NONE) return -1;
+    f->kept += len;
+    return add_runs(f, t, trip);
 }
 
 int tt_build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const uint32_t *route_rank,
                    run_tmp **runs_out, size_t *nruns_out)
 {
     uint32_t ntrips = (uint32_t)b->trips.n;
-    trip_fold f = {.b = b, .o = o, .trip_rank = trip_rank, .route_rank = route_rank};
+    trip_stream *s = b->stream;
+    trip_fold f = {.b = b, .o = o, .s = s, .trip_rank = trip_rank, .route_rank = route_rank};
     int rc = -1;
-    if (group_by_key(b->stop_times.v, b->stop_times.n, sizeof *b->stop_times.v, offsetof(tb_stop_time, trip),
-                     ntrips, &f.row_first, &f.rows) ||
-        strmap_init(&f.patterns, 1024) || strmap_init(&f.profiles, 1 << 14) ||
-        group_by_key(b->frequencies.v, b->frequencies.n, sizeof *b->frequencies.v,
-                     offsetof(tb_frequency, trip), ntrips, &f.freq_first, &f.freqs))
+    if (b->hold_rows && (sts_spilled(b) ? sts_merge_fold(b, s) : fold_held_rows(b, s))) {
+        if (b->err[0]) return -1;   /* the runs' I/O, said so */
         goto out;
-    for (uint32_t t = 0; t < ntrips; t++)
-        if (fold_trip(&f, t)) goto out;
+    }
+    f.pattern_of = malloc(((size_t)s->patterns.count + 1) * sizeof *f.pattern_of);
+    f.profile_of = malloc(((size_t)s->profiles.count + 1) * sizeof *f.profile_of);
+    if (!f.pattern_of || !f.profile_of ||
+        group_by_key(b->frequencies.v, b->frequencies.n, sizeof *b->frequencies.v, offsetof(tb_frequency, trip), ntrips,
+                     &f.freq_first, &f.freqs))
+        goto out;
+    memset(f.pattern_of, 0xff, ((size_t)s->patterns.count + 1) * sizeof *f.pattern_of);
+    memset(f.profile_of, 0xff, ((size_t)s->profiles.count + 1) * sizeof *f.profile_of);
+    if (s->events.n) qsort(s->events.v, s->events.n, sizeof *s->events.v, cmp_event_trip);
+    size_t ev = 0;
+    for (uint32_t t = 0; t < ntrips; t++) {
+        size_t e0 = ev;
+        while (ev < s->events.n && s->events.v[ev].trip == t) ev++;
+        if (ev > e0) report_events(b, s->events.v + e0, ev - e0);
+        if (number_trip(&f, t)) goto out;
+    }
     o->meta.max_secs = f.max_secs;
     o->meta.stop_times = f.kept;
     b->stats->stop_times_kept = f.kept;
@@ -361,17 +279,11 @@ int tt_build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const ui
 out:
     if (rc != 0) tt_fail_oom(b);
     free(f.runs.v);
-    free(f.row_first);
-    free(f.rows);
     free(f.freq_first);
     free(f.freqs);
-    free(f.s.arr);
-    free(f.s.dep);
-    free(f.s.dist);
-    free(f.s.key);
-    free(f.s.prof);
-    strmap_free(&f.patterns);
-    strmap_free(&f.profiles);
+    free(f.pattern_of);
+    free(f.profile_of);
+    ts_free(s);     /* copied into o: the local patterns and profiles go */
     return rc;
 }
 

@@ -393,12 +393,17 @@ int timetable_build(const feed_t *feed, const char *path, const timetable_option
     b.err = err;
     b.errlen = errlen;
     err[0] = 0;
+    /* a feed not grouped by trip may sort its rows in runs beside the timetable */
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(b.spill_dir, sizeof b.spill_dir, "%.*s", (int)(slash - path), path);
+    else snprintf(b.spill_dir, sizeof b.spill_dir, ".");
     double t0 = now_seconds();
     int rc = tb_read_feed(&b);
     if (b.opt->days_out)
         days_handoff_withdraw(b.opt->days_out);   /* when tb_read_feed stopped before publishing */
     st->parse_seconds = now_seconds() - t0;
     if (rc == 0) rc = check_read_counts(&b);
+    tb_drop_lookups(&b);    /* the layout needs none of them */
     if (rc == 0) rc = layout_and_write(&b, path);
     tb_free(&b);
     return rc;

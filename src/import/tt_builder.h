@@ -41,6 +41,8 @@ typedef struct tb_trip {
     bool valid;                /* has usable stop times */
     uint32_t pattern, dep_profile, arr_profile, start;
     uint32_t id_rank;
+    uint32_t max_time;         /* the latest time of its stop times, once folded */
+    uint8_t fold;              /* TS_UNSEEN, TS_OPEN, TS_FOLDED (trip_stream.h) */
 } tb_trip;
 
 typedef struct tb_stop_time {
@@ -86,8 +88,14 @@ typedef struct tt_builder {
     TB_VEC(tt_agency) agencies;
     TB_VEC(tb_trip) trips;
     TB_VEC(uint32_t) services;          /* service_id strings */
+    /* stop_times rows: held only when the feed is not grouped by trip
+     * (trip_stream.h folds each trip as it ends otherwise) */
     TB_VEC(tb_stop_time) stop_times;
     TB_VEC(double) dists;               /* shape_dist_traveled per stop_time, NaN when empty; only when the column exists */
+    struct trip_stream *stream;         /* the trips folded so far (trip_stream.h) */
+    bool hold_rows;                     /* stop_times rows go to stop_times, not to the stream */
+    struct sts_spill *spill;            /* held rows sorted in runs on disk (stop_times_spill.h) */
+    char spill_dir[4096];               /* where the runs go: beside the timetable being written */
     TB_VEC(tb_frequency) frequencies;
     TB_VEC(tb_calendar) calendars;
     TB_VEC(tb_calendar_date) calendar_dates;
@@ -113,6 +121,9 @@ static inline const char *tb_str(const tt_builder *b, uint32_t off) { return b->
 
 /* gtfs_read.c: reads every file the timetable needs. 0 or -1 (b->err). */
 int tb_read_feed(tt_builder *b);
+/* Frees the maps from ids and strings to indices, which only reading
+ * needs (at 64 copies of Brooklyn: hundreds of MB of keys). */
+void tb_drop_lookups(tt_builder *b);
 void tb_free(tt_builder *b);
 
 #endif

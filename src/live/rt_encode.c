@@ -119,6 +119,9 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
             p->has_schedule_relationship = su->relationship != RT_STOP_SCHEDULED;
             p->schedule_relationship =
                 (TransitRealtime__TripUpdate__StopTimeUpdate__ScheduleRelationship)su->relationship;
+            p->has_departure_occupancy_status = su->departure_occupancy != 0;
+            p->departure_occupancy_status =
+                (TransitRealtime__VehiclePosition__OccupancyStatus)(su->departure_occupancy ? su->departure_occupancy - 1 : 0);
             if (su->assigned_stop_id) {
                 transit_realtime__trip_update__stop_time_update__stop_time_properties__init(&stop_props[k]);
                 stop_props[k].assigned_stop_id = (char *)su->assigned_stop_id;

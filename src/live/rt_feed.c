@@ -291,6 +291,10 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         s->stop_sequence = u->stop_sequence;
         s->stop_id = arena_str(a, u->stop_id, oom);
         s->relationship = srel;
+        s->departure_occupancy = u->has_departure_occupancy_status &&
+                                         (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
+                                     ? (uint8_t)(u->departure_occupancy_status + 1)
+                                     : 0;
         if (u->stop_time_properties && u->stop_time_properties->assigned_stop_id) {
             if (!u->stop_time_properties->assigned_stop_id[0]) {
                 reject(f, entity_id, "stop_time_update %u: stop_time_properties.assigned_stop_id is empty", i);
@@ -424,17 +428,29 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
     bool oom = false;
     f->version = arena_str(f->arena, h->gtfs_realtime_version, &oom);
     f->timestamp = h->has_timestamp ? h->timestamp : 0;
-    uint32_t ntu = 0, nal = 0;
+    uint32_t ntu = 0, nal = 0, nveh = 0;
     for (size_t i = 0; i < msg->n_entity; i++) {
         if (msg->entity[i]->trip_update) ntu++;
         if (msg->entity[i]->alert) nal++;
+        if (msg->entity[i]->vehicle) nveh++;
     }
     if (ntu && !(f->trip_updates = arena_alloc(f->arena, sizeof *f->trip_updates * ntu))) goto oom;
     if (nal && !(f->alerts = arena_alloc(f->arena, sizeof *f->alerts * nal))) goto oom;
+    if (nveh && !(f->vehicles = arena_alloc(f->arena, sizeof *f->vehicles * nveh))) goto oom;
     for (size_t i = 0; i < msg->n_entity && !oom; i++) {
         const TransitRealtime__FeedEntity *e = msg->entity[i];
-        if (e->is_deleted || (!e->trip_update && !e->alert)) {
+        if (e->is_deleted || (!e->trip_update && !e->alert && !e->vehicle)) {
             f->ignored++;
+            continue;
+        }
+        /* a vehicle may share its entity with its trip's update */
+        if (e->vehicle && !e->alert) {
+            rt_vehicle *v = &f->vehicles[f->vehicle_count];
+            if (rt_vehicle_decode(f, e->id, e->vehicle, v, &oom)) f->vehicle_count++;
+            else memset(v, 0, sizeof *v);
+            if (!e->trip_update) continue;
+        } else if (e->vehicle) {
+            reject(f, e->id, "entity holds both a vehicle and an alert");
             continue;
         }
         if (e->trip_update && e->alert) {
@@ -472,4 +488,20 @@ const char *rt_feed_add_string(rt_feed *feed, const char *s) {
     bool oom = false;
     const char *copy = arena_str(feed->arena, s, &oom);
     return oom ? NULL : copy;
+}
+
+/* ------------------------------------------------------------ for the other entity decoders */
+
+void *rt_feed_alloc(rt_feed *f, size_t n) { return arena_alloc(f->arena, n); }
+
+const char *rt_feed_strdup(rt_feed *f, const char *s, bool *oom) { return arena_str(f->arena, s, oom); }
+
+void rt_feed_reject(rt_feed *f, const char *entity_id, const char *fmt, ...)
+{
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    reject(f, entity_id, "%s", why);
 }

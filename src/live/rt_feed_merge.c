@@ -71,6 +71,7 @@ void rt_feed_merged_free(rt_feed *merged)
     if (!merged) return;
     free(merged->trip_updates);
     free(merged->alerts);
+    free(merged->vehicles);
     free(merged);
 }
 
@@ -134,5 +135,9 @@ rt_feed *rt_feed_merge(const rt_feed *const *feeds, size_t n)
     }
     free(trips.slots);
     free(alerts.slots);
+    if (!rt_vehicles_merge(feeds, n, m)) {   /* per vehicle, its newest position */
+        rt_feed_merged_free(m);
+        return NULL;
+    }
     return m;
 }

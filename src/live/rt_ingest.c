@@ -42,6 +42,8 @@ struct rt_ingest {
     bool merged_owned;             /* several sources: arrays of ours over their feeds */
     uint64_t polls;                /* rounds */
     rt_overlay_stats stats;        /* of the last overlay built */
+    rt_vehicles_stats vehicle_stats;   /* of the vehicles built with it */
+    int64_t vehicles_expire_at;    /* when a vehicle shown goes stale: build again */
     uint32_t alerts_shown, alerts_rejected;   /* of the last rt_ingest_alerts */
     rt_id_exists_fn id_exists;     /* the served dataset's ids, for sources that name a feed */
     void *id_exists_ctx;
@@ -85,6 +87,7 @@ rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s,
     pthread_mutex_init(&in->lock, NULL);
     in->timeout_s = timeout_s;
     in->max_age_s = max_age_s;
+    in->vehicles_expire_at = INT64_MAX;
     if (!(in->sources = calloc(list->count, sizeof *in->sources))) {
         rt_ingest_free(in);
         return NULL;
@@ -282,6 +285,8 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
         changed |= merged != s->merged;
         s->merged = merged;
     }
+    /* a vehicle shown goes stale: the same feeds, but another set to show */
+    bool expired = now >= in->vehicles_expire_at;
     bool merged_ok = !changed || rebuild_merge(in);
     if (!merged_ok) {
         /* keep the previous merge over the previous feeds: put them back */
@@ -301,7 +306,7 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
     }
     pthread_mutex_unlock(&in->lock);
     for (size_t k = 0; k < nold; k++) rt_feed_free(old[k]);
-    if (changed) return RT_POLL_NEW;
+    if (changed || (expired && merged_ok)) return RT_POLL_NEW;
     return failed ? RT_POLL_FAILED : RT_POLL_UNCHANGED;
 }
 
@@ -312,9 +317,22 @@ rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now)
     rt_overlay_stats stats;
     /* the feeds stay while the lock is held: a poll that replaces one
      * waits, and frees the old one only after */
+    rt_vehicles_stats vstats;
     pthread_mutex_lock(&in->lock);
     rt_overlay *o = rt_overlay_build(in->merged, ds, now, &stats);
-    if (o) in->stats = stats;
+    rt_vehicles *v = o && in->merged ? rt_vehicles_build(in->merged->vehicles, in->merged->vehicle_count, ds, now,
+                                                         in->max_age_s, &vstats)
+                                     : NULL;
+    if (o && in->merged && !v) {
+        rt_overlay_release(o);   /* out of memory: the previous overlay stays */
+        o = NULL;
+    }
+    if (o) {
+        in->stats = stats;
+        in->vehicle_stats = v ? vstats : (rt_vehicles_stats){0};
+        in->vehicles_expire_at = rt_vehicles_expires_at(v);
+        rt_overlay_set_vehicles(o, v);
+    }
     pthread_mutex_unlock(&in->lock);
     return o;
 }
@@ -351,7 +369,8 @@ void rt_ingest_source_state(rt_ingest *in, size_t i, rt_source_state *out)
         .last_failure = s->last_failure,
         .has_feed = s->good != NULL,
         .merged = s->merged,
-        .entities = s->good ? s->good->trip_update_count + s->good->alert_count : 0,
+        .entities = s->good ? s->good->trip_update_count + s->good->alert_count + s->good->vehicle_count : 0,
+        .vehicles = s->good ? s->good->vehicle_count : 0,
         .feed_timestamp = s->good ? s->good->timestamp : 0,
     };
     if (s->last_failure && s->last_failure >= s->last_success)
@@ -396,6 +415,7 @@ static void render_sources(rt_ingest *in, int64_t now, text_out *t)
         {"transitd_rt_source_last_success_age_seconds", "gauge", "Seconds since each source's last good poll (-1: none yet)."},
         {"transitd_rt_source_feed_timestamp_seconds", "gauge", "The header timestamp of each source's last good feed."},
         {"transitd_rt_source_entities", "gauge", "Entities of each source's last good feed."},
+        {"transitd_rt_source_vehicles", "gauge", "Vehicle positions of each source's last good feed."},
         {"transitd_rt_source_merged", "gauge", "1 when the source's feed is in the merge, 0 when it has none or is stale."},
     };
     for (size_t k = 0; k < sizeof series / sizeof *series; k++) {
@@ -422,7 +442,10 @@ static void render_sources(rt_ingest *in, int64_t now, text_out *t)
                 break;
             case 5:
                 put(t, "%s{source=\"%s\"} %u\n", series[k][0], label,
-                    s->good ? s->good->trip_update_count + s->good->alert_count : 0);
+                    s->good ? s->good->trip_update_count + s->good->alert_count + s->good->vehicle_count : 0);
+                break;
+            case 6:
+                put(t, "%s{source=\"%s\"} %u\n", series[k][0], label, s->good ? s->good->vehicle_count : 0);
                 break;
             default: put(t, "%s{source=\"%s\"} %d\n", series[k][0], label, s->merged ? 1 : 0); break;
             }
@@ -471,6 +494,7 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "# TYPE transitd_rt_entities gauge\n"
         "transitd_rt_entities{kind=\"trip_update\"} %u\n"
         "transitd_rt_entities{kind=\"alert\"} %u\n"
+        "transitd_rt_entities{kind=\"vehicle\"} %u\n"
         "transitd_rt_entities{kind=\"rejected\"} %u\n"
         "transitd_rt_entities{kind=\"ignored\"} %u\n"
         "# HELP transitd_rt_trip_updates Trip updates of the feed in use against the dataset, by outcome.\n"
@@ -491,14 +515,22 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "# HELP transitd_rt_alerts Alerts of the feed in use, shown (as rt: ids) or refused by the alert checks.\n"
         "# TYPE transitd_rt_alerts gauge\n"
         "transitd_rt_alerts{outcome=\"shown\"} %u\n"
-        "transitd_rt_alerts{outcome=\"rejected\"} %u\n",
+        "transitd_rt_alerts{outcome=\"rejected\"} %u\n"
+        "# HELP transitd_rt_vehicles Vehicle positions of the feed in use: shown (of them matched to a trip instance, or naming an unknown one) and left out (stale, an older duplicate).\n"
+        "# TYPE transitd_rt_vehicles gauge\n"
+        "transitd_rt_vehicles{outcome=\"shown\"} %u\n"
+        "transitd_rt_vehicles{outcome=\"matched\"} %u\n"
+        "transitd_rt_vehicles{outcome=\"unknown_trip\"} %u\n"
+        "transitd_rt_vehicles{outcome=\"stale\"} %u\n"
+        "transitd_rt_vehicles{outcome=\"duplicate\"} %u\n",
         (unsigned long long)in->polls, (unsigned long long)fetch_failures, (unsigned long long)decode_failures,
         (long long)(last_success ? now - last_success : -1), (long long)last_failure,
         (unsigned long long)(f ? f->timestamp : 0), f ? bytes : 0, f ? f->trip_update_count : 0,
-        f ? f->alert_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
+        f ? f->alert_count : 0, f ? f->vehicle_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
         s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added,
         s->added_no_route, s->added_no_departure, s->deleted, s->duplicated, s->replaced, s->not_duplicable,
-        in->alerts_shown, in->alerts_rejected);
+        in->alerts_shown, in->alerts_rejected, in->vehicle_stats.shown, in->vehicle_stats.matched,
+        in->vehicle_stats.unknown_trip, in->vehicle_stats.stale, in->vehicle_stats.duplicate);
     render_sources(in, now, &t);
     pthread_mutex_unlock(&in->lock);
     return t.len;

@@ -30,6 +30,8 @@ enum {
     STOP_ARR_PREDICTED = 8,   /* the arrival's delay (rt_arrival_entry) is known */
     STOP_HIDDEN = 16,         /* the instance is DELETED or REPLACED (also canceled) */
 };
+/* bits 8-11 of a stop entry's flags: departure_occupancy_status + 1 (0: none) */
+#define STOP_OCCUPANCY_SHIFT 8
 
 typedef struct rt_stop_entry {
     uint32_t stop_sequence;
@@ -54,6 +56,33 @@ typedef struct rt_trip_head {
                                         * (capped at RT_OVERLAY_SLACK_MAX); 16 bytes in all, so
                                         * a head never straddles two cache lines */
 } rt_trip_head;
+
+/* An event predicted later than scheduled, in a stop's run of them: its
+ * scheduled and predicted instants (from the overlay's late_base). */
+typedef struct rt_late_event {
+    int32_t sched, at;
+} rt_late_event;
+
+/* A stop's buckets of window starts (LEAD_BUCKET_S each, counted from the
+ * overlay's late_base) that any of its late events reaches, in lead_back. */
+typedef struct rt_lead_span {
+    uint32_t first;            /* in lead_back */
+    int32_t bucket;            /* the first bucket's number */
+    uint32_t count;
+} rt_lead_span;
+
+/* A window starting in a bucket reads from the earliest late event that
+ * reaches into the bucket, at most this much more than it needs to. */
+#define LEAD_BUCKET_S 300
+#define LEAD_NONE 0
+#define LEAD_FAR UINT16_MAX
+
+/* The same while the overlay is built, with its stop. */
+typedef struct rt_late_note {
+    uint32_t stop;
+    uint32_t delay;
+    int64_t sched;
+} rt_late_note;
 
 typedef struct rt_trip_entry {
     uint32_t trip;
@@ -106,6 +135,17 @@ struct rt_overlay {
      * earlier (early) than scheduled, seconds, capped (rt_overlay_stop_slack) */
     uint32_t *slack;           /* late, early: two per stop */
     uint32_t slack_late_max, slack_early_max;   /* over every stop */
+    /* per dataset stop: where a board's window may start and how far back
+     * it must read there (rt_overlay_stop_lead); NULL lead_of when the
+     * table would be too large (the lead is then the stop's late slack) */
+    rt_lead_span *lead_of;
+    uint16_t *lead_back;       /* the spans' buckets: how long before the bucket's end the earliest
+                                * late event reaching it is scheduled (LEAD_NONE: none;
+                                * LEAD_FAR: that or more) */
+    int64_t late_base;
+    rt_late_note *notes;       /* while building: one per late event, unordered */
+    uint32_t note_count, note_cap;
+    rt_vehicles *vehicles;     /* published with it, or NULL */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -236,6 +276,7 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
         int64_t sched_arr = dataset_instant(ds, service_date, arr[k].secs);
         if (next_at == (long)k) {
             const rt_stop_update *u = &tu->stops[next];
+            out[k].flags |= (uint32_t)(u->departure_occupancy & 15) << STOP_OCCUPANCY_SHIFT;
             switch (u->relationship) {
             case RT_STOP_SKIPPED:
                 out[k].flags |= STOP_SKIPPED | STOP_CANCELED;
@@ -309,8 +350,6 @@ static void note_slack(rt_overlay *o, const trip_stop_time *st, uint32_t n, cons
     }
 }
 
-/* ------------------------------------------------------------ ADDED trips */
-
 /* Room for one more element of an array of `size`-byte items. */
 static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 {
@@ -323,6 +362,174 @@ static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size)
     *cap = n;
     return true;
 }
+
+/* ------------------------------------------------------------ late events
+ *
+ * A board by predicted time reads the schedule from before its window, for
+ * rows delayed into it. How far before, per stop: back to the earliest row
+ * there scheduled before the window and predicted in it, not the stop's
+ * largest delay, which any one late trip of the day sets. Each stop keeps,
+ * per bucket of LEAD_BUCKET_S seconds of window starts, how long before
+ * the bucket's end the earliest of its late events predicted at or after
+ * the bucket's start and scheduled before its end (those that can reach a
+ * window starting in it) is scheduled: two reads a stop, where a binary
+ * search among its events made boards slower than they were (bench_query
+ * --rt: 10.4 µs against 8.5). */
+
+/* Notes the instance's events at its stops (st[k].stop) that a board moves
+ * later: predicted, not canceled, delay in (0, RT_OVERLAY_SLACK_MAX] (what
+ * board_predicted.c moves a row by). false when out of memory. */
+static bool note_late(rt_overlay *o, const trip_stop_time *st, uint32_t n, int32_t date, const rt_stop_entry *out,
+                      const rt_arrival_entry *arr)
+{
+    int64_t day = dataset_instant(o->ds, date, 0);   /* the instance's instants are day + secs */
+    for (uint32_t k = 0; k < n; k++) {
+        if (st[k].stop >= o->nstops || (out[k].flags & STOP_CANCELED)) continue;
+        int32_t delays[2] = {(out[k].flags & STOP_PREDICTED) ? out[k].delay : 0,
+                             (out[k].flags & STOP_ARR_PREDICTED) ? arr[k].delay : 0};
+        uint32_t secs[2] = {out[k].secs, arr[k].secs};
+        for (int i = 0; i < 2; i++) {
+            if (delays[i] <= 0 || delays[i] > RT_OVERLAY_SLACK_MAX) continue;
+            if (i == 1 && delays[1] == delays[0] && secs[1] == secs[0]) continue;   /* the same event twice */
+            if (!grow((void **)&o->notes, &o->note_cap, o->note_count, sizeof *o->notes)) return false;
+            o->notes[o->note_count++] =
+                (rt_late_note){st[k].stop, (uint32_t)delays[i], day + secs[i]};
+        }
+    }
+    return true;
+}
+
+/* Orders the notes by scheduled instant (lo the earliest, hi - lo within
+ * 32 bits): a radix sort, a byte a pass, through `tmp` (room for as many).
+ * Stable, so the stops' runs taken from it in order come out sorted. */
+static void sort_notes(rt_late_note *notes, rt_late_note *tmp, uint32_t n, int64_t lo)
+{
+    rt_late_note *from = notes, *to = tmp;
+    for (int shift = 0; shift < 32; shift += 8) {
+        uint32_t count[257] = {0};
+        for (uint32_t i = 0; i < n; i++) count[((uint64_t)(from[i].sched - lo) >> shift & 0xff) + 1]++;
+        for (int k = 0; k < 256; k++) count[k + 1] += count[k];
+        for (uint32_t i = 0; i < n; i++) to[count[(uint64_t)(from[i].sched - lo) >> shift & 0xff]++] = from[i];
+        rt_late_note *t = from;
+        from = to;
+        to = t;
+    }
+    /* four passes: the sorted notes are back in `notes` */
+}
+
+static int32_t bucket_of(int32_t rel)
+{
+    return rel >= 0 ? rel / LEAD_BUCKET_S : -(int32_t)((-(int64_t)rel + LEAD_BUCKET_S - 1) / LEAD_BUCKET_S);
+}
+
+/* Fills the stops' buckets from the notes (sorted by scheduled instant,
+ * then grouped by stop) and frees the notes. Without notes, or when the
+ * instants span more than int32 seconds or the buckets would outnumber
+ * 4 x the events + the stops, no table: every lead is the stop's late
+ * slack. false when out of memory. */
+static bool finish_late(rt_overlay *o)
+{
+    uint32_t n = o->note_count;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        if (o->notes[i].sched < lo) lo = o->notes[i].sched;
+        if (o->notes[i].sched + o->notes[i].delay > hi) hi = o->notes[i].sched + o->notes[i].delay;
+    }
+    rt_late_event *events = NULL;
+    uint32_t *run = NULL;      /* per stop s: its events are [run[s], run[s + 1]) */
+    bool ok = true;
+    if (!n || hi - lo > INT32_MAX) goto done;
+    o->late_base = lo;
+    ok = false;
+    rt_late_note *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) goto done;
+    sort_notes(o->notes, tmp, n, lo);
+    free(tmp);
+    events = malloc(n * sizeof *events);
+    run = calloc((size_t)o->nstops + 2, sizeof *run);
+    if (!events || !run) goto done;
+    for (uint32_t i = 0; i < n; i++) run[o->notes[i].stop + 2]++;
+    for (uint32_t s = 0; s < o->nstops; s++) run[s + 2] += run[s + 1];
+    for (uint32_t i = 0; i < n; i++) {
+        const rt_late_note *e = &o->notes[i];
+        int32_t sched = (int32_t)(e->sched - lo);
+        events[run[e->stop + 1]++] = (rt_late_event){sched, sched + (int32_t)e->delay};
+    }
+    free(o->notes);
+    o->notes = NULL;
+    o->note_count = o->note_cap = 0;
+    /* each stop's buckets: from its earliest event's to its latest prediction's */
+    if (!(o->lead_of = calloc((size_t)o->nstops + 1, sizeof *o->lead_of))) goto done;
+    uint64_t total = 0;
+    for (uint32_t s = 0; s < o->nstops; s++) {
+        if (run[s] == run[s + 1]) continue;
+        int32_t last = INT32_MIN;
+        for (uint32_t i = run[s]; i < run[s + 1]; i++) last = events[i].at > last ? events[i].at : last;
+        int32_t first = bucket_of(events[run[s]].sched);
+        o->lead_of[s] = (rt_lead_span){(uint32_t)total, first, (uint32_t)(bucket_of(last) - first + 1)};
+        total += o->lead_of[s].count;
+    }
+    if (total > 16 * (uint64_t)n + 1024) {
+        free(o->lead_of);
+        o->lead_of = NULL;
+        ok = true;
+        goto done;
+    }
+    if (!(o->lead_back = calloc(total ? total : 1, sizeof *o->lead_back))) goto done;   /* LEAD_NONE */
+    for (uint32_t s = 0; s < o->nstops; s++) {
+        const rt_lead_span *span = &o->lead_of[s];
+        uint16_t *back = o->lead_back + span->first;
+        /* by scheduled instant, the first event to reach a bucket is its
+         * earliest; the buckets an event reaches at or past its own are a
+         * run from there, and the runs before it reach from no later, so
+         * the unset buckets are those past the furthest run yet */
+        int32_t filled = -1;
+        for (uint32_t i = run[s]; i < run[s + 1]; i++) {
+            int32_t b = bucket_of(events[i].sched) - span->bucket, e = bucket_of(events[i].at) - span->bucket;
+            for (b = b > filled + 1 ? b : filled + 1; b <= e; b++) {
+                /* the bucket ends after the event is scheduled: at least 1 */
+                int64_t before = ((int64_t)span->bucket + b + 1) * LEAD_BUCKET_S - events[i].sched;
+                back[b] = before >= LEAD_FAR ? LEAD_FAR : (uint16_t)before;
+            }
+            if (e > filled) filled = e;
+        }
+    }
+    ok = true;
+done:
+    if (!ok) {
+        free(o->lead_of);
+        o->lead_of = NULL;
+    }
+    free(events);
+    free(run);
+    free(o->notes);
+    o->notes = NULL;
+    o->note_count = o->note_cap = 0;
+    return ok;
+}
+
+uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from)
+{
+    if (stop >= o->nstops) return 0;
+    uint32_t late = o->slack[2 * (size_t)stop];
+    if (!late || !o->lead_of) return late;
+    const rt_lead_span *span = &o->lead_of[stop];
+    int64_t rel = from - o->late_base;
+    if (rel < INT32_MIN || rel > INT32_MAX) return 0;   /* outside every span */
+    int32_t bucket = bucket_of((int32_t)rel);
+    int64_t b = (int64_t)bucket - span->bucket;
+    if (b < 0 || b >= span->count) return 0;
+    uint16_t back = o->lead_back[span->first + b];
+    if (back == LEAD_NONE) return 0;
+    if (back == LEAD_FAR) return late;
+    /* the earliest is scheduled `back` before the bucket's end, the window
+     * starts `ahead` before it */
+    int64_t ahead = ((int64_t)bucket + 1) * LEAD_BUCKET_S - rel;
+    if (back <= ahead) return 0;
+    return back - ahead < late ? (uint32_t)(back - ahead) : late;
+}
+
+/* ------------------------------------------------------------ ADDED trips */
 
 /* Appends a string (prefix + s) to added_ids; *field holds its offset plus
  * one until added_ids stops moving (resolve()), NULL for a NULL s. */
@@ -809,6 +1016,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
             goto oom;
         note_slack(o, st, n, out, o->arr_stops + o->stop_count);
+        if (!note_late(o, st, n, date, out, o->arr_stops + o->stop_count)) goto oom;
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
@@ -843,6 +1051,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
     }
     stats->matched = kept;
+    if (!finish_late(o)) goto oom;
     if (finish_added(o, ds, stats)) goto oom;
     free(st);
     return o;
@@ -862,6 +1071,7 @@ void rt_overlay_release(rt_overlay *o)
 {
     if (!o || __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     dataset_release(o->ds);
+    rt_vehicles_release(o->vehicles);
     free(o->trip_bits);
     free(o->trip_first);
     free(o->heads);
@@ -874,6 +1084,9 @@ void rt_overlay_release(rt_overlay *o)
     free(o->events);
     free(o->stop_events);
     free(o->slack);
+    free(o->lead_of);
+    free(o->lead_back);
+    free(o->notes);
     free(o);
 }
 
@@ -932,6 +1145,7 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
         if (s->secs != d->secs) return false;
         out->has_prediction = (s->flags & STOP_PREDICTED) != 0;
         out->delay_s = s->delay;
+        out->occupancy = (uint8_t)(s->flags >> STOP_OCCUPANCY_SHIFT & 15);
     }
     out->realtime = true;
     out->canceled = (s->flags & STOP_CANCELED) != 0;
@@ -978,3 +1192,11 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
     memset(out, 0, sizeof *out);
     return false;
 }
+
+void rt_overlay_set_vehicles(rt_overlay *o, rt_vehicles *v)
+{
+    rt_vehicles_release(o->vehicles);
+    o->vehicles = v;
+}
+
+const rt_vehicles *rt_overlay_vehicles(const rt_overlay *o) { return o ? o->vehicles : NULL; }

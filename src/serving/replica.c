@@ -31,6 +31,7 @@
 #include "transit/datadir.h"
 #include "transit/rfc3339.h"
 #include "transit/rt_alerts.h"
+#include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
 #include "transit/serving.h"
 #include "transit/snapshot.h"
@@ -55,11 +56,12 @@ struct replica {
     /* the live state (a thread of its own, every LIVE_POLL_MS) */
     pthread_t live_thread;
     bool live_running;
-    char alerts_etag[128], rt_etag[128];
+    char alerts_etag[128], rt_etag[128], vp_etag[128];
     int64_t alerts_generation;    /* this replica's: one more for every change seen */
     bool primary_has_realtime, realtime_known;
     int64_t next_ready_check;
     char rt_path[4200];           /* DATA/.replica-trip-updates.pb: the primary's, as fetched */
+    char vp_path[4200];           /* DATA/.replica-vehicle-positions.pb: the same for its vehicles */
     char live_version[16];        /* the dataset the live state was last shown on */
     bool live_failing;            /* the last alert mirror failed (said once on stderr) */
     char live_error[200];
@@ -613,35 +615,68 @@ static void check_primary_realtime(replica *r, int64_t now)
     free(b.data);
 }
 
-/* The primary's trip updates, fed to this server's realtime overlay. */
+/* Writes data[0..len) to `path` through a temporary file; false when it cannot. */
+static bool write_file(const char *path, const void *data, size_t len)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    bool written = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        written = false;
+    if (written && rename(tmp, path) == 0)
+        return true;
+    unlink(tmp);
+    return false;
+}
+
+/* One of the primary's GTFS-Realtime exports into `path`, conditionally
+ * (etag: the last one's, updated on a 200): 1 when a new one was written,
+ * 0 when not (304, or a failure: the last file stays). */
+static int fetch_export(replica *r, const char *what, const char *path, char *etag, size_t etag_cap)
+{
+    char url[2400];
+    snprintf(url, sizeof url, "%s%s", r->url, what);
+    body_buf b = {NULL, 0, 0, 0};
+    long status = get_conditional(url, etag, etag_cap, &b, 256u << 20);
+    int written = status == 200 && write_file(path, b.data ? b.data : "", b.len);
+    free(b.data);
+    return written;
+}
+
+/* The primary's trip updates and vehicle positions, this server's two
+ * realtime sources (files), polled whenever either changed. */
 static void sync_realtime(replica *r, int64_t now)
 {
     check_primary_realtime(r, now);
     if (!r->realtime_known || !r->primary_has_realtime)
         return;
-    char url[2400], etag[128];
-    snprintf(etag, sizeof etag, "%s", r->rt_etag);
-    snprintf(url, sizeof url, "%s/gtfs-rt/trip-updates.pb", r->url);
-    body_buf b = {NULL, 0, 0, 0};
-    long status = get_conditional(url, etag, sizeof etag, &b, 256u << 20);
-    if (status == 200) {
-        char tmp[4300], err[256];
-        snprintf(tmp, sizeof tmp, "%s.tmp", r->rt_path);
-        FILE *f = fopen(tmp, "wb");
-        bool written = f && fwrite(b.data ? b.data : "", 1, b.len, f) == b.len;
-        if (f && fclose(f) != 0)
-            written = false;
-        if (written && rename(tmp, r->rt_path) == 0) {
-            if (!serving_realtime(r->state) &&
-                !serving_set_realtime_source(r->state, r->rt_path, 30, err, sizeof err))
-                set_error(r, "%s%s", err, "");
-            else if (serving_poll_realtime(r->state, now, err, sizeof err) != RT_POLL_FAILED)
-                snprintf(r->rt_etag, sizeof r->rt_etag, "%s", etag);
-        } else {
-            unlink(tmp);
+    char tu_etag[128], vp_etag[128], err[256];
+    snprintf(tu_etag, sizeof tu_etag, "%s", r->rt_etag);
+    snprintf(vp_etag, sizeof vp_etag, "%s", r->vp_etag);
+    int changed = fetch_export(r, "/gtfs-rt/trip-updates.pb", r->rt_path, tu_etag, sizeof tu_etag);
+    changed += fetch_export(r, "/gtfs-rt/vehicle-positions.pb", r->vp_path, vp_etag, sizeof vp_etag);
+    if (!changed || access(r->rt_path, F_OK) != 0)
+        return;
+    if (!serving_realtime(r->state)) {
+        /* a primary that exports no vehicles yet: an empty feed in their place */
+        uint8_t *empty = NULL;
+        size_t len = 0;
+        if (access(r->vp_path, F_OK) != 0 && rt_encode_trip_updates(NULL, (uint64_t)now, &empty, &len) == 0)
+            write_file(r->vp_path, empty, len);
+        free(empty);
+        rt_source_list list = {.count = 2};
+        list.sources[0].location = r->rt_path;
+        list.sources[1].location = r->vp_path;
+        if (!serving_set_realtime_sources(r->state, &list, 30, 0, err, sizeof err)) {
+            set_error(r, "%s%s", err, "");
+            return;
         }
     }
-    free(b.data);
+    if (serving_poll_realtime(r->state, now, err, sizeof err) != RT_POLL_FAILED) {
+        snprintf(r->rt_etag, sizeof r->rt_etag, "%s", tu_etag);
+        snprintf(r->vp_etag, sizeof r->vp_etag, "%s", vp_etag);
+    }
 }
 
 static void *live_main(void *arg)
@@ -654,7 +689,7 @@ static void *live_main(void *arg)
         if (ds) {
             if (strcmp(r->live_version, dataset_version(ds)) != 0) {
                 snprintf(r->live_version, sizeof r->live_version, "%s", dataset_version(ds));
-                r->alerts_etag[0] = r->rt_etag[0] = '\0';
+                r->alerts_etag[0] = r->rt_etag[0] = r->vp_etag[0] = '\0';
             }
             dataset_release(ds);
             sync_alerts(r);
@@ -698,6 +733,7 @@ replica *replica_start(serving *state, const char *data_dir, const char *url, un
     r->given_url = url;
     r->state = state;
     snprintf(r->rt_path, sizeof r->rt_path, "%s/.replica-trip-updates.pb", data_dir);
+    snprintf(r->vp_path, sizeof r->vp_path, "%s/.replica-vehicle-positions.pb", data_dir);
     r->interval_s = interval_s ? interval_s : 1;
     r->status.primary = url;
     pthread_mutex_init(&r->lock, NULL);

@@ -61,3 +61,36 @@ def added_trip(entity_id, trip_id, route_id, start_date, stops):
         event = field_bytes(2 if i == len(stops) - 1 else 3, field_varint(2, when))
         tu += field_bytes(2, field_bytes(4, stop_id) + event)
     return field_bytes(2, field_bytes(1, entity_id) + field_bytes(3, tu))
+
+
+def field_float(num, value):
+    import struct
+    return varint(num << 3 | 5) + struct.pack("<f", value)
+
+
+def vehicle_entity(entity_id, vehicle_id, trip_id=None, start_date=None, lat=40.001, lon=-74.0,
+                   timestamp=1793624400, occupancy=None, stop_id=None, status=None, bearing=None,
+                   start_time=None):
+    """A VehiclePosition entity: its VehicleDescriptor id, the trip it serves,
+    a position, a timestamp and optionally occupancy_status and a current stop."""
+    vp = b""
+    if trip_id:
+        trip = field_bytes(1, trip_id)
+        if start_date:
+            trip += field_bytes(3, start_date)
+        if start_time:
+            trip += field_bytes(2, start_time)
+        vp += field_bytes(1, trip)
+    position = field_float(1, lat) + field_float(2, lon)
+    if bearing is not None:
+        position += field_float(3, bearing)
+    vp += field_bytes(2, position)
+    if status is not None:
+        vp += field_varint(4, status)
+    vp += field_varint(5, timestamp)
+    if stop_id:
+        vp += field_bytes(7, stop_id)
+    vp += field_bytes(8, field_bytes(1, vehicle_id))
+    if occupancy is not None:
+        vp += field_varint(9, occupancy)
+    return field_bytes(2, field_bytes(1, entity_id) + field_bytes(4, vp))

@@ -42,12 +42,14 @@ ENDPOINTS = [
     ("/v1/agencies", "/v1/agencies"),
     ("/v1/feed", "/v1/feed"),
     ("/v1/alerts", "/v1/alerts"),
+    ("/v1/vehicles?bbox=13,52,14,53", "/v1/vehicles"),
 ]
 # paths whose every verb is tested in test_alerts_api.py (they need an alert to exist)
 ALERT_ITEM = ["/v1/alerts/{id}"]
 OPERATIONAL = ["/healthz", "/readyz", "/metrics", "/openapi.json"]
 PAGES = ["/", "/docs", "/assets/{id}"]   # tested in test_pages.py
-REALTIME = ["/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb"]   # tested in test_realtime.py
+REALTIME = ["/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb",   # tested in test_realtime.py
+            "/gtfs-rt/vehicle-positions.pb"]                   # and test_realtime_vehicles.py
 SNAPSHOT = ["/v1/dataset", "/v1/dataset/{version}/{file}"]       # tested in test_replica.py
 
 

@@ -6,7 +6,10 @@
  * which re-checks them with the alerts API's rules, and being resolved
  * against a small timetable (rt_overlay.c: matching, propagation, ADDED
  * trips) and shown in departures (rt_merge.c and the row writer), as a
- * server does with every feed it polls. The timetable is built once, from
+ * server does with every feed it polls; its vehicle positions too: the
+ * served set (rt_vehicles.c: matching, staleness, JSON), /v1/vehicles with
+ * a box and a route, the rows' vehicles, and the vehicle-positions export
+ * decoded again. The timetable is built once, from
  * a feed written into $TMPDIR, with the stop and trip ids the seeds use.
  * `make fuzz` builds build/fuzz/fuzz_rt_decode; run it with a corpus dir:
  *   build/fuzz/fuzz_rt_decode -max_total_time=60 build/fuzz/corpus/rt_decode
@@ -31,6 +34,7 @@
 #include "transit/rt_alerts.h"
 #include "transit/rt_feed.h"
 #include "transit/rt_overlay.h"
+#include "transit/rt_vehicles.h"
 #include "transit/timetable.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -115,6 +119,32 @@ static void open_fixture(void)
     }
 }
 
+/* /v1/vehicles with the overlay's vehicles, unfiltered and filtered;
+ * every body must parse as JSON. */
+static void answer_vehicles(const rt_overlay *o)
+{
+    api_param params[][2] = {{{"limit", "2"}, {"after", ""}},
+                             {{"bbox", "-74.01,39.99,-73.99,40.01"}, {"route", "R1"}}};
+    api_problem prob;
+    int cache;
+    json_writer w;
+    for (int i = 0; i < 2; i++) {
+        api_request req = {.params = params[i], .nparams = i ? 2 : 1, .realtime = o};
+        json_init(&w);
+        if (api_vehicles(g_thread, g_ds, &req, &w, &prob, &cache) == 200) {
+            json_error_t e;
+            json_t *parsed = json_loadb(w.buf, w.len, 0, &e);
+            if (!parsed) {
+                fprintf(stderr, "fuzz_rt_decode: a vehicles body is not JSON (%s): %.*s\n", e.text, (int)w.len,
+                        w.buf);
+                __builtin_trap();
+            }
+            json_decref(parsed);
+        }
+        json_free(&w);
+    }
+}
+
 /* The body of a 200 must parse as JSON. */
 static void check_json(const json_writer *w, const char *what)
 {
@@ -195,7 +225,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* now: Monday 2026-11-02 08:00 EST, for updates without a start_date */
     rt_overlay *o = rt_overlay_build(f, g_ds, 1793624400, &stats);
     if (o) {
+        rt_vehicles_stats vstats;
+        rt_vehicles *v = rt_vehicles_build(f->vehicles, f->vehicle_count, g_ds, 1793624400, 600, &vstats);
+        if (v) {
+            /* what the export writes decodes again, with as many vehicles */
+            uint8_t *pb = NULL;
+            size_t len = 0;
+            if (rt_encode_vehicles(v, 1793624400, &pb, &len) == 0) {
+                rt_feed *again = rt_feed_decode(pb, len, err, sizeof err);
+                if (!again || again->vehicle_count != rt_vehicles_count(v))
+                    __builtin_trap();
+                rt_feed_free(again);
+                free(pb);
+            }
+        }
+        rt_overlay_set_vehicles(o, v);
         answer_departures(o);
+        answer_vehicles(o);
         answer_trips(o);
         rt_overlay_release(o);
     }

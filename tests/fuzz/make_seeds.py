@@ -1,16 +1,17 @@
 """Writes the seed inputs of the GTFS-Realtime fuzz target into a corpus
 directory: small valid feeds (trip updates with delays, SKIPPED and
 NO_DATA stops, a CANCELED trip, ADDED trips, an alert; NEW, DUPLICATED,
-REPLACEMENT and DELETED trips with TripProperties, and a platform change by
-StopTimeProperties.assigned_stop_id), so mutations start from inputs that
-reach deep into the decoder and the overlay.
+REPLACEMENT and DELETED trips with TripProperties, a platform change by
+StopTimeProperties.assigned_stop_id; vehicle positions alone and mixed with
+trip updates), so mutations start from inputs that reach deep into the
+decoder and the overlay.
 """
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "api"))
 from gtfs_rt_wire import (added_trip, alert_entity, feed, field_bytes, field_varint,  # noqa: E402
-                          trip_update)
+                          trip_update, vehicle_entity)
 
 out = pathlib.Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
@@ -61,6 +62,14 @@ seeds = {
                   trip_update("e1", "T1", "20261102", [(2, 120)])),
     "mixed": feed(trip_update("e1", "T1", "20261102", [(2, 120)]), alert_entity("a2", "S1", "x"),
                   trip_update("e3", "T3", "20261103", [(1, 5)]) + field_bytes(2, skipped + no_data)),
+    "vehicles": feed(vehicle_entity("v1", "BUS1", "T1", "20261102", occupancy=2, stop_id="S2", status=1,
+                                    bearing=90.0),
+                     vehicle_entity("v2", "BUS2", "F1", "20261102", start_time="07:20:00", lat=40.0005),
+                     vehicle_entity("v3", "BUS3", lat=41.0, lon=-75.0),
+                     vehicle_entity("v4", "BUS1", "T2", None, timestamp=1793624000), timestamp=1793624400),
+    "vehicles-mixed": feed(trip_update("e1", "T1", "20261102", [(2, 120)]),
+                           vehicle_entity("v1", "BUS1", "T1", "20261102", occupancy=5),
+                           alert_entity("a1", "S2", "Detour"), timestamp=1793624400),
     "new": feed(_append(added_trip("n1", "X1", "R1", "20261102", [("P1", 1793624700), ("S2", 1793625300)]),
                         new_props).replace(field_varint(4, 1), field_varint(4, 8), 1)),
     "duplicated": feed(_append(trip_update("d1", "T1", "20261102", [(2, 60)], relationship=6), duplicate_props)),

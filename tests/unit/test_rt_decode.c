@@ -300,7 +300,7 @@ static void test_bad_entities_are_rejected_alone(void **state)
         e[i].trip_update = tus[i];
         ep[i] = &e[i];
     }
-    /* a deleted entity and one of a kind transitd does not read are ignored */
+    /* a deleted entity is ignored; a vehicle position is read (rt_vehicle.h) */
     FeedEntity deleted = TRANSIT_REALTIME__FEED_ENTITY__INIT;
     deleted.id = "gone";
     deleted.has_is_deleted = 1;
@@ -328,7 +328,10 @@ static void test_bad_entities_are_rejected_alone(void **state)
     assert_int_equal(f->trip_update_count, 1);
     assert_string_equal(f->trip_updates[0].trip_id, "T6");
     assert_int_equal(f->rejected, 4);
-    assert_int_equal(f->ignored, 2);
+    assert_int_equal(f->ignored, 1);
+    assert_int_equal(f->vehicle_count, 1);
+    assert_string_equal(f->vehicles[0].key, "bus-1");
+    assert_true(f->vehicles[0].has_position);
     assert_string_equal(f->first_rejection, "entity \"no-id\": trip_update without a trip_id");
     rt_feed_free(f);
 }

@@ -4,7 +4,8 @@
  * CANCELED trips, and what is counted when an update matches nothing;
  * arrivals (their own delays, the same rules with the events' roles swapped)
  * and ADDED trips' arrivals, also in the arrivals endpoint's rows; the
- * slack a board by predicted time reads, and rows found by position.
+ * slack a board by predicted time reads (and each stop's lead), and rows
+ * found by position.
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
@@ -196,6 +197,52 @@ static void test_slack_trip_late_and_rows_by_position(void **state)
         assert_false(rt_overlay_lookup(o, &d, &r));
         assert_false(r.realtime);
     }
+    rt_overlay_release(o);
+}
+
+/* A stop's lead: back to its earliest event scheduled before the window
+ * and predicted in it, not its largest delay (at most 5 minutes more: the
+ * window starts are bucketed from the earliest late event, T1 at S2 08:10).
+ * T1 is 5 minutes late from S2 (S3 08:20 -> 08:25), T2 10 minutes late from
+ * S1 (S1 09:00 -> 09:10); a canceled trip and a negative delay never lead. */
+static void test_stop_lead_reaches_the_rows_delayed_into_the_window(void **state)
+{
+    (void)state;
+    rt_stop_update t1[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(300)}};
+    rt_stop_update t2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(600)}};
+    rt_stop_update early[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(-120)}};
+    rt_trip_update tus[3] = {trip_update("T1", t1, 1), trip_update("T2", t2, 1), trip_update("T1", early, 1)};
+    tus[2].start_date = "20261103";   /* Tuesday's T1 runs early */
+    tus[2].start_day = g_monday + 1;
+    rt_feed f = feed_of(tus, 3);
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
+    assert_non_null(o);
+    int64_t mon = dataset_instant(g_ds, g_monday, 0), tue = dataset_instant(g_ds, g_monday + 1, 0);
+    uint32_t s1 = stop_index("S1"), s3 = stop_index("S3");
+    /* S3: T1 08:20 predicted 08:25 */
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 21)), 60);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 22)), 120);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 25)), 300);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 20)), 0);    /* in the window anyway */
+    /* left before 08:26, but in the bucket of 08:25: the stop's slack at most */
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 26)), 300);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 31)), 0);    /* past the bucket */
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(12, 0)), 0);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, tue + H(8, 22)), 0);    /* Tuesday's T1 runs early */
+    /* S1: T2 09:00 predicted 09:10 (the stop's late slack is 600) */
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 1)), 60);
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 9)), 540);
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 10)), 600);
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(8, 5)), 0);     /* T1 is on time at S1 */
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(12, 0)), 0);    /* not the day's largest delay */
+    assert_int_equal(rt_overlay_stop_lead(o, QUERY_NONE, mon), 0);
+    rt_overlay_release(o);
+    /* canceled: stays where the schedule has it */
+    tus[1].relationship = RT_TRIP_CANCELED;
+    f = feed_of(tus + 1, 1);
+    o = rt_overlay_build(&f, g_ds, 0, NULL);
+    assert_non_null(o);
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 1)), 0);
     rt_overlay_release(o);
 }
 
@@ -768,6 +815,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delay_carries_until_no_data),
         cmocka_unit_test(test_slack_trip_late_and_rows_by_position),
+        cmocka_unit_test(test_stop_lead_reaches_the_rows_delayed_into_the_window),
         cmocka_unit_test(test_time_wins_and_trip_delay_fills_the_start),
         cmocka_unit_test(test_skipped_stop_and_stop_id_matching),
         cmocka_unit_test(test_canceled_trip),

@@ -194,7 +194,7 @@ static void build(const char *dir, uint64_t beside, diag *d, timetable_stats *st
     feed_t *f = feed_open(dir, err, sizeof err);
     assert_non_null(f);
     snprintf(path, sizeof path, "%s/timetable-%llu.bin", dir, (unsigned long long)beside);
-    timetable_options opt = {NULL, NULL, NULL, beside ? beside : (uint64_t)1 << 40};
+    timetable_options opt = {NULL, NULL, NULL, beside ? beside : (uint64_t)1 << 40, 0};
     diag_init(d);
     int rc = timetable_build(f, path, &opt, d, st, err, sizeof err);
     feed_close(f);

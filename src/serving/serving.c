@@ -436,6 +436,7 @@ void serving_install_dataset(serving *s, dataset *ds)
      * here is tried again by the first departures request */
     if (departure_json_prepare(ds, err, sizeof err) != 0 || network_prepare(ds, err, sizeof err) != 0)
         fprintf(stderr, "transitd: warning: %s\n", err);
+    dataset_drop_pages(ds);   /* the preparation read it all */
     pthread_mutex_lock(&s->alert_writes);
     alert_view *current = serving_acquire_alerts(s);
     alert_view *v = current ? alert_view_rebase(current, ds) : NULL;

@@ -438,6 +438,7 @@ void serving_install_dataset(serving *s, dataset *ds)
     if (departure_json_prepare(ds, err, sizeof err) != 0 || network_prepare(ds, err, sizeof err) != 0 ||
         !dataset_translations_get(ds, err, sizeof err))
         fprintf(stderr, "transitd: warning: %s\n", err);
+    dataset_drop_pages(ds);   /* the preparation read it all */
     pthread_mutex_lock(&s->alert_writes);
     alert_view *current = serving_acquire_alerts(s);
     alert_view *v = current ? alert_view_rebase(current, ds) : NULL;

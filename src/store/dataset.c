@@ -482,6 +482,18 @@ static dataset *open_dataset(const char *dir, bool trusted, char *err, size_t er
     return ds;
 }
 
+void dataset_drop_pages(const dataset *ds)
+{
+#ifdef MADV_DONTNEED
+    /* The mapping is read-only and shared: its pages stay in the page cache
+     * and a touch maps one back, so this is advice, and a failure changes
+     * nothing. */
+    madvise((void *)ds->base, ds->size, MADV_DONTNEED);
+#else
+    (void)ds;
+#endif
+}
+
 dataset *dataset_retain(dataset *ds)
 {
     atomic_fetch_add_explicit(&ds->refs, 1, memory_order_relaxed);

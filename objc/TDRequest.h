@@ -104,6 +104,11 @@ typedef enum td_verb {
 /* Empties the response fields for the next request (a function, not a
  * message: it runs on every request). */
 void td_request_reset_response(TDRequest *req);
+/* The parameters' indexes in order of name, then value (an insertion
+ * sort: there are at most TD_MAX_PARAMS): what the ETag's answer key and a
+ * pushed board's group key read, so that the order a client wrote them in
+ * does not matter. */
+void td_request_param_order(const TDRequest *req, int order[TD_MAX_PARAMS]);
 
 /* Sets a problem response: status, title from the status, detail formatted. */
 void td_request_problem(TDRequest *req, int status, const char *param, const char *fmt, ...)

@@ -42,6 +42,22 @@
 
 @end
 
+void td_request_param_order(const TDRequest *req, int order[TD_MAX_PARAMS])
+{
+    for (int i = 0; i < req->nparams; i++) {
+        int j = i;
+        while (j > 0) {
+            const api_param *a = &req->params[order[j - 1]], *b = &req->params[i];
+            int c = strcmp(a->key, b->key);
+            if (c < 0 || (c == 0 && strcmp(a->value, b->value) <= 0))
+                break;
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+}
+
 void td_request_reset_response(TDRequest *req)
 {
     req->status = 200;

@@ -85,21 +85,11 @@ void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
         key_add(&k, "", 1);
     }
     int order[TD_MAX_PARAMS];
+    td_request_param_order(req, order);
     bool has_time = false;
-    for (int i = 0; i < req->nparams; i++) {
-        int j = i;
-        while (j > 0) {
-            const api_param *a = &req->params[order[j - 1]], *b = &req->params[i];
-            int c = strcmp(a->key, b->key);
-            if (c < 0 || (c == 0 && strcmp(a->value, b->value) <= 0))
-                break;
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = i;
+    for (int i = 0; i < req->nparams; i++)
         if (strcmp(req->params[i].key, "time") == 0)
             has_time = true;
-    }
     uint32_t nparams = (uint32_t)req->nparams;
     key_add(&k, &nparams, sizeof nparams);
     for (int i = 0; i < req->nparams; i++) {

@@ -238,18 +238,7 @@ static void free_group_if_idle(board_streams *h, board_group *g)
 static size_t group_key(TDServer *server, TDRequest *req, td_route *route, char *buf, size_t cap)
 {
     int order[TD_MAX_PARAMS];
-    for (int i = 0; i < req->nparams; i++) {
-        int j = i;
-        while (j > 0) {
-            const api_param *a = &req->params[order[j - 1]], *b = &req->params[i];
-            int c = strcmp(a->key, b->key);
-            if (c < 0 || (c == 0 && strcmp(a->value, b->value) <= 0))
-                break;
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = i;
-    }
+    td_request_param_order(req, order);
     size_t o = 0;
     int n = snprintf(buf, cap, "%d%c%s%c", (int)(route - server->routes), 0,
                      req->resourceId ? "\1" : "", 0);

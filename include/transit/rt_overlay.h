@@ -133,6 +133,11 @@ rt_overlay *rt_overlay_retain(rt_overlay *o);
 void rt_overlay_release(rt_overlay *o);
 
 const dataset *rt_overlay_dataset(const rt_overlay *o);
+/* The service date of an update (or a vehicle) without start_date: of
+ * yesterday, today and tomorrow (feed timezone), the one the trip runs on
+ * whose first departure (first_secs) is nearest now. INT32_MIN when it
+ * runs on none. */
+int32_t rt_nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first_secs, int64_t now);
 /* The feed header's timestamp the overlay was built from. */
 uint64_t rt_overlay_feed_timestamp(const rt_overlay *o);
 uint32_t rt_overlay_trip_count(const rt_overlay *o);

@@ -163,10 +163,7 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* The service date of an update without start_date: of yesterday, today
- * and tomorrow (feed timezone), the one the trip runs on whose first
- * departure is nearest now. INT32_MIN when it runs on none. */
-static int32_t nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first_secs, int64_t now)
+int32_t rt_nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first_secs, int64_t now)
 {
     int32_t today = (int32_t)floor_div(now + dataset_utc_offset(ds, now), 86400);
     int32_t best = INT32_MIN;
@@ -994,7 +991,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         }
         int32_t date = tu->start_day;
         if (date == INT32_MIN) {
-            date = nearest_service_date(ds, trip, (uint32_t)((int32_t)st[0].departure_secs + offset), now);
+            date = rt_nearest_service_date(ds, trip, (uint32_t)((int32_t)st[0].departure_secs + offset), now);
             if (date == INT32_MIN) {
                 stats->not_running++;
                 continue;

@@ -14,6 +14,7 @@
 
 #include "transit/json_writer.h"
 #include "transit/rfc3339.h"
+#include "transit/rt_overlay.h"
 
 typedef struct match {
     uint32_t trip;
@@ -50,30 +51,6 @@ static const char *const trip_relationship_names[] = {"SCHEDULED", "ADDED", "UNS
 const char *rt_vehicle_stop_status_name(int s) { return s >= 0 && s <= 2 ? stop_status_names[s] : NULL; }
 const char *rt_occupancy_name(int o) { return o >= 0 && o <= RT_OCCUPANCY_MAX ? occupancy_names[o] : NULL; }
 const char *rt_congestion_name(int c) { return c >= 0 && c <= 4 ? congestion_names[c] : NULL; }
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-/* As the overlay does for an update without start_date (rt_overlay.h). */
-static int32_t nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first_secs, int64_t now)
-{
-    int32_t today = (int32_t)floor_div(now + dataset_utc_offset(ds, now), 86400);
-    int32_t best = INT32_MIN;
-    int64_t best_gap = INT64_MAX;
-    for (int32_t d = today - 1; d <= today + 1; d++) {
-        if (!trip_runs_on(ds, trip, d)) continue;
-        int64_t gap = dataset_instant(ds, d, first_secs) - now;
-        if (gap < 0) gap = -gap;
-        if (gap < best_gap) {
-            best_gap = gap;
-            best = d;
-        }
-    }
-    return best;
-}
 
 static int compare_keys(const void *a, const void *b)
 {
@@ -268,7 +245,7 @@ static bool match_vehicle(const dataset *ds, const rt_vehicle *v, int64_t now, t
     }
     int32_t date = v->start_day;
     if (date == INT32_MIN)
-        date = nearest_service_date(ds, trip, (uint32_t)((int32_t)first->departure_secs + offset), now);
+        date = rt_nearest_service_date(ds, trip, (uint32_t)((int32_t)first->departure_secs + offset), now);
     else if (!trip_runs_on(ds, trip, date))
         return false;
     if (date == INT32_MIN) return false;

@@ -197,6 +197,10 @@ static inline void api_name_stop(const api_request *req, uint32_t stop, stop_inf
     st->name = translated(req->translations, req->language, TRANSLATED_STOP_NAME, stop, st->name);
 }
 
+/* A trip's call's stop members (stop_id, stop_name in req's language, lat,
+ * lon, platform_code), for scheduled and realtime-only trips alike. */
+void api_kv_call_stop(json_writer *out, const api_request *req, const dataset *ds, uint32_t stop);
+
 static inline void api_name_route(const api_request *req, uint32_t route, route_info *r)
 {
     r->short_name = translated(req->translations, req->language, TRANSLATED_ROUTE_SHORT_NAME, route, r->short_name);

@@ -166,6 +166,18 @@ static void kv_secs_instant(json_writer *w, const dataset *ds, const char *key, 
     kv_instant(w, key, instant, dataset_utc_offset(ds, instant));
 }
 
+void api_kv_call_stop(json_writer *out, const api_request *req, const dataset *ds, uint32_t stop)
+{
+    stop_info st;
+    dataset_stop(ds, stop, &st);
+    api_name_stop(req, stop, &st);
+    api_kv_text(out, "stop_id", st.id);
+    api_kv_text(out, "stop_name", st.name);
+    json_kv_double(out, "lat", st.lat, API_COORD_DECIMALS);
+    json_kv_double(out, "lon", st.lon, API_COORD_DECIMALS);
+    api_kv_optional(out, "platform_code", st.platform_code);
+}
+
 int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
              api_problem *prob, int *cache_seconds)
 {
@@ -223,15 +235,8 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     json_array_begin(out);
     for (uint32_t i = 0; i < count; i++) {
         const trip_stop_time *s = &t->stop_times[i];
-        stop_info st;
-        dataset_stop(ds, s->stop, &st);
-        api_name_stop(req, s->stop, &st);
         json_object_begin(out);
-        api_kv_text(out, "stop_id", st.id);
-        api_kv_text(out, "stop_name", st.name);
-        json_kv_double(out, "lat", st.lat, API_COORD_DECIMALS);
-        json_kv_double(out, "lon", st.lon, API_COORD_DECIMALS);
-        api_kv_optional(out, "platform_code", st.platform_code);
+        api_kv_call_stop(out, req, ds, s->stop);
         json_kv_int(out, "stop_sequence", s->stop_sequence);
         kv_secs(out, "arrival_secs", s->arrival_secs);
         kv_secs(out, "departure_secs", s->departure_secs);

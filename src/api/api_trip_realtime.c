@@ -82,15 +82,8 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
     const rt_added_call *calls = rt_overlay_added_calls(rt, a);
     for (uint32_t i = 0; i < a->call_count; i++) {
         const rt_added_call *c = &calls[i];
-        stop_info st;
-        dataset_stop(ds, c->stop, &st);
-        api_name_stop(req, c->stop, &st);
         json_object_begin(out);
-        api_kv_text(out, "stop_id", st.id);
-        api_kv_text(out, "stop_name", st.name);
-        json_kv_double(out, "lat", st.lat, API_COORD_DECIMALS);
-        json_kv_double(out, "lon", st.lon, API_COORD_DECIMALS);
-        api_kv_optional(out, "platform_code", st.platform_code);
+        api_kv_call_stop(out, req, ds, c->stop);
         json_kv_int(out, "stop_sequence", c->stop_sequence);
         kv_time(out, ds, "arrival_secs", "arrival", c->arrival, day_start);
         kv_time(out, ds, "departure_secs", "departure", c->departure, day_start);

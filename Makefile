@@ -87,7 +87,8 @@ LIBTRANSIT := $(BUILD)/libtransit.a
 CLIENT_LIB := $(BUILD)/libtransit_client.a
 CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/engine/% \
                 $(BUILD)/obj/api/% $(BUILD)/obj/client/%,$(LIB_OBJ)) \
-              $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/rt_overlay.o \
+              $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/alert_text.o \
+              $(BUILD)/obj/live/rt_overlay.o \
               $(BUILD)/obj/live/rt_vehicles.o
 # what an app links besides it (module.modulemap says the same to Xcode)
 ifeq ($(UNAME_S),Darwin)

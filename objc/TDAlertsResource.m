@@ -104,6 +104,9 @@ static bool read_if_match(TDRequest *req, const char *im, live_condition *c)
         }
         char *end = NULL;
         long long v = p[1] >= '1' && p[1] <= '9' ? strtoll(p + 1, &end, 10) : 0;
+        if (end && end < close && *end == '-' && close - end == 9 &&
+            strspn(end + 1, "0123456789abcdef") >= 8)
+            end = (char *)close;   /* "<revision>-<hash>": the same revision in another language */
         if (!weak && end == close && v > 0 && c->nrevisions < LIVE_CONDITION_TAGS)
             c->revisions[c->nrevisions++] = v;
         ntags++;
@@ -142,12 +145,44 @@ static void problem_of(TDRequest *req, const alert_error *e)
     snprintf(req->problem.pointer, sizeof req->problem.pointer, "%s", e->pointer);
 }
 
-/* The alert's representation as the response, with its strong ETag. */
+/* The alert's strong ETag: "<revision>" for the representation no language
+ * was ranked for, "<revision>-<8 hex digits>" (a hash of the ranked tags) for one
+ * whose texts were chosen by Accept-Language. If-Match takes both (read_if_match). */
+static void alert_etag(TDRequest *req, const alert *a)
+{
+    const alert_language *l = &req->alertLanguage;
+    if (!req->alertLanguageSet || l->nranked == 0 || !alert_multilingual(a)) {
+        snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld\"", (long long)a->revision);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < l->nranked; i++)
+        for (const char *c = l->ranked[i];; c++) {
+            h = (h ^ (unsigned char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c)) * 16777619u;
+            if (!*c)
+                break;
+        }
+    snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld-%08x\"", (long long)a->revision, h);
+}
+
+/* The written alert's representation as the response, with its strong ETag:
+ * its texts in the request's languages, ranked among its own. */
 static void answer_with(TDRequest *req, const alert *a, int status)
 {
     req->status = status;
-    json_raw(req->out, a->json, a->json_len);
-    snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld\"", (long long)a->revision);
+    const char *tags[ALERT_TEXT_FIELDS * ALERT_TRANSLATIONS_MAX];
+    uint32_t ntags = 0;
+    for (int f = 0; f < ALERT_TEXT_FIELDS; f++)
+        for (uint32_t i = 0; i < a->texts[f].count; i++)
+            if (a->texts[f].items[i].language)
+                tags[ntags++] = a->texts[f].items[i].language;
+    req->alertLanguageSet = false;
+    if (alert_multilingual(a))
+        td_request_rank_alert_languages(req, MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                                         MHD_HTTP_HEADER_ACCEPT_LANGUAGE),
+                                        tags, ntags);
+    alert_write(req->out, a, req->alertLanguageSet ? &req->alertLanguage : NULL);
+    alert_etag(req, a);
     req->cacheSeconds = -1;
 }
 
@@ -275,7 +310,7 @@ static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_
         return;
     long i = alert_view_find(req->alerts, req->resourceId);
     const alert *a = alert_view_at(req->alerts, (uint32_t)i);
-    snprintf(req->responseEtag, sizeof req->responseEtag, "\"%lld\"", (long long)a->revision);
+    alert_etag(req, a);
     const char *inm = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
                                                   MHD_HTTP_HEADER_IF_NONE_MATCH);
     if (inm && (strstr(inm, req->responseEtag) || strchr(inm, '*'))) {

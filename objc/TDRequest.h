@@ -57,6 +57,10 @@ typedef enum td_verb {
     const struct dataset_translations *translations;
     int language;                     /* an index of its tags; 0: the feed's own */
     const char *contentLanguage;      /* the tag answered in, or NULL (no Content-Language) */
+    /* alert texts in the request's languages (alert_text.h): ranked for a route
+     * that shows alerts when one of them has a text in several translations */
+    alert_language alertLanguage;
+    bool alertLanguageSet;            /* alertLanguage holds the ranking; the answer varies with it */
     api_thread *apiThread;            /* this thread's api context */
 
     /* ---- the response (filled by the resource) */
@@ -79,6 +83,7 @@ typedef enum td_verb {
                                        * sent by MHD (which closes it); -1: none */
     uint64_t responseFdOffset;
     char contentRange[96];            /* Content-Range of a 206 or 416, or "" */
+    char contentLanguageText[96];     /* Content-Language of the alert texts written, or "" */
     bool acceptRanges;                /* send Accept-Ranges: bytes */
     bool cacheImmutable;              /* Cache-Control: public, max-age=31536000, immutable */
     bool problemWritten;              /* status >= 400 and out already holds the problem+json
@@ -116,6 +121,10 @@ void td_request_problem(TDRequest *req, int status, const char *param, const cha
 /* Runs one api.h endpoint with the request's parameters, id, dataset and
  * clock, and takes its status, body or problem and cache lifetime. */
 void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint);
+/* Ranks the Accept-Language value `header` (NULL: none sent) among `tags`,
+ * the languages of the alerts being shown, into req->alertLanguage, with the
+ * feed's language of req->dataset as fallback, and sets alertLanguageSet. */
+void td_request_rank_alert_languages(TDRequest *req, const char *header, const char *const *tags, uint32_t ntags);
 /* Makes sure req->text has room for `need` bytes; false when out of memory. */
 bool td_request_reserve_text(TDRequest *req, size_t need);
 /* The reason phrase for a status ("Not Found"). */

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transit/accept_language.h"
+#include "transit/translations.h"
+
 @implementation TDRequest
 
 - (instancetype)initWithServer:(TDServer *)aServer
@@ -83,6 +86,7 @@ void td_request_reset_response(TDRequest *req)
     req->responseFd = -1;
     req->responseFdOffset = 0;
     req->contentRange[0] = '\0';
+    req->contentLanguageText[0] = '\0';
     req->acceptRanges = false;
     req->cacheImmutable = false;
 }
@@ -139,7 +143,10 @@ void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
         .realtime = req->realtime,
         .translations = req->translations,
         .language = req->language,
+        .alert_language = req->alertLanguageSet ? &req->alertLanguage : NULL,
     };
+    req->alertLanguage.nwritten = 0;
+    req->alertLanguage.written_untagged = false;
     int cache = -1;
     int status = endpoint(req->apiThread, req->dataset, &ar, req->out, &req->problem, &cache);
     req->status = status;
@@ -154,6 +161,42 @@ void td_request_run_endpoint(TDRequest *req, api_endpoint_fn endpoint)
         return;
     }
     req->cacheSeconds = cache;
+    /* the languages of the alert texts written, when the names' own do not say */
+    if (req->alertLanguageSet && !req->contentLanguage) {
+        size_t o = 0;
+        for (uint32_t i = 0; i < req->alertLanguage.nwritten; i++) {
+            const char *tag = req->alertLanguage.written[i];
+            size_t n = strlen(tag);
+            if (o + n + 3 > sizeof req->contentLanguageText)
+                break;
+            if (o) {
+                memcpy(req->contentLanguageText + o, ", ", 2);
+                o += 2;
+            }
+            memcpy(req->contentLanguageText + o, tag, n);
+            o += n;
+        }
+        req->contentLanguageText[o] = '\0';
+    }
+}
+
+void td_request_rank_alert_languages(TDRequest *req, const char *header, const char *const *tags, uint32_t ntags)
+{
+    alert_language *l = &req->alertLanguage;
+    memset(l, 0, sizeof *l);
+    int order[ALERT_LANGUAGES_RANKED];
+    size_t n = header ? accept_language_rank(header, strlen(header), tags, ntags, order, ALERT_LANGUAGES_RANKED) : 0;
+    for (size_t i = 0; i < n; i++)
+        l->ranked[i] = tags[order[i]];
+    l->nranked = (uint32_t)n;
+    if (req->dataset) {
+        char why[256];
+        const dataset_translations *t = dataset_translations_get(req->dataset, why, sizeof why);
+        const char *const *feed;
+        if (t && translations_languages(t, &feed) >= 1 && feed[0][0])
+            l->fallback = feed[0];
+    }
+    req->alertLanguageSet = true;
 }
 
 bool td_request_reserve_text(TDRequest *req, size_t need)

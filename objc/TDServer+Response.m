@@ -104,6 +104,13 @@ void td_make_etag(TDRequest *req, td_route *route, char *out, size_t cap)
         key_add(&k, "\2", 1);
         key_add_text(&k, req->contentLanguage ? req->contentLanguage : "");
     }
+    /* the alert texts' languages, when the request ranked some (none ranked
+     * keys as before: the same texts) */
+    if (req->alertLanguageSet && req->alertLanguage.nranked) {
+        key_add(&k, "\3", 1);
+        for (uint32_t i = 0; i < req->alertLanguage.nranked; i++)
+            key_add_text(&k, req->alertLanguage.ranked[i]);
+    }
     /* alerts: every write changes the generation; with alerts present, what
      * is active changes with the clock too */
     bool clock = route->depends_on_clock;
@@ -432,13 +439,16 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     if (has_body)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
+    bool by_language = req->translations || req->alertLanguageSet;
     if (compressible)
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
-                                req->translations ? "Accept-Encoding, Accept-Language" : "Accept-Encoding");
-    else if (req->translations)
+                                by_language ? "Accept-Encoding, Accept-Language" : "Accept-Encoding");
+    else if (by_language)
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Language");
     if (req->contentLanguage && (status == 200 || status == 304))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
+    else if (req->contentLanguageText[0] && status < 300)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguageText);
     if (coding != CODING_IDENTITY)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, content_coding_name(coding));
     if (status != 204) {

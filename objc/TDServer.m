@@ -446,6 +446,13 @@ static void send_verb(TDServer *self, TDRequest *req, td_route *route, td_verb v
     }
     if (route->answers_in_languages && req->dataset)
         choose_language(req);
+    if (route->shows_alerts && req->alerts && alert_view_multilingual(req->alerts)) {
+        const char *const *tags;
+        uint32_t ntags = alert_view_languages(req->alerts, &tags);
+        td_request_rank_alert_languages(req, MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                                         MHD_HTTP_HEADER_ACCEPT_LANGUAGE),
+                                        tags, ntags);
+    }
     const char *inm = NULL;
     if (verb == TD_GET && route->server_etag) {
         td_make_etag(req, route, etag, etag_cap);
@@ -490,6 +497,7 @@ static void release_served(TDRequest *req)
     req->translations = NULL;
     req->language = 0;
     req->contentLanguage = NULL;
+    req->alertLanguageSet = false;
     req->resourceId = NULL;
     req->resourceSubId = NULL;
     req->nparams = 0;

@@ -71,6 +71,8 @@ struct board_group {
     api_param params[TD_MAX_PARAMS];
     int nparams;
     const char *language;        /* into key: the names' language tag, "" for the feed's own */
+    const char *accept_language; /* into key: the Accept-Language sent (the alert texts' languages
+                                    are ranked by it at each recomputation), "" for none */
     char *path;                  /* the decoded path (a problem's instance) */
     board_stream *streams;
     unsigned nstreams;
@@ -269,6 +271,17 @@ static size_t group_key(TDServer *server, TDRequest *req, td_route *route, char 
         return 0;
     memcpy(buf + o, language, ll);
     o += ll;
+    /* the Accept-Language itself: alerts written later may have texts in
+     * languages the names do not (up to 255 bytes; past that, as cut) */
+    const char *header = req->connection ? MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+                                                                       MHD_HTTP_HEADER_ACCEPT_LANGUAGE)
+                                         : NULL;
+    size_t hl = header ? strnlen(header, 255) : 0;
+    if (o + hl + 1 > cap)
+        return 0;
+    memcpy(buf + o, header ? header : "", hl);
+    o += hl;
+    buf[o++] = '\0';
     return o;
 }
 
@@ -307,6 +320,8 @@ static board_group *group_new(board_streams *h, td_route *route, const char *key
     }
     g->nparams = nparams;
     g->language = p;
+    p += strlen(p) + 1;
+    g->accept_language = p;
     board_group **bucket = &h->buckets[key_hash % GROUP_BUCKETS];
     g->next_in_bucket = *bucket;
     *bucket = g;
@@ -475,7 +490,8 @@ void board_streams_open(board_streams *h, TDRequest *req, td_route *route)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
     MHD_add_response_header(r, "X-Accel-Buffering", "no");   /* nginx: pass events on at once */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, req->translations ? "Accept, Accept-Language" : "Accept");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+                            req->translations || req->alertLanguageSet ? "Accept, Accept-Language" : "Accept");
     if (req->contentLanguage)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
     req->ownedResponse = r;
@@ -539,6 +555,12 @@ static void compute_board(board_streams *h, TDRequest *req, board_group *g)
     req->realtime = v.realtime;
     req->now = (int64_t)time(NULL) / 60 * 60;
     take_language(req, g->language);
+    req->alertLanguageSet = false;
+    if (req->alerts && alert_view_multilingual(req->alerts)) {
+        const char *const *tags;
+        uint32_t ntags = alert_view_languages(req->alerts, &tags);
+        td_request_rank_alert_languages(req, g->accept_language, tags, ntags);
+    }
     if (!req->dataset) {
         td_request_problem(req, 503, NULL, "no dataset is loaded");
     } else {
@@ -556,6 +578,7 @@ static void compute_board(board_streams *h, TDRequest *req, board_group *g)
     req->translations = NULL;
     req->language = 0;
     req->contentLanguage = NULL;
+    req->alertLanguageSet = false;
 }
 
 /* The answer just computed for g, to its streams whose rows differ (hub

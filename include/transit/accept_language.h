@@ -35,4 +35,13 @@
  *   ignored. */
 int accept_language_choose(const char *value, size_t len, const char *const *available, size_t n);
 
+/* The order in which the lookup above would try the tags of `available`: the
+ * indices of every tag it meets (each once), up to cap of them, ending where a
+ * "*" range comes. For any subset S of `available`, the first index of `order`
+ * in S is what accept_language_choose would pick among S alone (none: the
+ * default), so one ranking serves many texts offered in different languages (an
+ * alert's translations). Returns how many indices it wrote. */
+size_t accept_language_rank(const char *value, size_t len, const char *const *available, size_t n, int *order,
+                            size_t cap);
+
 #endif

@@ -39,6 +39,25 @@ typedef struct alert_entity {
                                 used where the dataset has it), or NULL */
 } alert_entity;
 
+/* The three TranslatedStrings of an alert, in the order they are written. */
+#define ALERT_TEXT_FIELDS 3        /* header_text, description_text, url */
+
+/* One translation of a text, ready to be written. */
+typedef struct alert_translation {
+    const char *language;          /* its BCP 47 tag, or NULL when it has none */
+    const char *text_json;         /* the text as a JSON string, quotes included */
+    size_t text_json_len;
+} alert_translation;
+
+/* A TranslatedString of the alert: every translation, and all of them as the
+ * canonical content holds them (the "translation" array). count 0: null. */
+typedef struct alert_text {
+    uint32_t count;
+    const alert_translation *items;
+    const char *translations_json;
+    size_t translations_json_len;
+} alert_text;
+
 typedef struct alert {
     long refs;                          /* __atomic */
     char id[ALERT_ID_MAX + 1];
@@ -49,8 +68,15 @@ typedef struct alert {
     alert_entity *entities;
     char *content;                      /* canonical JSON object of the written fields */
     size_t content_len;
-    char *json;                         /* the representation: id, revision, times, content */
+    char *json;                         /* the representation: id, revision, times, content, each
+                                           text's chosen translation as no request asks (alert_write) */
     size_t json_len;
+    alert_text texts[ALERT_TEXT_FIELDS];
+    char *texts_mem;                    /* what texts point into */
+    char *head;                         /* the representation up to its texts: {"id":...,"severity_level":"..." */
+    size_t head_len;
+    char *content_head;                 /* the content without its texts, as the head ends: "active_period":... */
+    size_t content_head_len;
 } alert;
 
 /* Why a body was refused: 400 (not JSON, not an object) or 422 (a field). */

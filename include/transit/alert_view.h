@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "transit/alert.h"
+#include "transit/alert_text.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
 
@@ -42,6 +43,15 @@ const alert *alert_view_at(const alert_view *v, uint32_t i);
 long alert_view_find(const alert_view *v, const char *id);
 /* The dataset the view was resolved against (NULL for none). */
 const dataset *alert_view_dataset(const alert_view *v);
+
+/* The languages of the view's alerts' texts, each once (compared without
+ * case; at most ALERT_VIEW_LANGUAGES_MAX, further ones are not offered), for
+ * ranking a request's Accept-Language (alert_language.ranked). */
+#define ALERT_VIEW_LANGUAGES_MAX 64
+uint32_t alert_view_languages(const alert_view *v, const char *const **tags);
+/* Whether an alert of the view has a text in more than one translation: then
+ * what the alerts say depends on the request's languages. */
+bool alert_view_multilingual(const alert_view *v);
 
 /* Checks that every stop, route, trip and agency an alert names exists in
  * `ds`; 0, or -1 with the JSON pointer and a detail naming the id. */
@@ -73,7 +83,8 @@ const char *alert_marks_row_id(const alert_marks *m, uint32_t row, uint32_t i);
  * to the departures. */
 void alert_marks_stop(alert_marks *m, const dataset *ds, uint32_t stop, const uint32_t *routes,
                       uint32_t nroutes, int64_t instant);
-/* Writes "alerts":[<every marked alert's JSON, in id order>] as an object member. */
-void alert_marks_write(alert_marks *m, json_writer *w);
+/* Writes "alerts":[<every marked alert's JSON, in id order>] as an object
+ * member, each text's translation chosen for lang (alert_text.h; NULL: none asked). */
+void alert_marks_write(alert_marks *m, json_writer *w, alert_language *lang);
 
 #endif

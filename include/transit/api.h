@@ -37,6 +37,12 @@ typedef struct api_request {
      * names and headsigns are that language's; else the feed's own. */
     const struct dataset_translations *translations;
     int language;
+    /* The languages alert texts are chosen in (alert_text.h): the front end's
+     * ranking of Accept-Language among the alerts' languages, with the feed's
+     * language as fallback; the endpoints note there the languages they wrote.
+     * NULL: none asked (the feed's language, else the untagged translation,
+     * else the first). */
+    struct alert_language *alert_language;
 } api_request;
 
 /* An RFC 9457 problem: filled when an endpoint returns a status >= 400. */

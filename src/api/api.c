@@ -221,7 +221,7 @@ static bool by_prediction(const api_request *req, board_order order)
  * and the alerts its rows (or its stop) showed. The warning comes only with
  * an empty list whose window lies outside the feed's service, so a normal
  * answer pays one comparison and no bytes. */
-static void end_departures(api_thread *t, json_writer *w, const dataset *ds, query_kind kind, const board *b,
+static void end_departures(api_thread *t, json_writer *w, dataset *ds, query_kind kind, const board *b,
                            int64_t from, long window_minutes, const board_next *next)
 {
     json_array_end(w);
@@ -240,7 +240,8 @@ static void end_departures(api_thread *t, json_writer *w, const dataset *ds, que
     if (b->count == 0 && feed_validity_events_warning(ds, from, (uint32_t)window_minutes * 60, what[kind], warning,
                                                       sizeof warning))
         json_kv_string(w, "warning", warning);
-    alert_marks_write(t->marks, w);
+    alert_language local;
+    alert_marks_write(t->marks, w, api_alert_language(next->req, ds, &local));
     json_object_end(w);
 }
 
@@ -549,7 +550,8 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     /* the alerts about the stop or the routes serving it (t->indices), now */
     if (begin_alerts(t, req, ds))
         alert_marks_stop(t->marks, ds, stop, t->indices, n, req->now);
-    alert_marks_write(t->marks, out);
+    alert_language local;
+    alert_marks_write(t->marks, out, api_alert_language(req, ds, &local));
     json_object_end(out);
     return api_finish(out, prob, cache_seconds,
                       req->alerts && alert_view_count(req->alerts) ? CACHE_STOP_WITH_ALERTS

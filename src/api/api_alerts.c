@@ -26,6 +26,21 @@ static bool alert_names(const alert *a, int which, const char *id)
     return false;
 }
 
+alert_language *api_alert_language(const api_request *req, dataset *ds, alert_language *local)
+{
+    if (req->alert_language)
+        return req->alert_language;
+    if (!req->alerts || !alert_view_multilingual(req->alerts))
+        return NULL;
+    memset(local, 0, sizeof *local);
+    char why[256];
+    const dataset_translations *tr = ds ? dataset_translations_get(ds, why, sizeof why) : NULL;
+    const char *const *tags;
+    if (tr && translations_languages(tr, &tags) >= 1 && tags[0][0])
+        local->fallback = tags[0];
+    return local;
+}
+
 int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *out,
                api_problem *prob, int *cache_seconds)
 {
@@ -56,6 +71,8 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
     }
     const alert_view *v = req->alerts;
     uint32_t n = v ? alert_view_count(v) : 0, written = 0;
+    alert_language local;
+    alert_language *lang = api_alert_language(req, ds, &local);
     bool truncated = false;
     const char *last = NULL;
     api_begin_list(out, "alerts");
@@ -72,7 +89,7 @@ int api_alerts(api_thread *t, dataset *ds, const api_request *req, json_writer *
             truncated = true;
             break;
         }
-        json_raw(out, a->json, a->json_len);
+        alert_write(out, a, lang);
         last = a->id;
         written++;
     }
@@ -94,13 +111,12 @@ int api_alert(api_thread *t, dataset *ds, const api_request *req, json_writer *o
               api_problem *prob, int *cache_seconds)
 {
     (void)t;
-    (void)ds;
     if (api_check_params(req, api_no_params, prob) || api_need_id(req, "alert_id", prob))
         return prob->status;
     long i = req->alerts ? alert_view_find(req->alerts, req->id) : -1;
     if (i < 0)
         return api_fail(prob, 404, "alert_id", "there is no alert '%.200s'", req->id);
-    const alert *a = alert_view_at(req->alerts, (uint32_t)i);
-    json_raw(out, a->json, a->json_len);
+    alert_language local;
+    alert_write(out, alert_view_at(req->alerts, (uint32_t)i), api_alert_language(req, ds, &local));
     return api_finish(out, prob, cache_seconds, 0);
 }

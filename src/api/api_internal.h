@@ -104,6 +104,12 @@ int api_get_list_cursor(const api_request *req, const dataset *ds, const char *e
 void api_write_list_next(json_writer *w, const api_request *req, const dataset *ds, const board_link *link,
                          const char *endpoint, long limit, uint32_t offset);
 
+/* The languages alert texts are written in for req (api_alerts.c): its
+ * alert_language, else a `local` one with none asked and the feed's language
+ * (translations.h) as fallback, filled only when an alert of the view offers a
+ * choice (else NULL). */
+alert_language *api_alert_language(const api_request *req, dataset *ds, alert_language *local);
+
 /* "next":"<link>" for a list that pages by id (the alerts): the parameters
  * in link->kept, limit, and after=<the last id shown>. */
 void api_write_next_after(json_writer *w, const api_request *req, const board_link *link, long limit,

@@ -120,14 +120,26 @@ static int find_tag(const char *tag, size_t len, const char *const *available, s
     return -1;
 }
 
-/* RFC 4647 §3.4 for one range: the range, then shorter by a subtag at a time. */
-static int lookup_range(const language_range *range, const char *const *available, size_t n)
+/* Appends index i to order (count so far *count, room cap) unless it is there. */
+static void add_ranked(int i, int *order, size_t *count, size_t cap)
+{
+    for (size_t k = 0; k < *count; k++)
+        if (order[k] == i)
+            return;
+    if (*count < cap)
+        order[(*count)++] = i;
+}
+
+/* RFC 4647 §3.4 for one range: the range, then shorter by a subtag at a time;
+ * every tag of `available` met on the way, in that order. */
+static void lookup_range(const language_range *range, const char *const *available, size_t n, int *order,
+                         size_t *count, size_t cap)
 {
     size_t len = range->len;
     while (len > 0) {
         int found = find_tag(range->start, len, available, n);
         if (found >= 0)
-            return found;
+            add_ranked(found, order, count, cap);
         while (len > 0 && range->start[len - 1] != '-')
             len--;
         if (len > 0)
@@ -136,13 +148,13 @@ static int lookup_range(const language_range *range, const char *const *availabl
         if (len >= 2 && range->start[len - 2] == '-')
             len -= 2;
     }
-    return -1;
 }
 
-int accept_language_choose(const char *value, size_t len, const char *const *available, size_t n)
+size_t accept_language_rank(const char *value, size_t len, const char *const *available, size_t n, int *order,
+                            size_t cap)
 {
-    if (!value)
-        return -1;
+    if (!value || cap == 0)
+        return 0;
     language_range ranges[ACCEPT_LANGUAGE_MAX_RANGES];
     size_t count = 0;
     const char *p = value, *end = value + len;
@@ -163,12 +175,17 @@ int accept_language_choose(const char *value, size_t len, const char *const *ava
             ranges[j] = ranges[j - 1];
         ranges[j] = moving;
     }
-    for (size_t i = 0; i < count; i++) {
+    size_t ranked = 0;
+    for (size_t i = 0; i < count && ranked < cap; i++) {
         if (ranges[i].len == 1 && ranges[i].start[0] == '*')
-            return -1;
-        int found = lookup_range(&ranges[i], available, n);
-        if (found >= 0)
-            return found;
+            break;   /* the default comes before every range after it */
+        lookup_range(&ranges[i], available, n, order, &ranked, cap);
     }
-    return -1;
+    return ranked;
+}
+
+int accept_language_choose(const char *value, size_t len, const char *const *available, size_t n)
+{
+    int first;
+    return accept_language_rank(value, len, available, n, &first, 1) ? first : -1;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transit/alert_text.h"
 #include "transit/rfc3339.h"
 #include "transit/gtfs.h"
 
@@ -363,12 +364,38 @@ static bool check_entities(json_t *arr, parsed *p, json_t *out, alert_error *err
     return true;
 }
 
+/* The read-only members a response adds to a TranslatedString (alert_text.h):
+ * "text" and "language" of the translation it chose. A body read back from a
+ * GET may carry them; they must then name one of its translations, so that an
+ * edit of "text" alone is refused rather than lost. */
+static bool check_chosen(json_t *v, json_t *translations, const char *base, alert_error *err)
+{
+    json_t *text = json_object_get(v, "text"), *lang = json_object_get(v, "language");
+    if (!text && !lang)
+        return true;
+    char ptr[160];
+    pointer_key(ptr, sizeof ptr, base, text ? "text" : "language");
+    if ((text && !json_is_string(text)) || (lang && !json_is_string(lang) && !json_is_null(lang)))
+        return fail(err, 422, ptr, "text and language must be strings");
+    size_t i;
+    json_t *item;
+    json_array_foreach(translations, i, item) {
+        json_t *t = json_object_get(item, "text"), *l = json_object_get(item, "language");
+        bool same_text = !text || strcmp(json_string_value(text), json_string_value(t)) == 0;
+        bool same_lang = !lang || (json_is_null(lang) ? !l : l && strcmp(json_string_value(lang), json_string_value(l)) == 0);
+        if (same_text && same_lang)
+            return true;
+    }
+    return fail(err, 422, ptr, "text and language are the server's choice among the translations (read-only): "
+                               "change the translation array instead");
+}
+
 /* A TranslatedString: {"translation":[{"text":..., "language":...}, ...]}.
  * Returns the canonical copy in *out (NULL when absent and optional). */
 static bool check_translated(json_t *obj, const char *key, bool required, bool is_url,
                              json_t **out, alert_error *err)
 {
-    static const char *const allowed[] = {"translation", NULL};
+    static const char *const allowed[] = {"translation", "text", "language", NULL};
     static const char *const item_allowed[] = {"text", "language", NULL};
     json_t *v = json_object_get(obj, key);
     char base[160];
@@ -442,6 +469,10 @@ static bool check_translated(json_t *obj, const char *key, bool required, bool i
             json_object_set_new(t, "language", json_string(lang));
         json_array_append_new(translations, t);
     }
+    if (!check_chosen(v, translations, base, err)) {
+        json_decref(translations);
+        return false;
+    }
     *out = json_object();
     json_object_set_new(*out, "translation", translations);
     return true;
@@ -511,6 +542,90 @@ static char *copy_string(char **pool, const char *s)
     return out;
 }
 
+static const char *const TEXT_NAMES[ALERT_TEXT_FIELDS] = {"header_text", "description_text", "url"};
+
+/* a->texts from the canonical content: each translation's text as a JSON
+ * string and its tag, and the translation array, in one block (a->texts_mem).
+ * false when out of memory. */
+static bool render_texts(alert *a, json_t *content)
+{
+    char *pieces[ALERT_TEXT_FIELDS][ALERT_TRANSLATIONS_MAX + 1];
+    memset(pieces, 0, sizeof pieces);
+    size_t bytes = 0, items = 0;
+    bool ok = true;
+    for (int f = 0; f < ALERT_TEXT_FIELDS; f++) {
+        json_t *arr = json_object_get(json_object_get(content, TEXT_NAMES[f]), "translation");
+        size_t n = json_array_size(arr);
+        if (n == 0)
+            continue;
+        ok = ok && (pieces[f][0] = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER)) != NULL;
+        bytes += ok ? strlen(pieces[f][0]) + 1 : 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            json_t *item = json_array_get(arr, i);
+            ok = (pieces[f][i + 1] = json_dumps(json_object_get(item, "text"), JSON_ENCODE_ANY)) != NULL;
+            const char *tag = json_string_value(json_object_get(item, "language"));
+            bytes += ok ? strlen(pieces[f][i + 1]) + 1 + (tag ? strlen(tag) + 1 : 0) : 0;
+        }
+        items += n;
+    }
+    char *mem = ok ? malloc(items * sizeof(alert_translation) + bytes + 1) : NULL;
+    if (mem) {
+        alert_translation *list = (alert_translation *)mem;
+        char *text = mem + items * sizeof(alert_translation);
+        for (int f = 0; f < ALERT_TEXT_FIELDS; f++) {
+            json_t *arr = json_object_get(json_object_get(content, TEXT_NAMES[f]), "translation");
+            size_t n = json_array_size(arr);
+            alert_text *t = &a->texts[f];
+            memset(t, 0, sizeof *t);
+            if (n == 0)
+                continue;
+            t->count = (uint32_t)n;
+            t->items = list;
+            t->translations_json = text;
+            t->translations_json_len = strlen(pieces[f][0]);
+            memcpy(text, pieces[f][0], t->translations_json_len + 1);
+            text += t->translations_json_len + 1;
+            for (size_t i = 0; i < n; i++) {
+                alert_translation *tr = list++;
+                tr->text_json = text;
+                tr->text_json_len = strlen(pieces[f][i + 1]);
+                memcpy(text, pieces[f][i + 1], tr->text_json_len + 1);
+                text += tr->text_json_len + 1;
+                const char *tag = json_string_value(json_object_get(json_array_get(arr, i), "language"));
+                tr->language = NULL;
+                if (tag) {
+                    tr->language = text;
+                    memcpy(text, tag, strlen(tag) + 1);
+                    text += strlen(tag) + 1;
+                }
+            }
+        }
+        a->texts_mem = mem;
+    }
+    for (int f = 0; f < ALERT_TEXT_FIELDS; f++)
+        for (int i = 0; i <= ALERT_TRANSLATIONS_MAX; i++)
+            free(pieces[f][i]);
+    return mem != NULL;
+}
+
+/* a->content_head: the content's members before its texts, without braces. */
+static bool render_content_head(alert *a, json_t *content)
+{
+    json_t *head = json_copy(content);
+    for (int f = 0; head && f < ALERT_TEXT_FIELDS; f++)
+        json_object_del(head, TEXT_NAMES[f]);
+    char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(head);
+    if (!text)
+        return false;
+    size_t len = strlen(text);   /* {...}: at least the informed entities */
+    memmove(text, text + 1, len - 2);
+    text[len - 2] = '\0';
+    a->content_head = text;
+    a->content_head_len = len - 2;
+    return true;
+}
+
 /* The alert of a checked body: periods, entities (strings copied), content. */
 static alert *alert_of(parsed *p, const char *id, alert_error *err)
 {
@@ -543,6 +658,11 @@ static alert *alert_of(parsed *p, const char *id, alert_error *err)
     }
     a->content = content;
     a->content_len = strlen(content);
+    if (!render_texts(a, p->content) || !render_content_head(a, p->content)) {
+        alert_release(a);
+        fail(err, 500, "", "out of memory");
+        return NULL;
+    }
     return a;
 }
 
@@ -626,7 +746,7 @@ alert *alert_merge_patch(const alert *old, const char *patch, size_t len, alert_
         "id", "revision", "created_at", "updated_at", "active_period", "informed_entity",
         "cause", "effect", "severity_level", "header_text", "description_text", "url", NULL};
     static const char *const texts[] = {"header_text", "description_text", "url"};
-    static const char *const text_members[] = {"translation", NULL};
+    static const char *const text_members[] = {"translation", "text", "language", NULL};
     bool known = only_members(p, "", patch_members, err);
     for (size_t i = 0; known && i < sizeof texts / sizeof texts[0]; i++) {
         json_t *text = json_object_get(p, texts[i]);
@@ -689,16 +809,31 @@ int alert_stamp(alert *a, int64_t revision, int64_t created_at, int64_t updated_
     char created[21], updated[21];
     rfc3339_format_utc(created_at, created);
     rfc3339_format_utc(updated_at, updated);
-    /* {"id":"<id>","revision":N,"created_at":"...","updated_at":"...",<content without '{'> */
-    size_t cap = a->content_len + ALERT_ID_MAX + 128;
-    char *json = malloc(cap);
-    if (!json)
+    /* {"id":"<id>","revision":N,"created_at":"...","updated_at":"...",<content before its texts> */
+    size_t cap = a->content_head_len + ALERT_ID_MAX + 128;
+    char *head = malloc(cap);
+    if (!head)
         return -1;
-    int n = snprintf(json, cap, "{\"id\":\"%s\",\"revision\":%lld,\"created_at\":\"%s\","
+    int n = snprintf(head, cap, "{\"id\":\"%s\",\"revision\":%lld,\"created_at\":\"%s\","
                                 "\"updated_at\":\"%s\",%s",
-                     a->id, (long long)revision, created, updated, a->content + 1);
+                     a->id, (long long)revision, created, updated, a->content_head);
+    free(a->head);
+    a->head = head;
+    a->head_len = (size_t)n;
+    /* the representation no request chose a language for */
+    json_writer w;
+    json_init(&w);
+    alert_write(&w, a, NULL);
+    if (w.oom) {
+        json_free(&w);
+        return -1;
+    }
+    char *json = NULL;
+    size_t json_cap = 0, len = w.len;
+    json_swap_buffer(&w, &json, &json_cap);
+    json_free(&w);
     free(a->json);
     a->json = json;
-    a->json_len = (size_t)n;
+    a->json_len = len;
     return 0;
 }

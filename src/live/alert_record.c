@@ -27,6 +27,9 @@ void alert_release(alert *a)
         return;
     free(a->content);
     free(a->json);
+    free(a->texts_mem);
+    free(a->head);
+    free(a->content_head);
     free(a);
 }
 

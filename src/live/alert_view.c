@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store/dataset_internal.h"
 
@@ -37,6 +38,9 @@ struct alert_view {
     uint32_t nentities;
     uint64_t *trip_bits, *stop_bits;
     uint32_t *route_agency;       /* per route: its agency's index, or QUERY_NONE */
+    const char *languages[ALERT_VIEW_LANGUAGES_MAX];   /* into the alerts' texts */
+    uint32_t nlanguages;
+    bool multilingual;
 };
 
 /* ------------------------------------------------------------ resolving */
@@ -231,6 +235,24 @@ static bool build_index(alert_view *v)
 
 /* ------------------------------------------------------------ views */
 
+/* v->languages: every tag of the alerts' texts, once; v->multilingual. */
+static void collect_languages(alert_view *v)
+{
+    for (uint32_t i = 0; i < v->nalerts; i++) {
+        const alert *a = v->alerts[i];
+        v->multilingual = v->multilingual || alert_multilingual(a);
+        for (int f = 0; f < ALERT_TEXT_FIELDS; f++)
+            for (uint32_t k = 0; k < a->texts[f].count; k++) {
+                const char *tag = a->texts[f].items[k].language;
+                bool known = !tag;
+                for (uint32_t l = 0; !known && l < v->nlanguages; l++)
+                    known = strcasecmp(v->languages[l], tag) == 0;
+                if (!known && v->nlanguages < ALERT_VIEW_LANGUAGES_MAX)
+                    v->languages[v->nlanguages++] = tag;
+            }
+    }
+}
+
 alert_view *alert_view_new(alert *const *alerts, uint32_t count, dataset *ds, int64_t generation)
 {
     alert_view *v = calloc(1, sizeof *v);
@@ -246,6 +268,7 @@ alert_view *alert_view_new(alert *const *alerts, uint32_t count, dataset *ds, in
     for (uint32_t i = 0; i < count; i++)
         v->alerts[i] = alert_retain(alerts[i]);
     v->nalerts = count;
+    collect_languages(v);
     if (ds) {
         v->ds = dataset_retain(ds);
         if (!build_index(v)) {
@@ -360,6 +383,17 @@ long alert_view_find(const alert_view *v, const char *id)
 const dataset *alert_view_dataset(const alert_view *v)
 {
     return v->ds;
+}
+
+uint32_t alert_view_languages(const alert_view *v, const char *const **tags)
+{
+    *tags = v->languages;
+    return v->nlanguages;
+}
+
+bool alert_view_multilingual(const alert_view *v)
+{
+    return v->multilingual;
 }
 
 /* ------------------------------------------------------------ marks */
@@ -630,7 +664,7 @@ static int compare_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void alert_marks_write(alert_marks *m, json_writer *w)
+void alert_marks_write(alert_marks *m, json_writer *w, alert_language *lang)
 {
     if (m->oom)   /* rows may lack alerts they have: a 503, not a quiet 200 */
         w->oom = true;
@@ -639,8 +673,7 @@ void alert_marks_write(alert_marks *m, json_writer *w)
     if (m->view) {
         qsort(m->marked, m->nmarked, sizeof *m->marked, compare_u32);
         for (uint32_t i = 0; i < m->nmarked; i++) {
-            const alert *a = m->view->alerts[m->marked[i]];
-            json_raw(w, a->json, a->json_len);
+            alert_write(w, m->view->alerts[m->marked[i]], lang);
         }
     }
     json_array_end(w);

@@ -1,7 +1,8 @@
 """Languages (#27): translations.txt imported, and Accept-Language choosing the
-names in responses (stop, route and agency names and headsigns), with
-Content-Language, Vary: Accept-Language, and ETags, 304s and the compressed
-bodies per language.
+names in responses (stop, route and agency names and headsigns) and the alerts'
+texts (each TranslatedString's one text, every translation kept), with
+Content-Language, Vary: Accept-Language, and ETags, 304s, the compressed bodies
+and pushed boards per language.
 
 The feed is the demo feed (bench/gtfs_gen.py --scale demo, seed 1), whose
 language is German (feed_info.feed_lang de), with English and French
@@ -12,6 +13,7 @@ name and skip. Needs nothing from ../shared.
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 import urllib.parse
@@ -264,3 +266,210 @@ def test_pushed_boards_per_language(imported):
         finally:
             for st in streams.values():
                 st.close()
+
+
+# ------------------------------------------------------------ alert texts
+
+ALERT = {
+    "informed_entity": [{"stop_id": STATION_ID}],
+    "effect": "DETOUR",
+    "active_period": [{"start": "2026-11-01T00:00:00Z", "end": "2026-12-01T00:00:00Z"}],
+    "header_text": {"translation": [{"text": "Travaux", "language": "fr"},
+                                    {"text": "Bauarbeiten", "language": "de"},
+                                    {"text": "Works", "language": "en"}]},
+    "description_text": {"translation": [{"text": "Use exit B", "language": "en"}]},
+    "url": {"translation": [{"text": "https://example.com/works"},
+                            {"text": "https://example.com/fr/travaux", "language": "fr"}]},
+}
+
+
+@pytest.fixture(scope="module")
+def writable(imported):
+    """A server on the translated feed (feed language de) that takes alert writes."""
+    base, _ = imported
+    tokens = base / "tokens"
+    tokens.unlink(missing_ok=True)
+    p = subprocess.run([transitd_bin(), "token", "new", "--tokens", str(tokens), "--name", "ops"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+    token = p.stdout.strip()
+    with Server(base / "data", "--tokens", str(tokens)) as s:
+        s.auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        r = requests.put(s.url("/v1/alerts/works"), data=json.dumps(ALERT), headers=s.auth, timeout=10)
+        assert r.status_code == 201, r.text
+        yield s
+
+
+def texts(alert):
+    return tuple(None if alert[k] is None else (alert[k]["text"], alert[k].get("language"))
+                 for k in ("header_text", "description_text", "url"))
+
+
+@pytest.mark.parametrize("header,expected,content", [
+    # no header: the feed's language (de); a text without it: the untagged one, else the first
+    (None, (("Bauarbeiten", "de"), ("Use exit B", "en"), ("https://example.com/works", None)), "de, en"),
+    ("fr", (("Travaux", "fr"), ("Use exit B", "en"), ("https://example.com/fr/travaux", "fr")), "fr, en"),
+    ("en-GB, fr;q=0.5", (("Works", "en"), ("Use exit B", "en"), ("https://example.com/fr/travaux", "fr")),
+     "en, fr"),
+    ("it", (("Bauarbeiten", "de"), ("Use exit B", "en"), ("https://example.com/works", None)), "de, en"),
+    ("*", (("Bauarbeiten", "de"), ("Use exit B", "en"), ("https://example.com/works", None)), "de, en"),
+    ("it, *;q=0.5, fr;q=0.1", (("Bauarbeiten", "de"), ("Use exit B", "en"), ("https://example.com/works", None)),
+     "de, en"),
+])
+def test_alert_texts_by_accept_language(writable, header, expected, content):
+    for path in ["/v1/alerts/works", "/v1/alerts"]:
+        r = get(writable, path, header)
+        body = r.json()
+        alert = body if path == "/v1/alerts/works" else body["alerts"][0]
+        assert texts(alert) == expected
+        # every translation is kept, as written
+        for k in ("header_text", "description_text", "url"):
+            assert alert[k]["translation"] == ALERT[k]["translation"]
+        assert "accept-language" in vary(r)
+        assert r.headers["Content-Language"] == content
+        api_path = "/v1/alerts/{id}" if path == "/v1/alerts/works" else "/v1/alerts"
+        assert not schema_check.validate(body, schema_check.response_schema(DOC, api_path), DOC)
+
+
+def test_alert_fallbacks_without_the_feeds_language(writable):
+    """Without the feed's language: the untagged translation, else the first."""
+    bodies = {
+        "untagged": {"translation": [{"text": "Notice", "language": "en"}, {"text": "Hinweis"}]},
+        "first": {"translation": [{"text": "Avis", "language": "fr"}, {"text": "Notice", "language": "en"}]},
+    }
+    for name, header_text in bodies.items():
+        r = requests.put(writable.url(f"/v1/alerts/fallback-{name}"),
+                         data=json.dumps({**ALERT, "header_text": header_text}), headers=writable.auth, timeout=10)
+        assert r.status_code == 201, r.text
+    plain = get(writable, "/v1/alerts/fallback-untagged").json()["header_text"]
+    assert (plain["text"], plain.get("language")) == ("Hinweis", None)
+    assert get(writable, "/v1/alerts/fallback-untagged", "en").json()["header_text"]["text"] == "Notice"
+    assert get(writable, "/v1/alerts/fallback-first").json()["header_text"]["text"] == "Avis"
+    assert get(writable, "/v1/alerts/fallback-first", "en, fr").json()["header_text"]["text"] == "Notice"
+    for name in bodies:
+        assert requests.delete(writable.url(f"/v1/alerts/fallback-{name}"), headers=writable.auth,
+                               timeout=10).status_code == 204
+
+
+def test_alert_etags_304_and_if_match_per_language(writable):
+    one = "/v1/alerts/works"
+    tags = {language: get(writable, one, language).headers["ETag"] for language in ["fr", "en", "it"]}
+    plain = get(writable, one).headers["ETag"]
+    assert re.fullmatch(r'"\d+"', plain) and tags["it"] == plain          # nothing ranked: the plain revision
+    assert re.fullmatch(r'"\d+-[0-9a-f]{8}"', tags["fr"]) and len({tags["fr"], tags["en"], plain}) == 3
+    assert get(writable, one, "fr-CA").headers["ETag"] == tags["fr"]
+    for language in ["fr", "en"]:
+        r = requests.get(writable.url(one), headers={"Accept-Language": language, "If-None-Match": tags[language]},
+                         timeout=10)
+        assert r.status_code == 304
+        other = "en" if language == "fr" else "fr"
+        r = requests.get(writable.url(one), headers={"Accept-Language": other, "If-None-Match": tags[language]},
+                         timeout=10)
+        assert r.status_code == 200 and r.headers["ETag"] == tags[other]
+    # the list's weak ETag and 304s are per language too
+    listed = {language: get(writable, "/v1/alerts", language).headers["ETag"] for language in ["fr", "en"]}
+    assert listed["fr"] != listed["en"] and get(writable, "/v1/alerts", "fr-CH").headers["ETag"] == listed["fr"]
+    r = requests.get(writable.url("/v1/alerts"), headers={"Accept-Language": "fr", "If-None-Match": listed["fr"]},
+                     timeout=10)
+    assert r.status_code == 304
+    r = requests.get(writable.url("/v1/alerts"), headers={"Accept-Language": "en", "If-None-Match": listed["fr"]},
+                     timeout=10)
+    assert r.status_code == 200 and r.json()["alerts"][0]["header_text"]["text"] == "Works"
+    # a GET body in French PUT back with its French ETag: the same alert, a new revision
+    got = get(writable, one, "fr")
+    r = requests.put(writable.url(one), data=got.content,
+                     headers={**writable.auth, "If-Match": got.headers["ETag"], "Accept-Language": "fr"}, timeout=10)
+    assert r.status_code == 200, r.text
+    assert texts(r.json()) == texts(got.json()) and r.json()["revision"] > got.json()["revision"]
+    assert r.headers["ETag"] != got.headers["ETag"] and r.headers["ETag"].endswith(got.headers["ETag"][-10:])
+    # ... but not with an old revision in any language
+    r = requests.put(writable.url(one), data=got.content,
+                     headers={**writable.auth, "If-Match": got.headers["ETag"]}, timeout=10)
+    assert r.status_code == 412
+
+
+def test_alert_text_is_read_only_on_writes(writable):
+    r = requests.patch(writable.url("/v1/alerts/works"), data=json.dumps({"header_text": {"text": "Edited"}}),
+                       headers={**writable.auth, "Content-Type": "application/merge-patch+json"}, timeout=10)
+    assert r.status_code == 422 and r.json()["pointer"] == "/header_text/text", r.text
+    # a POSTed alert answers in the writer's language
+    r = requests.post(writable.url("/v1/alerts"), data=json.dumps(ALERT),
+                      headers={**writable.auth, "Accept-Language": "en"}, timeout=10)
+    assert r.status_code == 201, r.text
+    assert r.json()["header_text"]["text"] == "Works" and "accept-language" in vary(r)
+    assert requests.delete(writable.url(r.headers["Location"]), headers=writable.auth,
+                           timeout=10).status_code == 204
+
+
+def test_alert_texts_on_boards_and_stops(writable):
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=5"
+    for language, name, text in [(None, "U Grabenbrücke", "Bauarbeiten"), ("fr", "U Pont du Fossé", "Travaux"),
+                                 ("en", "U Ditch Bridge", "Works"), ("it", "U Grabenbrücke", "Bauarbeiten")]:
+        for p in [path, f"/v1/stops/{STATION}"]:
+            r = get(writable, p, language)
+            body = r.json()
+            assert body["stop"]["name"] == name
+            works = [a for a in body["alerts"] if a["id"] == "works"]
+            assert works and works[0]["header_text"]["text"] == text, (p, language)
+            # the names' language is the Content-Language of the ten operations
+            assert r.headers["Content-Language"] == {"fr": "fr", "en": "en"}.get(language, "de")
+    # the same board, gzip'd twice (the second from the compressed-body cache), per alert language
+    for _ in range(2):
+        for language, text in [("fr", "Travaux"), ("en", "Works")]:
+            r = get(writable, path, language, **{"Accept-Encoding": "gzip"})
+            assert r.headers.get("Content-Encoding") == "gzip"
+            assert [a for a in r.json()["alerts"] if a["id"] == "works"][0]["header_text"]["text"] == text
+
+
+def test_alert_texts_on_a_dataset_without_translations():
+    """The names have one language; the alerts' texts still follow Accept-Language."""
+    base = TMP / "languages-alerts-plain"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    p = subprocess.run([transitd_bin(), "import", demo_feed(1), "--data", str(base / "data"), "--quiet"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    tokens = base / "tokens"
+    token = subprocess.run([transitd_bin(), "token", "new", "--tokens", str(tokens), "--name", "ops"],
+                           stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    with Server(base / "data", "--tokens", str(tokens)) as s:
+        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        assert requests.put(s.url("/v1/alerts/works"), data=json.dumps(ALERT), headers=auth,
+                            timeout=10).status_code == 201
+        path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=5"
+        fr = get(s, path, "fr")
+        assert [a for a in fr.json()["alerts"] if a["id"] == "works"][0]["header_text"]["text"] == "Travaux"
+        assert "accept-language" in vary(fr) and fr.headers["Content-Language"] == "fr, en"
+        assert get(s, path, "en").headers["ETag"] != fr.headers["ETag"]
+        assert fr.json()["stop"]["name"] == "U Grabenbrücke"
+        # one translation per text: nothing varies, as before
+        assert requests.put(s.url("/v1/alerts/works"), data=json.dumps({**ALERT, "header_text": {
+            "translation": [{"text": "Works", "language": "en"}]}, "url": None}), headers=auth,
+            timeout=10).status_code == 200
+        plain, asked = get(s, path), get(s, path, "fr")
+        assert plain.content == asked.content and plain.headers["ETag"] == asked.headers["ETag"]
+        assert "accept-language" not in vary(asked) and "Content-Language" not in asked.headers
+
+
+def test_pushed_boards_follow_alert_languages(writable):
+    from test_board_streams import EventStream
+    path = f"/v1/stops/{STATION}/departures?time={WHEN}&window=240&limit=5"
+    streams = {language: EventStream(writable.port, path, [f"Accept-Language: {language}"])
+               for language in ["en-US", "it"]}
+    try:
+        for language, text in [("en-US", "Works"), ("it", "Bauarbeiten")]:
+            st = streams[language]
+            assert st.status == 200
+            event = json.loads(st.next_event()["data"])
+            assert [a for a in event["alerts"] if a["id"] == "works"][0]["header_text"]["text"] == text
+        # an alert written while they listen: each stream gets it in its language
+        r = requests.put(writable.url("/v1/alerts/works-more"), data=json.dumps({**ALERT, "header_text": {
+            "translation": [{"text": "Mehr Bauarbeiten", "language": "de"},
+                            {"text": "More works", "language": "en"}]}}), headers=writable.auth, timeout=10)
+        assert r.status_code == 201
+        for language, text in [("en-US", "More works"), ("it", "Mehr Bauarbeiten")]:
+            event = json.loads(streams[language].next_event()["data"])
+            assert [a for a in event["alerts"] if a["id"] == "works-more"][0]["header_text"]["text"] == text
+    finally:
+        for st in streams.values():
+            st.close()
+        requests.delete(writable.url("/v1/alerts/works-more"), headers=writable.auth, timeout=10)

@@ -6,7 +6,9 @@
  * `size` bytes, no NUL), the target checks what must hold for any input: the
  * choice is -1 or an index of the offered languages; it does not change when the
  * value is upper-cased (ranges and "q" are case-insensitive) or wrapped in empty
- * list elements and whitespace; and a value offered nothing chooses nothing.
+ * list elements and whitespace; and a value offered nothing chooses nothing. The
+ * ranking (accept_language_rank) must agree with the choice on every subset of the
+ * offered languages: its first index in the subset is the subset's choice.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -33,6 +35,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (accept_language_choose(v, size, NULL, 0) != -1)
         abort();
+
+    /* the ranking against every subset of the offered languages */
+    int order[OFFERED_COUNT];
+    size_t ranked = accept_language_rank(v, size, offered, OFFERED_COUNT, order, OFFERED_COUNT);
+    if (ranked > OFFERED_COUNT || (ranked ? order[0] : -1) != chosen)
+        abort();
+    for (unsigned mask = 0; mask < (1u << OFFERED_COUNT); mask++) {
+        const char *subset[OFFERED_COUNT];
+        int index_of[OFFERED_COUNT];
+        size_t m = 0;
+        for (size_t i = 0; i < OFFERED_COUNT; i++)
+            if (mask & (1u << i)) {
+                index_of[m] = (int)i;
+                subset[m++] = offered[i];
+            }
+        int sub = accept_language_choose(v, size, subset, m);
+        int expect = -1;
+        for (size_t k = 0; k < ranked && expect < 0; k++)
+            if (mask & (1u << order[k]))
+                expect = order[k];
+        if ((sub < 0 ? -1 : index_of[sub]) != expect)
+            abort();
+    }
 
     /* the same value in capitals */
     char *upper = malloc(size ? size : 1);

@@ -129,13 +129,21 @@ static void test_parse_minimal_body_gives_canonical_content(void **state)
     assert_false(alert_active_at(a, 1793700000 - 1));
     assert_true(alert_current_or_future(a, 1793700000 + 1000000));
 
-    /* the representation: id, revision, times, then the content's members */
+    /* the representation: id, revision, times, then the content's members, each
+     * text with the translation chosen when no language is asked for (the first:
+     * none is untagged) */
     assert_int_equal(alert_stamp(a, 7, 100, 200), 0);
     char want[4096];
+    const char *texts = strstr(a->content, ",\"header_text\"");
+    assert_non_null(texts);
     snprintf(want, sizeof want,
              "{\"id\":\"full\",\"revision\":7,\"created_at\":\"1970-01-01T00:01:40Z\","
-             "\"updated_at\":\"1970-01-01T00:03:20Z\",%s",
-             a->content + 1);
+             "\"updated_at\":\"1970-01-01T00:03:20Z\",%.*s"
+             ",\"header_text\":{\"text\":\"Strike\",\"language\":\"en\",\"translation\":"
+             "[{\"text\":\"Strike\",\"language\":\"en\"},{\"text\":\"Gr\xc3\xa8ve\",\"language\":\"fr\"}]},"
+             "\"description_text\":{\"text\":\"All day\",\"translation\":[{\"text\":\"All day\"}]},"
+             "\"url\":{\"text\":\"https://example.com/a\",\"translation\":[{\"text\":\"https://example.com/a\"}]}}",
+             (int)(texts - a->content - 1), a->content + 1);
     assert_string_equal(a->json, want);
     assert_int_equal(a->json_len, strlen(want));
     assert_int_equal(a->revision, 7);
@@ -257,8 +265,13 @@ static void test_parse_refusals_name_status_and_pointer(void **state)
          422, "/header_text/translation/1"},
         {"{" ENT_R1 ",\"header_text\":{\"translation\":[{\"text\":\"a\",\"language\":\"en_US\"}]}}",
          "x", 422, "/header_text/translation/0/language"},
+        /* text and language are read-only: they must name one of the translations */
+        {"{" ENT_R1 "," HDR_HI ",\"description_text\":{\"text\":\"a\",\"translation\":[{\"text\":\"b\"}]}}",
+         "x", 422, "/description_text/text"},
+        {"{" ENT_R1 "," HDR_HI ",\"description_text\":{\"text\":\"b\",\"language\":\"en\","
+         "\"translation\":[{\"text\":\"b\"}]}}", "x", 422, "/description_text/text"},
         {"{" ENT_R1 "," HDR_HI ",\"description_text\":{\"text\":\"a\"}}", "x", 422,
-         "/description_text/text"},
+         "/description_text/translation"},
         /* ids: a POST names none, a PUT names the path's */
         {"{\"id\":\"x\"," ENT_R1 "," HDR_HI "}", NULL, 422, "/id"},
         {"{\"id\":\"other\"," ENT_R1 "," HDR_HI "}", "x", 422, "/id"},

@@ -49,6 +49,15 @@ size_t translations_languages(const dataset_translations *t, const char *const *
 const char *translation_of(const dataset_translations *t, int language, translated_field field,
                            uint32_t index);
 
+/* The translation of a text rather than a record: for TRANSLATED_TRIP_HEADSIGN
+ * (the only field it knows), the headsign's translation by field_value, else
+ * that of the first trip with this headsign that rows by record_id translate;
+ * NULL when there is none (or t is NULL, language < 1). For texts no one trip
+ * stands for: a stop's list of headsigns, a realtime-added trip's headsign.
+ * One hash look-up. */
+const char *translation_of_text(const dataset_translations *t, int language, translated_field field,
+                                const char *text);
+
 /* `text` in `language` when t and language >= 1 say so, else `text` itself. */
 static inline const char *translated(const dataset_translations *t, int language, translated_field field,
                                      uint32_t index, const char *text)
@@ -56,6 +65,16 @@ static inline const char *translated(const dataset_translations *t, int language
     if (!t || language < 1)
         return text;
     const char *other = translation_of(t, language, field, index);
+    return other ? other : text;
+}
+
+/* `text` (no record of its own) in `language`, as translation_of_text says, else `text`. */
+static inline const char *translated_text(const dataset_translations *t, int language, translated_field field,
+                                          const char *text)
+{
+    if (!t || language < 1)
+        return text;
+    const char *other = translation_of_text(t, language, field, text);
     return other ? other : text;
 }
 

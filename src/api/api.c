@@ -541,7 +541,7 @@ int api_stop(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         while (h < nheads && heads[h].route < t->indices[i])
             h++;
         for (; h < nheads && heads[h].route == t->indices[i]; h++)
-            json_str(out, heads[h].headsign);
+            json_str(out, api_name_headsign_text(req, heads[h].headsign));
         json_array_end(out);
         json_object_end(out);
     }

@@ -218,6 +218,13 @@ static inline void api_name_trip(const api_request *req, uint32_t trip, trip_inf
     tr->headsign = translated(req->translations, req->language, TRANSLATED_TRIP_HEADSIGN, trip, tr->headsign);
 }
 
+/* A headsign that stands for several trips (a stop's or a route pattern's list)
+ * in req's language (translation_of_text). */
+static inline const char *api_name_headsign_text(const api_request *req, const char *headsign)
+{
+    return translated_text(req->translations, req->language, TRANSLATED_TRIP_HEADSIGN, headsign);
+}
+
 static inline void api_name_agency(const api_request *req, uint32_t agency, agency_info *a)
 {
     a->name = translated(req->translations, req->language, TRANSLATED_AGENCY_NAME, agency, a->name);

@@ -117,7 +117,7 @@ int api_route(api_thread *t, dataset *ds, const api_request *req, json_writer *o
         json_key(out, "headsigns");
         json_array_begin(out);
         for (uint32_t k = 0; k < p->nheadsigns; k++)
-            json_str(out, nr.headsigns[p->headsigns_first + k]);
+            json_str(out, api_name_headsign_text(req, nr.headsigns[p->headsigns_first + k]));
         json_array_end(out);
         json_kv_int(out, "trips", p->trips);
         json_key(out, "stops");

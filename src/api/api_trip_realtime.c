@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "api/departure_json.h"
 #include "transit/rfc3339.h"
 
 #define CACHE_REALTIME_TRIP 30   /* the next feed may change it */
@@ -56,7 +57,7 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
     api_kv_text(out, "id", a->trip_id);
     api_kv_text(out, "route_id", route.id);
     json_kv_null(out, "service_id");
-    api_kv_optional(out, "headsign", a->headsign);
+    api_kv_optional(out, "headsign", departure_json_added_headsign(ds, req->translations, req->language, a));
     json_key(out, "direction_id");
     if (a->direction_id == 0 || a->direction_id == 1)
         json_int(out, a->direction_id);

@@ -163,6 +163,8 @@ typedef struct departure_texts {
     size_t text_len;                  /* with the slack */
     uint32_t ntrips, nstops;
     bool mapped;                      /* the three arrays are a kept file's (texts_view): not owned */
+    const dataset_translations *names;   /* the language of the texts (translations.h), for the */
+    int language;                        /* rows composed per request (ADDED trips); NULL, 0: the feed's */
 } departure_texts;
 
 /* The bytes a derived text may need: its literals, and each string at its
@@ -346,6 +348,8 @@ static departure_texts *derive_texts_in(const dataset *ds, const dataset_transla
         goto fail;
     x->ntrips = counts.trips;
     x->nstops = counts.stops;
+    x->names = names;
+    x->language = language;
     if (!(x->trips = aligned_alloc(64, (x->ntrips ? x->ntrips : 1) * sizeof *x->trips)) ||
         !(x->stops = calloc(x->nstops ? x->nstops : 1, sizeof *x->stops)))
         goto fail;
@@ -691,13 +695,42 @@ static const char *relationship_name(rt_trip_relationship r)
     }
 }
 
-static size_t added_row_room(const dataset *ds, const rt_added_trip *a, const stop_text *st, bool near_point)
+const char *departure_json_added_headsign(const dataset *ds, const dataset_translations *names, int language,
+                                          const rt_added_trip *a)
+{
+    if (!a->headsign || !names || language < 1)
+        return a->headsign;
+    if (a->source_trip_id) {
+        uint32_t trip = dataset_find_trip(ds, a->source_trip_id, strlen(a->source_trip_id));
+        if (trip != QUERY_NONE) {
+            trip_info tr;
+            dataset_trip(ds, trip, &tr);
+            if (tr.headsign && strcmp(tr.headsign, a->headsign) == 0)
+                return translated(names, language, TRANSLATED_TRIP_HEADSIGN, trip, a->headsign);
+        }
+    }
+    return translated_text(names, language, TRANSLATED_TRIP_HEADSIGN, a->headsign);
+}
+
+/* The route and headsign an ADDED trip's row shows, in the texts' language. */
+static void added_names(const dataset *ds, const departure_texts *x, const rt_added_trip *a, route_info *rt,
+                        const char **headsign)
+{
+    dataset_route(ds, a->route, rt);
+    rt->short_name = translated(x->names, x->language, TRANSLATED_ROUTE_SHORT_NAME, a->route, rt->short_name);
+    rt->long_name = translated(x->names, x->language, TRANSLATED_ROUTE_LONG_NAME, a->route, rt->long_name);
+    *headsign = departure_json_added_headsign(ds, x->names, x->language, a);
+}
+
+static size_t added_row_room(const dataset *ds, const departure_texts *x, const rt_added_trip *a,
+                             const stop_text *st, bool near_point)
 {
     route_info rt;
-    dataset_route(ds, a->route, &rt);
+    const char *headsign;
+    added_names(ds, x, a, &rt, &headsign);
     return ROW_OWN_BYTES + st->head_len + (near_point ? st->tail_len : 0) + 6 * strlen(a->trip_id) + 2 +
            TEXT_LITERAL_BYTES + string_room(rt.id) + string_room(rt.short_name) + string_room(rt.long_name) +
-           (a->headsign ? string_room(a->headsign) : 0) + ADDED_REALTIME_BYTES;
+           (headsign ? string_room(headsign) : 0) + ADDED_REALTIME_BYTES;
 }
 
 static char *put_added_row(char *p, const dataset *ds, const departure_texts *x, const rt_added_trip *a,
@@ -705,10 +738,11 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
 {
     const stop_text *st = &x->stops[d->stop];
     route_info rt;
-    dataset_route(ds, a->route, &rt);
+    const char *headsign;
+    added_names(ds, x, a, &rt, &headsign);
     p = put_text(p, x->text + st->off, st->head_len);
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
-    p = put_middle(p, &rt, a->headsign ? a->headsign : "", 0, 0);   /* the feed says nothing of its accessibility */
+    p = put_middle(p, &rt, headsign ? headsign : "", 0, 0);   /* the feed says nothing of its accessibility */
     const char *instant_text = p + EVENT_INSTANT_AT(arrival);
     p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
@@ -743,7 +777,7 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
         if (joined && r->alerts)
             room += alerts_room(b->alerts, i, r->alerts);
         if (joined && r->added) {
-            room += added_row_room(ds, r->added, st, near_point);
+            room += added_row_room(ds, x, r->added, st, near_point);
             continue;
         }
         const trip_row *tr = &x->trips[d->trip];

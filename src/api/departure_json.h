@@ -40,4 +40,11 @@ int departure_json_prepare(dataset *ds, char *err, size_t errlen);
 int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool near_point,
                                const struct dataset_translations *names, int language, char *err, size_t errlen);
 
+/* A realtime-added trip's headsign in `language` (translations.h): a copy's or
+ * replacement's, when it is its scheduled trip's, as that trip's translation;
+ * else the text's (translation_of_text); else the feed's own, or NULL. */
+struct rt_added_trip;
+const char *departure_json_added_headsign(const dataset *ds, const struct dataset_translations *names, int language,
+                                          const struct rt_added_trip *a);
+
 #endif

@@ -31,7 +31,13 @@ struct dataset_translations {
     const char **text[TRANSLATION_LANGUAGES_MAX + 1][TRANSLATED_FIELD_COUNT];
     char **owned;                 /* every translation's text */
     size_t nowned, owned_cap;
+    /* [language]: a trip_headsign's text → its translation (translation_of_text):
+     * owned[value], or, with HEADSIGN_BY_TRIP set, text[language][headsign][value's trip] */
+    strmap headsign_by_text[TRANSLATION_LANGUAGES_MAX + 1];
+    bool has_headsign_map[TRANSLATION_LANGUAGES_MAX + 1];
 };
+
+#define HEADSIGN_BY_TRIP 0x80000000u
 
 static const char *const FIELD_NAMES[TRANSLATED_FIELD_COUNT][2] = {
     [TRANSLATED_AGENCY_NAME] = {"agency", "agency_name"},
@@ -52,6 +58,9 @@ static void release_translations(void *derived)
     for (size_t i = 0; i < t->nowned; i++)
         free(t->owned[i]);
     free(t->owned);
+    for (size_t l = 0; l <= TRANSLATION_LANGUAGES_MAX; l++)
+        if (t->has_headsign_map[l])
+            strmap_free(&t->headsign_by_text[l]);
     free(t);
 }
 
@@ -196,7 +205,12 @@ static int apply_by_value(const dataset *ds, dataset_translations *t, sqlite3_st
                 if (k != UINT32_MAX)
                     texts[i] = t->owned[k];
             }
-            strmap_free(&maps[l][f]);
+            if (rc == 0 && f == TRANSLATED_TRIP_HEADSIGN) {   /* kept for translation_of_text */
+                t->headsign_by_text[l] = maps[l][f];
+                t->has_headsign_map[l] = true;
+            } else {
+                strmap_free(&maps[l][f]);
+            }
         }
     return rc;
 }
@@ -237,6 +251,31 @@ static void feed_language(const dataset *ds, sqlite3 *db, char out[TAG_MAX])
     }
     if (strcasecmp(out, "mul") == 0)
         out[0] = '\0';
+}
+
+/* Completes each language's headsign map with the texts that only rows by
+ * record_id translate: a text gets the translation of its first trip that
+ * has one (rows by field_value, put first, keep theirs). 0, or -1. */
+static int map_headsigns(const dataset *ds, dataset_translations *t)
+{
+    for (size_t l = 1; l < t->ntags; l++) {
+        const char **texts = t->text[l][TRANSLATED_TRIP_HEADSIGN];
+        if (!texts)
+            continue;
+        if (!t->has_headsign_map[l]) {
+            if (strmap_init(&t->headsign_by_text[l], 64) != 0)
+                return -1;
+            t->has_headsign_map[l] = true;
+        }
+        for (uint32_t i = 0; i < t->records[TRANSLATED_TRIP_HEADSIGN]; i++) {
+            const char *own = texts[i] ? record_text(ds, TRANSLATED_TRIP_HEADSIGN, i) : NULL;
+            int inserted;
+            if (own && *own &&
+                strmap_put(&t->headsign_by_text[l], own, strlen(own), HEADSIGN_BY_TRIP | i, &inserted) == UINT32_MAX)
+                return -1;
+        }
+    }
+    return 0;
 }
 
 static void *derive_translations(const dataset *ds, char *err, size_t errlen)
@@ -289,6 +328,8 @@ static void *derive_translations(const dataset *ds, char *err, size_t errlen)
         sqlite3_bind_int(s, 1, 0);
         rc = apply_by_record(ds, t, s);
     }
+    if (rc == 0)
+        rc = map_headsigns(ds, t);
     if (rc != 0)
         snprintf(err, errlen, "%s/schedule.sqlite: translations: %s", dataset_dir(ds),
                  s ? "out of memory" : sqlite3_errmsg(db));
@@ -323,4 +364,18 @@ const char *translation_of(const dataset_translations *t, int language, translat
         index >= t->records[field] || !t->text[language][field])
         return NULL;
     return t->text[language][field][index];
+}
+
+const char *translation_of_text(const dataset_translations *t, int language, translated_field field,
+                                const char *text)
+{
+    if (!t || language < 1 || (size_t)language >= t->ntags || field != TRANSLATED_TRIP_HEADSIGN || !text ||
+        !*text || !t->has_headsign_map[language])
+        return NULL;
+    uint32_t v = strmap_get(&t->headsign_by_text[language], text, strlen(text));
+    if (v == UINT32_MAX)
+        return NULL;
+    if (v & HEADSIGN_BY_TRIP)
+        return t->text[language][TRANSLATED_TRIP_HEADSIGN][v & ~HEADSIGN_BY_TRIP];
+    return t->owned[v];
 }

@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 import urllib.parse
 import zipfile
 
@@ -473,3 +474,92 @@ def test_pushed_boards_follow_alert_languages(writable):
         for st in streams.values():
             st.close()
         requests.delete(writable.url("/v1/alerts/works-more"), headers=writable.auth, timeout=10)
+
+
+# ------------------------------------------------------------ the places names are lists or realtime's
+
+def test_a_stops_and_a_routes_headsign_lists(server):
+    """Headsigns that stand for many trips are translated as text (by field_value, else a trip's)."""
+    stop = get(server, f"/v1/stops/{STATION}", "en").json()["stop"]
+    heads = [h for r in stop["routes"] if r["id"] == "10000_1" for h in r["headsigns"]]
+    assert "U Fountain Lane" in heads and TOWARDS not in heads
+    body = get(server, f"/v1/stops/{STATION}", "fr").json()
+    assert not schema_check.validate(body, schema_check.response_schema(DOC, "/v1/stops/{id}"), DOC)
+    stop = body["stop"]
+    assert "U Ruelle de la Fontaine" in [h for r in stop["routes"] if r["id"] == "10000_1" for h in r["headsigns"]]
+    plain = get(server, f"/v1/stops/{STATION}").json()["stop"]
+    assert TOWARDS in [h for r in plain["routes"] if r["id"] == "10000_1" for h in r["headsigns"]]
+    route = get(server, "/v1/routes/10000_1", "en").json()["route"]
+    heads = [h for p in route["patterns"] for h in p["headsigns"]]
+    assert "U Fountain Lane" in heads and TOWARDS not in heads
+
+
+def test_stop_search_answers_in_the_language(server):
+    found = get(server, "/v1/stops?q=Grabenbr%C3%BCcke", "en").json()["stops"]
+    assert "U Ditch Bridge" in [s["name"] for s in found]
+    found = get(server, "/v1/stops?q=Grabenbr%C3%BCcke").json()["stops"]
+    assert "U Grabenbrücke" in [s["name"] for s in found]
+
+
+@pytest.fixture(scope="module")
+def realtime_translated():
+    """test_realtime_trips.py's feed and trip updates (NEW X1 "Extra to B", DUPLICATED K0900) with French names."""
+    from test_realtime_trips import FEED, updates
+    base = TMP / "languages-realtime"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    rows = [("trips", "trip_headsign", "fr", "Vers B", "", "", "To B"),
+            ("trips", "trip_headsign", "fr", "Supplément vers B", "", "", "Extra to B"),
+            ("routes", "route_short_name", "fr", "neuf", "R", "", ""),
+            ("stops", "stop_name", "fr", "Quai A", "A", "", "")]
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["table_name", "field_name", "language", "translation", "record_id", "record_sub_id", "field_value"])
+    w.writerows(rows)
+    with zipfile.ZipFile(base / "feed.zip", "w") as z:
+        for name, text in FEED.items():
+            z.writestr(name, text)
+        z.writestr("feed_info.txt", "feed_publisher_name,feed_publisher_url,feed_lang\nT,https://example.com,en\n")
+        z.writestr("translations.txt", out.getvalue())
+    p = subprocess.run([transitd_bin(), "import", str(base / "feed.zip"), "--data", str(base / "data"), "--quiet"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    (base / "rt.pb").write_bytes(updates())
+    with Server(base / "data", "--gtfs-rt", str(base / "rt.pb"), "--rt-interval", "30") as s:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if "X1" in [d["trip_id"] for d in requests.get(s.url("/v1/stops/A/departures"), params={
+                    "time": "2026-11-02T09:00:00-05:00"}, timeout=10).json()["departures"]]:
+                break
+            time.sleep(0.1)
+        yield s
+
+
+def test_realtime_added_rows_and_trips(realtime_translated):
+    s = realtime_translated
+    path = "/v1/stops/A/departures?time=2026-11-02T09:00:00-05:00&window=60"
+    rows = {d["trip_id"]: d for d in get(s, path, "fr").json()["departures"]}
+    assert rows["X1"]["added"] is True and rows["X1"]["headsign"] == "Supplément vers B"
+    assert rows["X1"]["route_short_name"] == "neuf"
+    assert rows["K0900-dup"]["trip_relationship"] == "DUPLICATED" and rows["K0900-dup"]["headsign"] == "Vers B"
+    assert rows["K0900"]["headsign"] == "Vers B" and rows["K0900"]["route_short_name"] == "neuf"
+    plain = {d["trip_id"]: d for d in get(s, path, "en").json()["departures"]}
+    assert plain["X1"]["headsign"] == "Extra to B" and plain["X1"]["route_short_name"] == "9"
+    near = get(s, "/v1/departures?lat=40.0&lon=-74.0&radius=100&time=2026-11-02T09:00:00-05:00&window=60",
+               "fr").json()["departures"]
+    x1 = [d for d in near if d["trip_id"] == "X1"][0]
+    assert x1["headsign"] == "Supplément vers B" and x1["stop_name"] == "Quai A"
+    trip = get(s, "/v1/trips/X1", "fr").json()["trip"]
+    assert trip["realtime_only"] is True and trip["headsign"] == "Supplément vers B"
+    assert get(s, "/v1/trips/X1", "en").json()["trip"]["headsign"] == "Extra to B"
+    assert get(s, "/v1/stops/A", "fr").json()["stop"]["routes"][0]["headsigns"] == ["Vers B"]
+
+
+def test_vehicles_carry_no_names(realtime_translated):
+    """/v1/vehicles gives ids, positions and its trip's ids, no name or headsign: nothing in it follows
+    Accept-Language, so it neither varies nor says a Content-Language."""
+    r = get(realtime_translated, "/v1/vehicles", "fr")
+    assert "Content-Language" not in r.headers and "accept-language" not in vary(r)
+    vehicle = DOC["components"]["schemas"]["Vehicle"]
+    names = {"name", "headsign", "route_short_name", "route_long_name", "stop_name", "trip_headsign"}
+    assert not names & set(json.dumps(vehicle).replace('"', " ").split())

@@ -11,6 +11,7 @@
 #ifndef TRANSIT_TRANSLATIONS_H
 #define TRANSIT_TRANSLATIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,15 @@ const char *translation_of(const dataset_translations *t, int language, translat
  * One hash look-up. */
 const char *translation_of_text(const dataset_translations *t, int language, translated_field field,
                                 const char *text);
+
+/* The stops whose name in `language` has, for every word of `query`, a word
+ * beginning with it (letters and digits; ASCII case and Latin-1 accents folded,
+ * as the feed names' search does): their indices into out (at most max, each
+ * once, in the order of the words they matched by), *more when there are more.
+ * 0 when the language translates no stop name. The words are indexed when the
+ * translations are read. */
+uint32_t translations_find_stops(const dataset_translations *t, int language, const char *query, uint32_t *out,
+                                 uint32_t max, bool *more);
 
 /* `text` in `language` when t and language >= 1 say so, else `text` itself. */
 static inline const char *translated(const dataset_translations *t, int language, translated_field field,

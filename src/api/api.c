@@ -432,18 +432,39 @@ int api_stops_search(api_thread *t, dataset *ds, const api_request *req, json_wr
         return prob->status;
     bool engine_truncated = false, truncated, has_next;
     char err[256] = "";
-    int n = schedule_stop_search(db, q, list_fetch(offset, limit), t->found_ids, &engine_truncated, err,
-                                 sizeof err);
+    uint32_t fetch = list_fetch(offset, limit);
+    int n = schedule_stop_search(db, q, fetch, t->found_ids, &engine_truncated, err, sizeof err);
     dataset_give_schedule(ds, db);
     if (n < 0)
         return api_fail(prob, 503, "q", "the stop search failed: %s", err);
-    uint32_t shown = list_page((uint32_t)n, engine_truncated, offset, limit, &truncated, &has_next);
-    api_begin_list(out, "stops");
-    for (uint32_t i = offset; i < offset + shown; i++) {
+    /* in another language: the stops its names match first, then the feed's
+     * names' matches not among them */
+    uint32_t found = 0;
+    if (!grow_indices(t, fetch))
+        return api_fail(prob, 503, "", "out of memory searching stops");
+    if (req->translations && req->language > 0) {
+        bool more = false;
+        found = translations_find_stops(req->translations, req->language, q, t->indices, fetch, &more);
+        engine_truncated = engine_truncated || more;
+    }
+    for (int i = 0; i < n; i++) {
         const char *id = t->found_ids[i].id;
         uint32_t stop = dataset_find_stop(ds, id, strlen(id));
-        if (stop == QUERY_NONE)
-            continue;   /* both stores come from one import; cannot differ */
+        bool seen = stop == QUERY_NONE;   /* both stores come from one import; cannot differ */
+        for (uint32_t k = 0; k < found && !seen; k++)
+            seen = t->indices[k] == stop;
+        if (seen)
+            continue;
+        if (found == fetch) {
+            engine_truncated = true;
+            break;
+        }
+        t->indices[found++] = stop;
+    }
+    uint32_t shown = list_page(found, engine_truncated, offset, limit, &truncated, &has_next);
+    api_begin_list(out, "stops");
+    for (uint32_t i = offset; i < offset + shown; i++) {
+        uint32_t stop = t->indices[i];
         stop_info st;
         dataset_stop(ds, stop, &st);
         api_name_stop(req, stop, &st);

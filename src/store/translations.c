@@ -9,6 +9,7 @@
  */
 #include "transit/translations.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,12 @@
 #include "store/sqlite_uri.h"
 
 #define TAG_MAX 36
+
+/* One word of a translated stop name: its folded bytes in stop_word_text. */
+typedef struct name_word {
+    uint32_t off, stop;
+    uint16_t len;
+} name_word;
 
 struct dataset_translations {
     const char *tags[TRANSLATION_LANGUAGES_MAX + 1];
@@ -35,6 +42,11 @@ struct dataset_translations {
      * owned[value], or, with HEADSIGN_BY_TRIP set, text[language][headsign][value's trip] */
     strmap headsign_by_text[TRANSLATION_LANGUAGES_MAX + 1];
     bool has_headsign_map[TRANSLATION_LANGUAGES_MAX + 1];
+    /* [language]: the words of the translated stop names, folded (fold_word) and
+     * sorted, for translations_find_stops */
+    name_word *stop_words[TRANSLATION_LANGUAGES_MAX + 1];
+    uint32_t nstop_words[TRANSLATION_LANGUAGES_MAX + 1];
+    char *stop_word_text[TRANSLATION_LANGUAGES_MAX + 1];
 };
 
 #define HEADSIGN_BY_TRIP 0x80000000u
@@ -58,9 +70,12 @@ static void release_translations(void *derived)
     for (size_t i = 0; i < t->nowned; i++)
         free(t->owned[i]);
     free(t->owned);
-    for (size_t l = 0; l <= TRANSLATION_LANGUAGES_MAX; l++)
+    for (size_t l = 0; l <= TRANSLATION_LANGUAGES_MAX; l++) {
         if (t->has_headsign_map[l])
             strmap_free(&t->headsign_by_text[l]);
+        free(t->stop_words[l]);
+        free(t->stop_word_text[l]);
+    }
     free(t);
 }
 
@@ -278,6 +293,185 @@ static int map_headsigns(const dataset *ds, dataset_translations *t)
     return 0;
 }
 
+/* ------------------------------------------------------------ words of the stop names
+ * A word is a run of letters and digits (ASCII, and every byte of a UTF-8
+ * sequence); ASCII is lower-cased and the letters of Latin-1 (U+00C0..U+00FF:
+ * é, ü, ß ...) lose their accents, so "Fosse" finds "Fossé" as the stop search
+ * of the feed's names (SQLite FTS5 unicode61, remove_diacritics) would. */
+
+#define WORDS_MAX_QUERY 8
+#define WORD_MAX 64
+
+/* The base letter of U+00C0 + i, or 0 (× and ÷). */
+static const char LATIN1_BASE[64] = "aaaaaaaceeeeiiiidnooooo\0ouuuuyts" "aaaaaaaceeeeiiiidnooooo\0ouuuuyty";
+
+static bool word_byte(unsigned char c)
+{
+    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The next word of s from *at (its folded bytes in out, at most WORD_MAX); 0
+ * when there is none. */
+static size_t next_word(const char *s, size_t *at, char out[WORD_MAX])
+{
+    const unsigned char *p = (const unsigned char *)s + *at;
+    while (*p && !word_byte(*p))
+        p++;
+    size_t n = 0;
+    while (*p && word_byte(*p)) {
+        unsigned char c = *p++;
+        if (c == 0xC3 && *p >= 0x80 && *p <= 0xBF && LATIN1_BASE[*p - 0x80]) {
+            c = (unsigned char)LATIN1_BASE[*p - 0x80];
+            p++;
+        } else if (c >= 'A' && c <= 'Z') {
+            c = (unsigned char)(c - 'A' + 'a');
+        }
+        if (n < WORD_MAX)
+            out[n++] = (char)c;
+    }
+    *at = (size_t)((const char *)p - s);
+    return n;
+}
+
+static const dataset_translations *sorting;   /* qsort's context: derive runs under the extension lock */
+static int sorting_language;
+
+static int compare_words(const void *a, const void *b)
+{
+    const name_word *x = a, *y = b;
+    const char *text = sorting->stop_word_text[sorting_language];
+    int c = memcmp(text + x->off, text + y->off, x->len < y->len ? x->len : y->len);
+    if (c)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return x->stop < y->stop ? -1 : x->stop > y->stop;
+}
+
+/* Each language's sorted words of its translated stop names. 0, or -1. */
+static int index_stop_words(dataset_translations *t)
+{
+    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+    for (size_t l = 1; l < t->ntags; l++) {
+        const char **names = t->text[l][TRANSLATED_STOP_NAME];
+        if (!names)
+            continue;
+        size_t nwords = 0, bytes = 0;
+        for (uint32_t i = 0; i < t->records[TRANSLATED_STOP_NAME]; i++) {
+            char w[WORD_MAX];
+            size_t at = 0, n;
+            while (names[i] && (n = next_word(names[i], &at, w)) > 0)
+                nwords++, bytes += n;
+        }
+        if (nwords == 0 || nwords > UINT32_MAX || bytes > UINT32_MAX)
+            continue;
+        name_word *words = malloc(nwords * sizeof *words);
+        char *text = malloc(bytes);
+        if (!words || !text) {
+            free(words);
+            free(text);
+            return -1;
+        }
+        size_t k = 0, o = 0;
+        for (uint32_t i = 0; i < t->records[TRANSLATED_STOP_NAME]; i++) {
+            char w[WORD_MAX];
+            size_t at = 0, n;
+            while (names[i] && (n = next_word(names[i], &at, w)) > 0) {
+                memcpy(text + o, w, n);
+                words[k++] = (name_word){(uint32_t)o, i, (uint16_t)n};
+                o += n;
+            }
+        }
+        t->stop_words[l] = words;
+        t->nstop_words[l] = (uint32_t)nwords;
+        t->stop_word_text[l] = text;
+        pthread_mutex_lock(&sort_lock);
+        sorting = t;
+        sorting_language = (int)l;
+        qsort(words, nwords, sizeof *words, compare_words);
+        pthread_mutex_unlock(&sort_lock);
+    }
+    return 0;
+}
+
+/* The first word of language l at or after `prefix` (n bytes) in sort order. */
+static uint32_t words_lower_bound(const dataset_translations *t, size_t l, const char *prefix, size_t n)
+{
+    const char *text = t->stop_word_text[l];
+    uint32_t lo = 0, hi = t->nstop_words[l];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const name_word *w = &t->stop_words[l][mid];
+        int c = memcmp(text + w->off, prefix, w->len < n ? w->len : n);
+        if (c < 0 || (c == 0 && w->len < n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool word_has_prefix(const dataset_translations *t, size_t l, uint32_t i, const char *prefix, size_t n)
+{
+    const name_word *w = &t->stop_words[l][i];
+    return w->len >= n && memcmp(t->stop_word_text[l] + w->off, prefix, n) == 0;
+}
+
+/* Whether every word of the query has a word of `name` it begins. */
+static bool name_matches(const char *name, char query[][WORD_MAX], const size_t *qlen, size_t nq)
+{
+    for (size_t q = 0; q < nq; q++) {
+        char w[WORD_MAX];
+        size_t at = 0, n;
+        bool found = false;
+        while (!found && (n = next_word(name, &at, w)) > 0)
+            found = n >= qlen[q] && memcmp(w, query[q], qlen[q]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+uint32_t translations_find_stops(const dataset_translations *t, int language, const char *query, uint32_t *out,
+                                 uint32_t max, bool *more)
+{
+    *more = false;
+    if (!t || language < 1 || (size_t)language >= t->ntags || !t->stop_words[language] || !query)
+        return 0;
+    size_t l = (size_t)language;
+    char words[WORDS_MAX_QUERY][WORD_MAX];
+    size_t lens[WORDS_MAX_QUERY], nq = 0, at = 0, n;
+    while (nq < WORDS_MAX_QUERY && (n = next_word(query, &at, words[nq])) > 0)
+        lens[nq++] = n;
+    if (nq == 0)
+        return 0;
+    /* the candidates: the words the query's rarest word begins */
+    uint32_t first = 0, end = 0;
+    for (size_t q = 0; q < nq; q++) {
+        uint32_t f = words_lower_bound(t, l, words[q], lens[q]), e = f;
+        while (e < t->nstop_words[l] && word_has_prefix(t, l, e, words[q], lens[q]))
+            e++;
+        if (q == 0 || e - f < end - first)
+            first = f, end = e;
+    }
+    const char **names = t->text[l][TRANSLATED_STOP_NAME];
+    uint32_t count = 0;
+    for (uint32_t i = first; i < end; i++) {
+        uint32_t stop = t->stop_words[l][i].stop;
+        bool seen = false;
+        for (uint32_t k = 0; k < count && !seen; k++)
+            seen = out[k] == stop;
+        if (seen || !name_matches(names[stop], words, lens, nq))
+            continue;
+        if (count == max) {
+            *more = true;
+            break;
+        }
+        out[count++] = stop;
+    }
+    return count;
+}
+
 static void *derive_translations(const dataset *ds, char *err, size_t errlen)
 {
     dataset_translations *t = calloc(1, sizeof *t);
@@ -330,6 +524,8 @@ static void *derive_translations(const dataset *ds, char *err, size_t errlen)
     }
     if (rc == 0)
         rc = map_headsigns(ds, t);
+    if (rc == 0)
+        rc = index_stop_words(t);
     if (rc != 0)
         snprintf(err, errlen, "%s/schedule.sqlite: translations: %s", dataset_dir(ds),
                  s ? "out of memory" : sqlite3_errmsg(db));

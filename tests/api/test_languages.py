@@ -499,6 +499,21 @@ def test_stop_search_answers_in_the_language(server):
     assert "U Ditch Bridge" in [s["name"] for s in found]
     found = get(server, "/v1/stops?q=Grabenbr%C3%BCcke").json()["stops"]
     assert "U Grabenbrücke" in [s["name"] for s in found]
+    # the names of the language are searched too, first: words by prefix, ASCII case and accents folded
+    found = get(server, "/v1/stops?q=ditch", "en").json()
+    assert [s["name"] for s in found["stops"]][:2] == ["U Ditch Bridge", "U Ditch Bridge (platform 1)"]
+    assert not schema_check.validate(found, schema_check.response_schema(DOC, "/v1/stops"), DOC)
+    assert [s["name"] for s in get(server, "/v1/stops?q=pont%20FOSSE", "fr").json()["stops"]] == ["U Pont du Fossé"]
+    assert [s["name"] for s in get(server, "/v1/stops?q=Fos", "fr").json()["stops"]] == ["U Pont du Fossé"]
+    assert get(server, "/v1/stops?q=ditch").json()["stops"] == []            # not the feed's names
+    assert get(server, "/v1/stops?q=ditch", "fr").json()["stops"] == []      # nor another language's
+    # paging goes through both: the translated matches, then the feed's
+    both = get(server, "/v1/stops?q=U&limit=500", "en").json()["stops"]
+    first = get(server, "/v1/stops?q=U&limit=2", "en").json()
+    assert [s["id"] for s in first["stops"]] == [s["id"] for s in both[:2]] and first["next"]
+    second = get(server, first["next"], "en").json()
+    assert [s["id"] for s in second["stops"]] == [s["id"] for s in both[2:4]]
+    assert len({s["id"] for s in both}) == len(both)
 
 
 @pytest.fixture(scope="module")

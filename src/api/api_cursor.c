@@ -18,6 +18,8 @@
  * length byte and the bytes, then a checksum (8) of all before it. Little
  * endian throughout.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "api/api_internal.h"
@@ -167,15 +169,30 @@ bool api_board_key_after(const dataset *ds, const board *b, bool by_prediction, 
 
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+/* Two base64url characters for each 12 bits, so that a group of three bytes
+ * is two look-ups and two stores (a cursor is encoded for every cut board). */
+static char b64url_pairs[4096][2];
+static pthread_once_t b64url_pairs_once = PTHREAD_ONCE_INIT;
+static atomic_bool b64url_pairs_ready;
+
+static void make_b64url_pairs(void)
+{
+    for (int v = 0; v < 4096; v++) {
+        b64url_pairs[v][0] = b64url[v >> 6];
+        b64url_pairs[v][1] = b64url[v & 63];
+    }
+    atomic_store_explicit(&b64url_pairs_ready, true, memory_order_release);
+}
+
 static size_t base64url_encode(const unsigned char *in, size_t n, char *out)
 {
+    if (!atomic_load_explicit(&b64url_pairs_ready, memory_order_acquire))
+        pthread_once(&b64url_pairs_once, make_b64url_pairs);
     size_t o = 0, i = 0;
     for (; i + 3 <= n; i += 3) {   /* whole groups, no branch per byte */
         uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        out[o] = b64url[v >> 18];
-        out[o + 1] = b64url[(v >> 12) & 63];
-        out[o + 2] = b64url[(v >> 6) & 63];
-        out[o + 3] = b64url[v & 63];
+        memcpy(out + o, b64url_pairs[v >> 12], 2);
+        memcpy(out + o + 2, b64url_pairs[v & 4095], 2);
         o += 4;
     }
     if (i < n) {
@@ -344,36 +361,55 @@ static void put_bytes(link_buf *b, const char *s, size_t n)
     b->p += n;
 }
 
-static void put_encoded(link_buf *b, const char *s)
+static void put_encoded_n(link_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (b->end - b->p < 4) {
-            b->full = true;
-            return;
-        }
+    if ((size_t)(b->end - b->p) <= 3 * n) {   /* room for the worst case, checked once */
+        b->full = true;
+        return;
+    }
+    char *p = b->p;
+    for (const unsigned char *c = (const unsigned char *)s, *end = c + n; c < end; c++) {
         if (unreserved[*c]) {
-            *b->p++ = (char)*c;
+            *p++ = (char)*c;
         } else {
-            b->p[0] = '%';
-            b->p[1] = hex[*c >> 4];
-            b->p[2] = hex[*c & 15];
-            b->p += 3;
+            p[0] = '%';
+            p[1] = hex[*c >> 4];
+            p[2] = hex[*c & 15];
+            p += 3;
         }
     }
+    b->p = p;
 }
 
-/* "&key=" (or the first "key=" after the '?') and the value, encoded. */
+static void put_encoded(link_buf *b, const char *s)
+{
+    put_encoded_n(b, s, strlen(s));
+}
+
+/* "&key=" (or the first "key=" after the '?') and the value, encoded; the
+ * room checked once for the worst case. */
 static void put_param(link_buf *b, const char *key, const char *value, bool encode)
 {
-    if (b->p[-1] != '?')
-        put_bytes(b, "&", 1);
-    put_bytes(b, key, strlen(key));
-    put_bytes(b, "=", 1);
-    if (encode)
-        put_encoded(b, value);
-    else
-        put_bytes(b, value, strlen(value));
+    size_t kl = strlen(key), vl = strlen(value);
+    if ((size_t)(b->end - b->p) <= 2 + kl + (encode ? 3 : 1) * vl) {
+        b->full = true;
+        return;
+    }
+    char *p = b->p;
+    if (p[-1] != '?')
+        *p++ = '&';
+    for (size_t i = 0; i < kl; i++)   /* a parameter's name: a few bytes */
+        p[i] = key[i];
+    p += kl;
+    *p++ = '=';
+    b->p = p;
+    if (encode) {
+        put_encoded_n(b, value, vl);
+    } else {
+        memcpy(p, value, vl);
+        b->p = p + vl;
+    }
 }
 
 /* v (>= 0) in decimal; text holds 21 bytes. */
@@ -391,6 +427,8 @@ static const char *decimal(long v, char text[21])
 
 /* The path and the kept parameters as the request gave them, then "?" or
  * "&" for what follows. */
+#define KEPT_MAX 16
+
 static void put_head(link_buf *b, const api_request *req, const board_link *link)
 {
     put_bytes(b, link->path_head, strlen(link->path_head));
@@ -398,11 +436,55 @@ static void put_head(link_buf *b, const api_request *req, const board_link *link
         put_encoded(b, link->id);
     put_bytes(b, link->path_tail, strlen(link->path_tail));
     put_bytes(b, "?", 1);
-    for (const char *const *k = link->kept; *k; k++) {
-        const char *v = api_param_value(req, *k);
-        if (v)
-            put_param(b, *k, v, true);
+    /* the kept parameters' values in one pass over the request's (as
+     * api_param_value finds them: the first of a name), written in kept's order */
+    const char *values[KEPT_MAX] = {NULL};
+    size_t nkept = 0;
+    while (nkept < KEPT_MAX && link->kept[nkept])
+        nkept++;
+    for (int i = 0; i < req->nparams; i++) {
+        const char *key = req->params[i].key;
+        if (!key)
+            continue;
+        for (size_t k = 0; k < nkept; k++)
+            if (!values[k] && key[0] == link->kept[k][0] && strcmp(key, link->kept[k]) == 0) {
+                values[k] = req->params[i].value ? req->params[i].value : "";
+                break;
+            }
     }
+    for (size_t k = 0; k < nkept; k++)
+        if (values[k])
+            put_param(b, link->kept[k], values[k], true);
+}
+
+/* `from` as the link's time value: RFC 3339 in UTC, percent-encoded
+ * ("2026-11-23T12%3A00%3A00Z") into text (25 bytes). Boards are asked about
+ * today: each thread keeps the date part of the last day it wrote. */
+static const char *link_time(int64_t from, char text[25])
+{
+    /* two days: a local day spans two UTC dates */
+    static _Thread_local int64_t days[2] = {INT64_MIN, INT64_MIN};
+    static _Thread_local char dates[2][11];   /* YYYY-MM-DDT */
+    int64_t day = from >= 0 ? from / 86400 : -((-from + 86399) / 86400);
+    int slot = (int)(day & 1);
+    if (day != days[slot]) {
+        char plain[21];
+        rfc3339_format_utc(day * 86400, plain);
+        memcpy(dates[slot], plain, 11);
+        days[slot] = day;
+    }
+    const char *date = dates[slot];
+    uint32_t sod = (uint32_t)(from - day * 86400);
+    char *p = text;
+    memcpy(p, date, 11);
+    p = json_put_2digits(p + 11, sod / 3600);
+    p = JSON_PUT_LITERAL(p, "%3A");
+    p = json_put_2digits(p, sod / 60 % 60);
+    p = JSON_PUT_LITERAL(p, "%3A");
+    p = json_put_2digits(p, sod % 60);
+    p[0] = 'Z';
+    p[1] = '\0';
+    return text;
 }
 
 static void write_link(json_writer *w, char *url, const link_buf *b)
@@ -422,8 +504,7 @@ void api_write_board_next(json_writer *w, const api_request *req, const board_li
     link_buf b = {url, url + sizeof url, false};
     put_head(&b, req, link);
     char text[32];
-    rfc3339_format_utc(from, text);
-    put_param(&b, "time", text, true);
+    put_param(&b, "time", link_time(from, text), false);   /* encoded already */
     put_param(&b, "window", decimal(window_minutes, text), false);
     put_param(&b, "limit", decimal(limit, text), false);
     char cursor[(CURSOR_MAX_BYTES * 4 + 2) / 3 + 1];

@@ -18,6 +18,7 @@
 
 #include <sqlite3.h>
 
+#include "base/name_words.h"
 #include "base/strmap.h"
 #include "store/sqlite_uri.h"
 
@@ -294,44 +295,10 @@ static int map_headsigns(const dataset *ds, dataset_translations *t)
 }
 
 /* ------------------------------------------------------------ words of the stop names
- * A word is a run of letters and digits (ASCII, and every byte of a UTF-8
- * sequence); ASCII is lower-cased and the letters of Latin-1 (U+00C0..U+00FF:
- * é, ü, ß ...) lose their accents, so "Fosse" finds "Fossé" as the stop search
- * of the feed's names (SQLite FTS5 unicode61, remove_diacritics) would. */
+ * Cut and folded by base/name_words.h, as the feed names' search (SQLite FTS5
+ * unicode61, remove_diacritics) would: "fosse" finds "Fossé". */
 
 #define WORDS_MAX_QUERY 8
-#define WORD_MAX 64
-
-/* The base letter of U+00C0 + i, or 0 (× and ÷). */
-static const char LATIN1_BASE[64] = "aaaaaaaceeeeiiiidnooooo\0ouuuuyts" "aaaaaaaceeeeiiiidnooooo\0ouuuuyty";
-
-static bool word_byte(unsigned char c)
-{
-    return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-/* The next word of s from *at (its folded bytes in out, at most WORD_MAX); 0
- * when there is none. */
-static size_t next_word(const char *s, size_t *at, char out[WORD_MAX])
-{
-    const unsigned char *p = (const unsigned char *)s + *at;
-    while (*p && !word_byte(*p))
-        p++;
-    size_t n = 0;
-    while (*p && word_byte(*p)) {
-        unsigned char c = *p++;
-        if (c == 0xC3 && *p >= 0x80 && *p <= 0xBF && LATIN1_BASE[*p - 0x80]) {
-            c = (unsigned char)LATIN1_BASE[*p - 0x80];
-            p++;
-        } else if (c >= 'A' && c <= 'Z') {
-            c = (unsigned char)(c - 'A' + 'a');
-        }
-        if (n < WORD_MAX)
-            out[n++] = (char)c;
-    }
-    *at = (size_t)((const char *)p - s);
-    return n;
-}
 
 static const dataset_translations *sorting;   /* qsort's context: derive runs under the extension lock */
 static int sorting_language;
@@ -358,9 +325,9 @@ static int index_stop_words(dataset_translations *t)
             continue;
         size_t nwords = 0, bytes = 0;
         for (uint32_t i = 0; i < t->records[TRANSLATED_STOP_NAME]; i++) {
-            char w[WORD_MAX];
+            char w[NAME_WORD_MAX];
             size_t at = 0, n;
-            while (names[i] && (n = next_word(names[i], &at, w)) > 0)
+            while (names[i] && (n = name_word_next(names[i], &at, w)) > 0)
                 nwords++, bytes += n;
         }
         if (nwords == 0 || nwords > UINT32_MAX || bytes > UINT32_MAX)
@@ -374,9 +341,9 @@ static int index_stop_words(dataset_translations *t)
         }
         size_t k = 0, o = 0;
         for (uint32_t i = 0; i < t->records[TRANSLATED_STOP_NAME]; i++) {
-            char w[WORD_MAX];
+            char w[NAME_WORD_MAX];
             size_t at = 0, n;
-            while (names[i] && (n = next_word(names[i], &at, w)) > 0) {
+            while (names[i] && (n = name_word_next(names[i], &at, w)) > 0) {
                 memcpy(text + o, w, n);
                 words[k++] = (name_word){(uint32_t)o, i, (uint16_t)n};
                 o += n;
@@ -418,13 +385,13 @@ static bool word_has_prefix(const dataset_translations *t, size_t l, uint32_t i,
 }
 
 /* Whether every word of the query has a word of `name` it begins. */
-static bool name_matches(const char *name, char query[][WORD_MAX], const size_t *qlen, size_t nq)
+static bool name_matches(const char *name, char query[][NAME_WORD_MAX], const size_t *qlen, size_t nq)
 {
     for (size_t q = 0; q < nq; q++) {
-        char w[WORD_MAX];
+        char w[NAME_WORD_MAX];
         size_t at = 0, n;
         bool found = false;
-        while (!found && (n = next_word(name, &at, w)) > 0)
+        while (!found && (n = name_word_next(name, &at, w)) > 0)
             found = n >= qlen[q] && memcmp(w, query[q], qlen[q]) == 0;
         if (!found)
             return false;
@@ -439,9 +406,9 @@ uint32_t translations_find_stops(const dataset_translations *t, int language, co
     if (!t || language < 1 || (size_t)language >= t->ntags || !t->stop_words[language] || !query)
         return 0;
     size_t l = (size_t)language;
-    char words[WORDS_MAX_QUERY][WORD_MAX];
+    char words[WORDS_MAX_QUERY][NAME_WORD_MAX];
     size_t lens[WORDS_MAX_QUERY], nq = 0, at = 0, n;
-    while (nq < WORDS_MAX_QUERY && (n = next_word(query, &at, words[nq])) > 0)
+    while (nq < WORDS_MAX_QUERY && (n = name_word_next(query, &at, words[nq])) > 0)
         lens[nq++] = n;
     if (nq == 0)
         return 0;

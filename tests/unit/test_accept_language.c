@@ -106,6 +106,29 @@ static void test_ranges_after_the_limit_are_ignored(void **state)
     assert_int_equal(accept_language_choose(value + 4, len - 4, feed_languages, 3), 1);
 }
 
+/* The ranking: every tag the lookup meets, in the order it meets them, up to a "*". */
+static void test_rank_orders_every_tag_met(void **state)
+{
+    (void)state;
+    static const char *const tags[] = {"en", "de", "de-CH", "fr"};
+    int order[4];
+    const char *v = "de-CH-1996, fr;q=0.5, en;q=0.8";
+    size_t n = accept_language_rank(v, strlen(v), tags, 4, order, 4);
+    assert_int_equal(n, 4);   /* de-CH, de (its fallback), then en (0.8), then fr (0.5) */
+    assert_int_equal(order[0], 2);
+    assert_int_equal(order[1], 1);
+    assert_int_equal(order[2], 0);
+    assert_int_equal(order[3], 3);
+    v = "fr, *;q=0.9, en;q=0.5";   /* the default comes before en */
+    n = accept_language_rank(v, strlen(v), tags, 4, order, 4);
+    assert_int_equal(n, 1);
+    assert_int_equal(order[0], 3);
+    v = "de, de-CH";   /* each once */
+    assert_int_equal(accept_language_rank(v, strlen(v), tags, 4, order, 4), 2);
+    assert_int_equal(accept_language_rank(v, strlen(v), tags, 4, order, 1), 1);   /* room for one */
+    assert_int_equal(accept_language_rank(NULL, 0, tags, 4, order, 4), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -117,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_malformed_elements_are_ignored),
         cmocka_unit_test(test_reads_only_len_bytes),
         cmocka_unit_test(test_ranges_after_the_limit_are_ignored),
+        cmocka_unit_test(test_rank_orders_every_tag_met),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

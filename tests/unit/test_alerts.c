@@ -25,6 +25,7 @@
 #include "transit/auth.h"
 #include "transit/diag.h"
 #include "transit/json_writer.h"
+#include "transit/alert_text.h"
 #include "transit/live_store.h"
 #include "transit/query.h"
 #include "transit/sha256.h"
@@ -322,6 +323,52 @@ static void test_parse_ignores_read_only_members(void **state)
     assert_int_equal(with->updated_at, 0);
     alert_release(plain);
     alert_release(with);
+}
+
+/* Each text answers the one translation chosen for the request's ranked
+ * languages (alert_text.h), then the feed's, the untagged one, the first; the
+ * translation array is the stored one, and a GET body with text and language
+ * parses back to the same content. */
+static void test_texts_in_the_request_language(void **state)
+{
+    (void)state;
+    alert *a = parse_ok("{" ENT_R1 ",\"header_text\":{\"translation\":[{\"text\":\"Works\",\"language\":\"en\"},"
+                        "{\"text\":\"Bauarbeiten\",\"language\":\"de\"},{\"text\":\"Travaux\",\"language\":\"fr\"}]},"
+                        "\"description_text\":{\"translation\":[{\"text\":\"Avis\",\"language\":\"fr\"},"
+                        "{\"text\":\"Notice\"}]}}",
+                        "x");
+    assert_int_equal(alert_stamp(a, 1, 0, 0), 0);
+    assert_true(alert_multilingual(a));
+    const alert_text *head = &a->texts[0], *desc = &a->texts[1];
+    assert_int_equal(head->count, 3);
+    assert_int_equal(a->texts[2].count, 0);   /* url: null */
+    alert_language fr = {.ranked = {"FR"}, .nranked = 1};
+    alert_language it_then_de = {.ranked = {"it", "de"}, .nranked = 2};
+    alert_language none_feed_de = {.fallback = "de"};
+    alert_language none_feed_it = {.fallback = "it"};
+    assert_int_equal(alert_text_choose(head, &fr), 2);
+    assert_int_equal(alert_text_choose(head, &it_then_de), 1);
+    assert_int_equal(alert_text_choose(head, &none_feed_de), 1);
+    assert_int_equal(alert_text_choose(head, &none_feed_it), 0);   /* no untagged one: the first */
+    assert_int_equal(alert_text_choose(desc, &none_feed_it), 1);   /* the untagged one */
+    assert_int_equal(alert_text_choose(desc, NULL), 1);
+    assert_int_equal(alert_text_choose(desc, &fr), 0);
+    json_writer w;
+    json_init(&w);
+    alert_write(&w, a, &fr);
+    assert_non_null(strstr(w.buf, "\"header_text\":{\"text\":\"Travaux\",\"language\":\"fr\",\"translation\":[{\"text\":\"Works\""));
+    assert_non_null(strstr(w.buf, "\"description_text\":{\"text\":\"Avis\",\"language\":\"fr\",\"translation\":"));
+    assert_non_null(strstr(w.buf, "\"url\":null}"));
+    assert_int_equal(fr.nwritten, 1);
+    assert_string_equal(fr.written[0], "fr");
+    /* the body read back parses to the same content */
+    char *body = strdup(w.buf);
+    alert *back = parse_ok(body, "x");
+    assert_string_equal(back->content, a->content);
+    free(body);
+    json_free(&w);
+    alert_release(back);
+    alert_release(a);
 }
 
 static void test_alert_ids(void **state)
@@ -1794,6 +1841,7 @@ int main(void)
         cmocka_unit_test(test_parse_minimal_body_gives_canonical_content),
         cmocka_unit_test(test_parse_refusals_name_status_and_pointer),
         cmocka_unit_test(test_parse_ignores_read_only_members),
+        cmocka_unit_test(test_texts_in_the_request_language),
         cmocka_unit_test(test_alert_ids),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_live_store_writes_and_preconditions),

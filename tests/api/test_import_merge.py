@@ -417,3 +417,26 @@ def test_quoted_header_names_split_like_the_rows(feeds):
     p = run_import([feeds["east"], write_zip(base / "quoted-open.zip", broken)], base / "quoted-err")
     assert p.returncode == 1
     assert "quoted-open.zip: stops.txt:1: column 2: " in p.stderr, p.stderr
+
+
+def test_a_killed_merge_leaves_nothing_behind(feeds):
+    """DATA/.merge-<pid> of an import that died is removed by the next
+    import's prune (a live pid's is left alone)."""
+    import os
+    data = feeds["base"] / "killed"
+    shutil.rmtree(data, ignore_errors=True)
+    p = run_import([feeds["north"], feeds["south"]], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    dead = 4194000
+    while os.path.exists(f"/proc/{dead}") and dead > 4190000:
+        dead -= 1
+    stale = data / f".merge-{dead}"
+    stale.mkdir()
+    (stale / "stop_times.txt").write_text("trip_id\n")
+    alive = data / f".merge-{os.getpid()}"
+    alive.mkdir()
+    p = run_import([feeds["north"], feeds["east"]], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert not stale.exists()
+    assert alive.exists()
+    alive.rmdir()

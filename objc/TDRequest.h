@@ -61,6 +61,8 @@ typedef enum td_verb {
      * that shows alerts when one of them has a text in several translations */
     alert_language alertLanguage;
     bool alertLanguageSet;            /* alertLanguage holds the ranking; the answer varies with it */
+    bool variesOnAccept;              /* the route could have answered a stream had Accept asked:
+                                       * caches must key on Accept (board_streams.h) */
     api_thread *apiThread;            /* this thread's api context */
 
     /* ---- the response (filled by the resource) */

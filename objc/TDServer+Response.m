@@ -325,6 +325,19 @@ static struct MHD_Response *compressed_response(encoded_cache *cache, TDRequest 
 
 /* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
  * are constants, others are formatted into `text`. */
+/* The request headers a response's body depends on, for Vary: the coding
+ * when it could be compressed, the language when the route translates, and
+ * Accept on a route that answers text/event-stream to those who ask (a plain
+ * GET's body must not be served from a cache to a stream, nor the reverse). */
+static const char *vary_value(bool encoding, bool language, bool accept)
+{
+    static const char *const values[8] = {
+        NULL, "Accept-Encoding", "Accept-Language", "Accept-Encoding, Accept-Language",
+        "Accept", "Accept-Encoding, Accept", "Accept-Language, Accept", "Accept-Encoding, Accept-Language, Accept",
+    };
+    return values[(encoding ? 1 : 0) | (language ? 2 : 0) | (accept ? 4 : 0)];
+}
+
 static const char *cache_control(int seconds, char *text, size_t cap)
 {
     switch (seconds) {
@@ -439,12 +452,10 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     if (has_body)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
-    bool by_language = req->translations || req->alertLanguageSet;
-    if (compressible)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
-                                by_language ? "Accept-Encoding, Accept-Language" : "Accept-Encoding");
-    else if (by_language)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Language");
+    const char *vary = vary_value(compressible, req->translations != NULL || req->alertLanguageSet,
+                                  req->variesOnAccept);
+    if (vary)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, vary);
     if (req->contentLanguage && (status == 200 || status == 304))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
     else if (req->contentLanguageText[0] && status < 300)

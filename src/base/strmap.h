@@ -3,7 +3,8 @@
  * Why it exists: the import resolves millions of stop_id/trip_id references
  * and dedupes strings, patterns and profiles. An open-addressing table over an
  * append-only arena does that with one hash and usually one compare per
- * lookup, and no allocation per key. Import-time only; never on a query path.
+ * lookup, and no allocation per key. Mostly import-time; on a query path only
+ * for translated headsigns by text (store/translations.c), one look-up each.
  */
 #ifndef TRANSIT_STRMAP_H
 #define TRANSIT_STRMAP_H

@@ -109,11 +109,10 @@ int main(int argc, char **argv)
     printf("extensions (departure rows' texts, groups' headsigns, translations):\n");
     for (int i = 0; i < DATASET_EXTENSIONS_MAX; i++) {
         const dataset_extension *ext = atomic_load(&ds->extension_kind[i]);
-        if (ext)
-            printf("  %-30s %s%s\n", ext->name, ds->extension_map[i] ? "kept file, MB " : "heap",
-                   ds->extension_map[i] ? "" : "");
         if (ext && ds->extension_map[i])
-            printf("    %.1f MB mapped\n", (double)ds->extension_map_size[i] / 1e6);
+            printf("  %-30s kept file, %.1f MB\n", ext->name, (double)ds->extension_map_size[i] / 1e6);
+        else if (ext)
+            printf("  %-30s heap\n", ext->name);
     }
     dataset_release(ds);
     return 0;

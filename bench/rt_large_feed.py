@@ -119,7 +119,7 @@ def entities_bytes(g, trips, runs, target_bytes, rng, timestamp):
                 u.departure.delay = delay + rng.randint(0, 30)
                 if rng.random() < 0.3:
                     u.departure.uncertainty = 60 + k * 30
-        b = m.SerializeToString()
+        b = m.SerializePartialToString()   # entities only: the header is written apart
         chunks.append(b)
         size += len(b)
         count += 1

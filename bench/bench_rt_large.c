@@ -13,7 +13,10 @@
  * with no feed (the first apply); round 2 and on swap FEED_B and FEED over
  * the previous one while its overlay stays published, as every poll of a
  * replaced file does. It reports per round the time of the poll (fetch and
- * decode) and of the build, and VmHWM minus the VmRSS before the round, in
+ * decode) and of the build, the VmRSS after the poll (the decoded feed; the
+ * bytes are freed by then) and after the build (the feed and its overlay;
+ * for a swap, the previous overlay is released by then), and VmHWM minus
+ * the VmRSS before the round, in
  * MB and as a ratio to the feed's size, as a table and as JSON lines
  * {"bench":"rt_large",...} for bench/realtime_large.py.
  *
@@ -79,6 +82,8 @@ static void give_back_heap(void)
 typedef struct round_result {
     double poll_ms, build_ms;
     long rss_before_kb, hwm_kb;
+    long polled_kb;            /* VmRSS after the poll: the decoded feed (the bytes are freed) */
+    long applied_kb;           /* VmRSS after the build: the feed and its overlay */
     uint32_t matched;
 } round_result;
 
@@ -95,6 +100,7 @@ static bool take_in(rt_ingest *in, dataset *ds, int64_t now, rt_overlay **publis
         fprintf(stderr, "bench_rt_large: the poll took in no new feed: %s\n", err[0] ? err : "(the same bytes)");
         return false;
     }
+    r->polled_kb = status_kb("VmRSS");
     rt_overlay *o = rt_ingest_overlay(in, ds, now);
     double t2 = now_ms();
     if (!o) {
@@ -103,6 +109,8 @@ static bool take_in(rt_ingest *in, dataset *ds, int64_t now, rt_overlay **publis
     }
     if (*published) rt_overlay_release(*published);
     *published = o;
+    give_back_heap();
+    r->applied_kb = status_kb("VmRSS");
     r->poll_ms = t1 - t0;
     r->build_ms = t2 - t1;
     return true;
@@ -128,6 +136,15 @@ int main(int argc, char **argv)
         }
     }
     if (rounds < 1 || rounds > 100) rounds = 3;
+    /* the staging symlink points at absolute paths */
+    static char absolute[2][4096];
+    for (int k = 0; k < 2; k++) {
+        if (!realpath(feeds[k], absolute[k])) {
+            fprintf(stderr, "bench_rt_large: %s: cannot resolve it\n", feeds[k]);
+            return 1;
+        }
+        feeds[k] = absolute[k];
+    }
     struct stat st;
     if (stat(feeds[0], &st) != 0 || st.st_size <= 0) {
         fprintf(stderr, "bench_rt_large: %s: cannot read its size\n", feeds[0]);
@@ -159,7 +176,8 @@ int main(int argc, char **argv)
     rt_ingest_free(in);
     in = NULL;
     give_back_heap();
-    printf("%-6s %-26s %10s %10s %12s %14s\n", "round", "what", "poll ms", "build ms", "peak +MB", "x feed size");
+    printf("%-6s %-26s %9s %9s %11s %11s %10s %12s\n", "round", "what", "poll ms", "build ms", "polled +MB",
+           "applied +MB", "peak +MB", "x feed size");
     for (int k = 0; k < rounds; k++) {
         round_result r = {0};
         if (k == 0) {
@@ -179,12 +197,15 @@ int main(int argc, char **argv)
         r.hwm_kb = status_kb("VmHWM");
         double extra_mb = (double)(r.hwm_kb - r.rss_before_kb) / 1024.0;
         const char *what = k == 0 ? "first apply (no feed before)" : "swap (previous one published)";
-        printf("%-6d %-26.26s %10.1f %10.1f %12.1f %14.2f\n", k + 1, what, r.poll_ms, r.build_ms, extra_mb,
-               extra_mb / feed_mb);
+        double polled_mb = (double)(r.polled_kb - r.rss_before_kb) / 1024.0;
+        double applied_mb = (double)(r.applied_kb - r.rss_before_kb) / 1024.0;
+        printf("%-6d %-26.26s %9.1f %9.1f %11.1f %11.1f %10.1f %12.2f\n", k + 1, what, r.poll_ms, r.build_ms,
+               polled_mb, applied_mb, extra_mb, extra_mb / feed_mb);
         printf("{\"bench\":\"rt_large\",\"round\":%d,\"kind\":\"%s\",\"feed_bytes\":%lld,\"poll_ms\":%.1f,"
-               "\"build_ms\":%.1f,\"rss_before_kb\":%ld,\"hwm_kb\":%ld,\"extra_mb\":%.1f,\"ratio\":%.3f}\n",
+               "\"build_ms\":%.1f,\"rss_before_kb\":%ld,\"polled_kb\":%ld,\"applied_kb\":%ld,\"hwm_kb\":%ld,\"extra_mb\":%.1f,"
+               "\"ratio\":%.3f}\n",
                k + 1, k == 0 ? "first" : "swap", (long long)st.st_size, r.poll_ms, r.build_ms, r.rss_before_kb,
-               r.hwm_kb, extra_mb, extra_mb / feed_mb);
+               r.polled_kb, r.applied_kb, r.hwm_kb, extra_mb, extra_mb / feed_mb);
         fflush(stdout);
     }
     rc = 0;

@@ -87,7 +87,7 @@ def header_bytes(g, timestamp):
 
 
 def entities_bytes(g, trips, runs, target_bytes, rng, timestamp):
-    """The FeedMessage's entity fields until target_bytes are reached, and their count."""
+    """The FeedMessage's entity fields, as many as fit in target_bytes, and their count."""
     chunks, size, count = [], 0, 0
     rng.shuffle(runs)
     for trip_id, day in runs:
@@ -120,11 +120,11 @@ def entities_bytes(g, trips, runs, target_bytes, rng, timestamp):
                 if rng.random() < 0.3:
                     u.departure.uncertainty = 60 + k * 30
         b = m.SerializePartialToString()   # entities only: the header is written apart
+        if size + len(b) > target_bytes:   # at most the target: transitd reads at most 64 MiB
+            break
         chunks.append(b)
         size += len(b)
         count += 1
-        if size >= target_bytes:
-            break
     return b"".join(chunks), count
 
 
@@ -138,7 +138,7 @@ def write_feeds(zip_path, data_dir, service_date, out, mb=64, seed=42, log=print
     if not runs:
         raise SystemExit(f"rt_large_feed: no trip runs on {service_date} or the {MAX_DAYS} days after it")
     now = int(time.time())
-    body, count = entities_bytes(g, trips, runs, target - 64, random.Random(seed), now)
+    body, count = entities_bytes(g, trips, runs, target - 1024, random.Random(seed), now)
     out.parent.mkdir(parents=True, exist_ok=True)
     a, b = header_bytes(g, now) + body, header_bytes(g, now + 1) + body
     out.write_bytes(a)

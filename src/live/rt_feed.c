@@ -24,17 +24,26 @@ typedef struct rt_arena_block {
     _Alignas(max_align_t) unsigned char data[];
 } rt_arena_block;
 
+/* Strings that repeat across a feed (stop ids, dates, route ids) are kept
+ * once: a 64 MB feed names a few thousand stops millions of times. The
+ * table lives only while the feed is decoded. */
+typedef struct rt_intern {
+    const char **slots;        /* arena strings; NULL: empty */
+    size_t mask, count;
+} rt_intern;
+
 struct rt_arena {
     rt_arena_block *head;
+    rt_intern intern;
 };
 
-static void *arena_alloc(struct rt_arena *a, size_t n) {
-    size_t align = _Alignof(max_align_t);
-    n = (n + align - 1) & ~(align - 1);
-    if (n == 0) n = align;
+/* n bytes aligned to `align` (a power of two), zeroed when `zero`. */
+static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
+    if (n == 0) n = 1;
     rt_arena_block *b = a->head;
-    if (!b || b->size - b->used < n) {
-        size_t size = n > 65536 ? n : 65536;
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->size || b->size - at < n) {
+        size_t size = n > 262144 ? n : 262144;
         rt_arena_block *nb = malloc(sizeof *nb + size);
         if (!nb) return NULL;
         nb->next = b;
@@ -42,12 +51,15 @@ static void *arena_alloc(struct rt_arena *a, size_t n) {
         nb->size = size;
         a->head = nb;
         b = nb;
+        at = 0;
     }
-    void *p = b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
+    void *p = b->data + at;
+    b->used = at + n;
+    if (zero) memset(p, 0, n);
     return p;
 }
+
+static void *arena_alloc(struct rt_arena *a, size_t n) { return arena_take(a, n, _Alignof(max_align_t), true); }
 
 static void arena_free(struct rt_arena *a) {
     if (!a) return;
@@ -57,20 +69,66 @@ static void arena_free(struct rt_arena *a) {
         free(b);
         b = next;
     }
+    free(a->intern.slots);
     free(a);
 }
 
-/* A copy of s in the arena; NULL stays NULL. *oom is set when it cannot. */
+/* A copy of s in the arena (no alignment: strings are read byte by byte);
+ * NULL stays NULL. *oom is set when it cannot. */
 static const char *arena_str(struct rt_arena *a, const char *s, bool *oom) {
     if (!s) return NULL;
     size_t n = strlen(s);
-    char *p = arena_alloc(a, n + 1);
+    char *p = arena_take(a, n + 1, 1, false);
     if (!p) {
         *oom = true;
         return NULL;
     }
     memcpy(p, s, n + 1);
     return p;
+}
+
+static uint64_t intern_hash(const char *s) {
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* arena_str for a string that repeats: the copy made the first time. */
+static const char *arena_str_shared(struct rt_arena *a, const char *s, bool *oom) {
+    if (!s) return NULL;
+    rt_intern *t = &a->intern;
+    if (t->count + 1 > (t->mask + 1) / 2) {   /* grow: at most half full */
+        size_t cap = t->slots ? 2 * (t->mask + 1) : 1024;
+        const char **slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            *oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; t->slots && i <= t->mask; i++) {
+            if (!t->slots[i]) continue;
+            size_t k = intern_hash(t->slots[i]) & (cap - 1);
+            while (slots[k]) k = (k + 1) & (cap - 1);
+            slots[k] = t->slots[i];
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->mask = cap - 1;
+    }
+    size_t k = intern_hash(s) & t->mask;
+    for (; t->slots[k]; k = (k + 1) & t->mask)
+        if (strcmp(t->slots[k], s) == 0) return t->slots[k];
+    const char *copy = arena_str(a, s, oom);
+    if (copy) {
+        t->slots[k] = copy;
+        t->count++;
+    }
+    return copy;
+}
+
+/* The table is for the decode only. */
+static void intern_done(struct rt_arena *a) {
+    free(a->intern.slots);
+    a->intern = (rt_intern){0};
 }
 
 /* ------------------------------------------------------------ parsing helpers */
@@ -232,9 +290,9 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
     out->direction_id = td->has_direction_id ? (td->direction_id <= 1 ? (int)td->direction_id : -1) : -1;
     out->entity_id = arena_str(a, entity_id, oom);
     out->trip_id = arena_str(a, td->trip_id, oom);
-    out->route_id = arena_str(a, td->route_id, oom);
-    out->start_date = arena_str(a, td->start_date, oom);
-    out->start_time = arena_str(a, td->start_time, oom);
+    out->route_id = arena_str_shared(a, td->route_id, oom);
+    out->start_date = arena_str_shared(a, td->start_date, oom);
+    out->start_time = arena_str_shared(a, td->start_time, oom);
     if (tu->vehicle) {
         out->vehicle_id = arena_str(a, tu->vehicle->id, oom);
         out->vehicle_label = arena_str(a, tu->vehicle->label, oom);
@@ -291,7 +349,7 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         }
         s->has_stop_sequence = u->has_stop_sequence;
         s->stop_sequence = u->stop_sequence;
-        s->stop_id = arena_str(a, u->stop_id, oom);
+        s->stop_id = arena_str_shared(a, u->stop_id, oom);
         s->relationship = srel;
         s->departure_occupancy = u->has_departure_occupancy_status &&
                                          (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
@@ -598,6 +656,7 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
         index++;
     }
     if (oom) goto oom;
+    intern_done(f->arena);
     transit_realtime__feed_header__free_unpacked(h, NULL);
     return f;
 oom:

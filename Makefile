@@ -393,7 +393,7 @@ $(FUZZ_DIR)/libtransit.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libtransit.a
-	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@ $(FUZZ_DIR)/libtransit.a $(LIBS)
+	$(CC) $(FUZZ_CFLAGS) -I$(GEN) -fsanitize=fuzzer $< -o $@ $(FUZZ_DIR)/libtransit.a $(LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -6,7 +6,8 @@
  * feed's size (a 64 MB feed of 200,000 entities). rt_feed.c walks the top
  * level with this instead, and hands protobuf-c one FeedEntity at a time.
  * It follows the protobuf encoding rules (developers.google.com/protocol-
- * buffers/docs/encoding): varints of at most 10 bytes, tags of at most 5,
+ * buffers/docs/encoding): varints of at most 10 bytes (the tenth holding
+ * only bit 63), tags and lengths of at most 5,
  * wire types 0 (varint), 1 (64-bit), 2 (length-delimited) and 5 (32-bit);
  * groups (3, 4) are refused as protobuf-c refuses them, and field number 0
  * is invalid. Every error says what and at which byte.

@@ -561,8 +561,9 @@ static bool outline_feed(const uint8_t *data, size_t len, feed_outline *o, char 
 }
 
 /* The header, unpacked: from its one field's bytes, or from all of its
- * fields concatenated (protobuf merges a message field given twice). NULL
- * with err set when it cannot be. */
+ * fields concatenated (protobuf merges a message field given twice), each
+ * of which must be a whole header on its own, as protobuf-c's unpack of the
+ * whole message wants. NULL with err set when it cannot be. */
 static TransitRealtime__FeedHeader *unpack_header(const uint8_t *data, size_t len, const feed_outline *o,
                                                   char *err, size_t errlen)
 {
@@ -573,8 +574,17 @@ static TransitRealtime__FeedHeader *unpack_header(const uint8_t *data, size_t le
         size_t total = 0, pos = 0;
         pb_wire_field fld;
         char why[200];
-        while (pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1)
-            if (fld.number == FEED_HEADER) total += fld.len;
+        while (pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1) {
+            if (fld.number != FEED_HEADER) continue;
+            TransitRealtime__FeedHeader *alone = transit_realtime__feed_header__unpack(NULL, fld.len, fld.data);
+            if (!alone) {
+                snprintf(err, errlen, NOT_A_FEED ": the header at byte %zu is malformed or has no "
+                         "gtfs_realtime_version", fld.offset);
+                return NULL;
+            }
+            transit_realtime__feed_header__free_unpacked(alone, NULL);
+            total += fld.len;
+        }
         uint8_t *joined = malloc(total ? total : 1);
         if (!joined) {
             snprintf(err, errlen, "out of memory decoding the feed");

@@ -71,8 +71,8 @@ int pb_wire_next(const uint8_t *buf, size_t len, size_t base, size_t *pos, pb_wi
         break;
     }
     case PB_WIRE_LEN: {
-        uint64_t n;
-        if (!read_varint(buf, len, base, &p, 10, "length", &n, err, errlen))
+        uint64_t n;   /* at most 5 bytes, as protobuf-c reads lengths: a length is 32 bits */
+        if (!read_varint(buf, len, base, &p, 5, "length", &n, err, errlen))
             return -1;
         if (n > len - p) {
             snprintf(err, errlen, "field %u at byte %zu: length %llu runs past the end (%zu bytes left)",

@@ -123,8 +123,8 @@ static void test_header_twice_or_last(void **state)
     (void)state;
     bytes o = {0};
     put_entity(&o, 7, false);
-    put_header(&o, "2.0", 0);            /* after the entities */
-    put_header(&o, NULL, 1700000123);    /* a second header field: merged into the first */
+    put_header(&o, "1.0", 0);            /* after the entities */
+    put_header(&o, "2.0", 1700000123);   /* a second header field: merged into the first */
     char err[256];
     rt_feed *f = decode(&o, err, sizeof err);
     if (!f) fail_msg("%s", err);
@@ -133,6 +133,13 @@ static void test_header_twice_or_last(void **state)
     assert_int_equal(f->trip_update_count, 1);
     assert_string_equal(f->trip_updates[0].trip_id, "T7");
     rt_feed_free(f);
+
+    /* each header field must be whole on its own (protobuf-c checks each) */
+    bytes partial = {0};
+    put_header(&partial, "2.0", 0);
+    put_header(&partial, NULL, 1700000123);
+    assert_null(decode(&partial, err, sizeof err));
+    assert_non_null(strstr(err, "the header at byte"));
 
     bytes none = {0};
     put_entity(&none, 1, false);

@@ -400,6 +400,7 @@ fuzz-build: $(FUZZ_BINS)
 fuzz-corpus: $(TRANSITD)
 	@$(PYTHON) tests/fuzz/make_corpus.py --transitd $(TRANSITD) --out $(FUZZ_DIR)/corpus
 	@$(PYTHON) tests/fuzz/make_seeds.py $(FUZZ_DIR)/corpus/rt_decode
+	@$(PYTHON) tests/fuzz/make_seeds.py $(FUZZ_DIR)/corpus/rt_feed_wire
 
 fuzz: fuzz-build fuzz-corpus
 	@mkdir -p $(FUZZ_DIR)/artifacts

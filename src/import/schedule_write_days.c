@@ -144,16 +144,9 @@ int schedule_write_days(schedule_writer *w)
 int schedule_write_days_from(schedule_writer *w, const days_handoff *h)
 {
     /* the services are the builder's, in its order (calendar.txt's rows
-     * may have interned some here already) */
+     * may have interned some here already): its map, copied, ids 1-based */
     strmap_free(&w->services);
-    if (strmap_init(&w->services, h->nservices) != 0)
+    if (strmap_copy(&w->services, &h->ids, 1) != 0)
         return schedule_out_of_memory(w), -1;
-    const char *id = h->ids;
-    for (uint32_t i = 0; i < h->nservices; i++) {
-        size_t len = strlen(id);
-        if (pool_intern(&w->services, id, len) != i + 1)
-            return schedule_out_of_memory(w), -1;
-        id += len + 1;
-    }
     return write_day_sets(w, &h->days) == 0 && keep_day_sets(w, &h->days) == 0 ? 0 : -1;
 }

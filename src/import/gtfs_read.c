@@ -109,6 +109,9 @@ static int stream_csv(tt_builder *b, const char *file, const char *const *keys, 
 {
     csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds(), rows};
     if (!cs.parser) return oom(b);
+    /* a day-by-day calendar_dates.txt is millions of short plain rows: the
+     * hand-written splitter takes them (csv_plain.c), the full reader the rest */
+    if (strcmp(file, "calendar_dates.txt") == 0) csv_prefer_plain(cs.parser);
     csv_set_reject_fn(cs.parser, stream_rejected, &cs);
     int64_t total = feed_size(b->feed, file);
     cs.total = total > 0 ? (uint64_t)total : 0;

@@ -395,7 +395,7 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
         diag_add(b->diag, DIAG_MISSING_VALUE, "calendar_dates.txt", line, "empty service_id");
         return 0;
     }
-    if (gtfs_parse_date(F(1), &date) != 0) {
+    if (gtfs_parse_date_memo(F(1), &date, &b->dates_month) != 0) {
         diag_add(b->diag, DIAG_BAD_DATE, "calendar_dates.txt", line, "bad date '%.*s'", (int)f[1].len, f[1].ptr);
         return 0;
     }

@@ -19,6 +19,7 @@
 #include "store/timetable_format.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
+#include "transit/gtfs.h"
 #include "transit/timetable.h"
 #include "transit/tz.h"
 
@@ -101,6 +102,7 @@ typedef struct tt_builder {
     TB_VEC(tb_calendar_date) calendar_dates;
     traffic_days days;                  /* every service's day set, once the calendars are read */
     bool services_pending;              /* trips keep their service_id string, resolved later */
+    gtfs_date_memo dates_month;         /* calendar_date_row's last month parsed */
     bool service_ids_only;              /* the calendar_dates thread's builder: a service's id is
                                            kept in service_ids only (services.v is TT_NONE) */
     bool have_dist;

@@ -476,38 +476,6 @@ static int read_failed(const feed_t *f, const char *name, zip_file_t *zf, char *
     return -1;
 }
 
-/* The buffer a member is inflated into: a big one is mapped and asks for
- * huge pages (Linux), so that filling 26 MB takes a dozen page faults, not
- * six thousand. Freed by free_inflated with the same size. */
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
-
-static char *alloc_inflated(size_t size)
-{
-#ifdef MADV_HUGEPAGE
-    if (size >= HUGE_PAGE_BYTES) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-        (void)madvise(p, size, MADV_HUGEPAGE);   /* a hint: without it, small pages */
-        return p;
-    }
-#endif
-    return malloc(size);
-}
-
-static void free_inflated(char *p, size_t size)
-{
-#ifdef MADV_HUGEPAGE
-    if (size >= HUGE_PAGE_BYTES) {
-        if (p)
-            munmap(p, size);
-        return;
-    }
-#endif
-    (void)size;
-    free(p);
-}
-
 /* Reads the raw deflate stream of a member (comp_size bytes) into *out. */
 static int read_compressed(const feed_t *f, const member *m, zip_t *z, uint64_t comp_size, char **out, char *err,
                            size_t errlen)
@@ -569,7 +537,7 @@ static int stream_whole(const feed_t *f, const member *m, feed_chunk_fn fn, void
     zip_discard(z);
     if (rc != 0)
         return -1;
-    plain = alloc_inflated(st.size + 1);
+    plain = malloc(st.size + 1);
     struct libdeflate_decompressor *d = plain ? libdeflate_alloc_decompressor() : NULL;
     if (!d) {
         set_err(err, errlen, "%s: out of memory (%llu bytes)", m->name, (unsigned long long)st.size + 1);
@@ -593,7 +561,7 @@ static int stream_whole(const feed_t *f, const member *m, feed_chunk_fn fn, void
         size_t n = st.size - at < FEED_CHUNK ? st.size - at : FEED_CHUNK;
         rc = stopped(f, m->name, err, errlen) ? -1 : fn(ctx, plain + at, n);
     }
-    free_inflated(plain, st.size + 1);
+    free(plain);
     return rc;
 }
 

@@ -512,15 +512,19 @@ static int read_compressed(const feed_t *f, const member *m, zip_t *z, uint64_t 
 }
 
 /* A deflated member of at most FEED_WHOLE_MAX bytes, inflated in one call
- * and handed to fn in FEED_CHUNK pieces. 1 when the member is not such a
- * one (stored, another method, encrypted, larger, or its sizes unknown):
- * the caller streams it. */
-static int stream_whole(const feed_t *f, const member *m, feed_chunk_fn fn, void *ctx, char *err, size_t errlen)
+ * and handed to fn in FEED_CHUNK pieces: *taken set, and 0, -1 or fn's
+ * non-zero return (any value: a callback may stop with 1). *taken false
+ * when the member is not such a one (stored, another method, encrypted,
+ * larger, or its sizes unknown): the caller streams it. */
+static int stream_whole(const feed_t *f, const member *m, feed_chunk_fn fn, void *ctx, char *err, size_t errlen,
+                        bool *taken)
 {
+    *taken = false;
     char why[256];
     zip_t *z = open_zip(f->path, why, sizeof why);
     if (!z) {
         set_err(err, errlen, "%s: %s", m->name, why);
+        *taken = true;
         return -1;
     }
     zip_stat_t st;
@@ -530,8 +534,9 @@ static int stream_whole(const feed_t *f, const member *m, feed_chunk_fn fn, void
         (int64_t)st.size != m->size ||
         ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)) {
         zip_discard(z);
-        return 1;
+        return 0;
     }
+    *taken = true;
     char *packed = NULL, *plain = NULL;
     int rc = read_compressed(f, m, z, st.comp_size, &packed, err, errlen);
     zip_discard(z);
@@ -590,8 +595,9 @@ int feed_stream(const feed_t *f, const char *name, feed_chunk_fn fn, void *ctx, 
             munmap((void *)data, len);
         return rc;
     }
-    int whole = stream_whole(f, m, fn, ctx, err, errlen);
-    if (whole <= 0)
+    bool taken;
+    int whole = stream_whole(f, m, fn, ctx, err, errlen, &taken);
+    if (taken)
         return whole;
     zip_t *z;
     zip_file_t *zf;

@@ -368,6 +368,15 @@ static int gather_chunk(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
+/* A callback that stops at its first chunk with 1 (feed_merge.c's header
+ * reader does). */
+static int stop_with_one(void *ctx, const char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    ++*(int *)ctx;
+    return 1;
+}
+
 /* A deflated member (within FEED_WHOLE_MAX, inflated in one call by
  * libdeflate) streams the same bytes as the file, in 1 MiB chunks; damaged
  * deflated data is an error naming the member, never bytes. */
@@ -397,6 +406,11 @@ static void test_zip_deflated_whole(void **state)
     assert_int_equal(g.len, len);
     assert_true(memcmp(g.bytes, text, len) == 0);
     assert_int_equal(g.chunks, 4);   /* 3 MiB and a few bytes: three whole MiBs, then the rest */
+    /* a callback's stop, whatever its value, ends the read: the member is
+     * not read again the streaming way (that once doubled a header) */
+    int calls = 0;
+    assert_int_equal(feed_stream(f, "stops.txt", stop_with_one, &calls, err, sizeof err), 1);
+    assert_int_equal(calls, 1);
     feed_close(f);
 
     /* one byte of the deflated data changed, in the middle of the member */

@@ -111,7 +111,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-merge bench-http bench-alerts bench-realtime bench-compression bench-tls bench-replicas bench-client bench-national bench-streams clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-merge bench-http bench-alerts bench-realtime bench-realtime-large bench-compression bench-tls bench-replicas bench-client bench-national bench-streams clean demo-feed
 
 all: $(TRANSITD)
 
@@ -279,6 +279,12 @@ bench-alerts: release-build
 bench-realtime: release-build
 	@$(PYTHON) bench/realtime_bench.py --build $(RELEASE_BUILD)
 
+# a 64 MB TripUpdates feed (200,000 entities, cached in build/feeds/): decode and apply time and peak
+# extra memory in process, departures while it is swapped in every second against no swaps;
+# BASE=DIR (a build folder of another commit) runs its in-process measure beside this build's
+bench-realtime-large: release-build
+	@$(PYTHON) bench/realtime_large.py --build $(RELEASE_BUILD) $(if $(BASE),--base $(BASE))
+
 # pushed boards: 5,000 text/event-stream streams on one server, RSS, idle CPU, feed-to-event latency
 bench-streams: release-build
 	@$(PYTHON) bench/stream_bench.py --build $(RELEASE_BUILD)
@@ -388,13 +394,14 @@ $(FUZZ_DIR)/libtransit.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libtransit.a
-	$(CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@ $(FUZZ_DIR)/libtransit.a $(LIBS)
+	$(CC) $(FUZZ_CFLAGS) -I$(GEN) -fsanitize=fuzzer $< -o $@ $(FUZZ_DIR)/libtransit.a $(LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
 fuzz-corpus: $(TRANSITD)
 	@$(PYTHON) tests/fuzz/make_corpus.py --transitd $(TRANSITD) --out $(FUZZ_DIR)/corpus
 	@$(PYTHON) tests/fuzz/make_seeds.py $(FUZZ_DIR)/corpus/rt_decode
+	@$(PYTHON) tests/fuzz/make_seeds.py $(FUZZ_DIR)/corpus/rt_feed_wire
 
 fuzz: fuzz-build fuzz-corpus
 	@mkdir -p $(FUZZ_DIR)/artifacts

@@ -95,6 +95,13 @@ void csv_set_reject_fn(csv_parser *p, csv_reject_fn fn, void *ctx);
 /* Records rejected so far. */
 uint64_t csv_rejected_rows(const csv_parser *p);
 
+/* Rows that are plain (printable ASCII without quotes or blanks, at least
+ * the header's fields, one line each) are split by a hand-written loop
+ * first (csv_plain.c); every other row by the full reader. The rows, lines,
+ * rejects and errors delivered are the same either way: it only saves time
+ * on files of many short plain rows (calendar_dates.txt). */
+void csv_prefer_plain(csv_parser *p);
+
 /* After the header was read: whether key i was found in the header. */
 int csv_has_column(const csv_parser *p, int key);
 /* Whether the header has been read (csv_finish on an empty input leaves 0). */

@@ -22,6 +22,17 @@
 int gtfs_parse_time(const char *s, size_t len, uint32_t *secs);
 /* "YYYYMMDD" → days since 1970-01-01. Returns 0 or -1 (malformed or invalid). */
 int gtfs_parse_date(const char *s, size_t len, int32_t *days);
+/* gtfs_parse_date for a run of dates that mostly share their month (a
+ * day-by-day calendar_dates.txt lists a service's dates in order): the last
+ * month parsed is kept in *memo, and a date in it costs a compare and an
+ * add. The same results as gtfs_parse_date for any input. A zeroed memo is
+ * empty. */
+typedef struct gtfs_date_memo {
+    char year_month[6];   /* "YYYYMM" */
+    uint8_t month_days;   /* 0: empty */
+    int32_t first_day;    /* days since 1970-01-01 of YYYYMM01 */
+} gtfs_date_memo;
+int gtfs_parse_date_memo(const char *s, size_t len, int32_t *days, gtfs_date_memo *memo);
 /* Decimal integer (optional sign). Returns 0 or -1. */
 int gtfs_parse_int(const char *s, size_t len, int64_t *out);
 /* Decimal number as strtod reads it, the whole field. Returns 0 or -1. */

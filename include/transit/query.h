@@ -94,11 +94,22 @@ bool dataset_maps_file(const dataset *ds, const char *path);
 /* NULL when the dataset pins its version directory (datadir_pin: pruning
  * leaves it alone while the dataset lives); else why it could not. */
 const char *dataset_pin_problem(const dataset *ds);
-/* Lets go of the timetable pages this process has mapped in: an open's
- * checks and a server's preparation read every page once, queries only
- * theirs, so afterwards the resident set is what is asked (16x Brooklyn's
- * size: 202 MB of 539 at start). They stay in the page cache. */
+/* Lets go of the pages this process has mapped in, the timetable's and
+ * those of the arrays kept in files (dataset_keep_derived_in_files): an
+ * open's checks and a server's preparation read every page once, queries
+ * only theirs, so afterwards the resident set is what is asked (16x
+ * Brooklyn's size: 202 MB of 539 at start). They stay in the page cache. */
 void dataset_drop_pages(const dataset *ds);
+/* Moves what the open derived (visit summaries, the grid, id hashes, the
+ * arrival index) out of the heap into an unlinked file in the version
+ * directory, mapped, and makes the extensions that can be kept in a file
+ * (the departure rows' texts) go there when derived: their pages then count
+ * in the resident set only while queries touch them, as the timetable's do
+ * (a server, which runs for days over a dataset larger than what it is
+ * asked; national 64x: 1.2 GB of heap). Best effort: a directory it cannot
+ * write keeps them in the heap. Call it before the dataset is shared with
+ * other threads. */
+void dataset_keep_derived_in_files(dataset *ds);
 
 /* Connections to the version's schedule.sqlite, pooled with the dataset:
  * take one for the length of a request (one thread at a time), give it

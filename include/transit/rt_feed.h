@@ -129,11 +129,19 @@ typedef struct rt_feed {
     uint32_t rejected;         /* entities dropped by a rule */
     char first_rejection[160];
     struct rt_arena *arena;    /* owns every string and array above */
+    int refs;                  /* rt_feed_retain adds one, rt_feed_free drops one */
 } rt_feed;
 
-/* Decodes one FeedMessage. NULL on failure with a message in err (e.g.
- * "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf)"). */
+/* Decodes one FeedMessage, entity by entity (its peak memory is the bytes,
+ * the decoded feed and one entity). NULL on failure with a message in err
+ * (e.g. "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf,
+ * or a required field is missing): truncated varint at byte 812"). The feed
+ * comes with one reference. */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
+/* Another reference to feed (thread-safe), for a reader that uses it while
+ * the poller may drop its own; returns feed. */
+rt_feed *rt_feed_retain(rt_feed *feed);
+/* Drops a reference; the last one frees the feed. */
 void rt_feed_free(rt_feed *feed);
 /* A copy of s owned by the feed (freed with it), or NULL when out of memory:
  * for ids rewritten after decoding (rt_feed_namespace.h). */

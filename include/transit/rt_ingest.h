@@ -19,7 +19,11 @@
  * The server builds overlays (rt_overlay.h) from the merged feed: after
  * each poll that changed it, and again whenever it swaps in another
  * dataset. Thread-safe: one mutex, held only to swap or read the state,
- * never while fetching or decoding.
+ * never while fetching, decoding or building: a build, the alerts and the
+ * trip-updates export take a counted reference to the feed in use and let
+ * the mutex go, so a 64 MB feed's overlay is built off to the side while
+ * /metrics, /readyz and the next poll go on (the server publishes the new
+ * overlay by a pointer swap; serving.h).
  */
 #ifndef TRANSIT_RT_INGEST_H
 #define TRANSIT_RT_INGEST_H

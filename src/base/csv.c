@@ -469,7 +469,10 @@ int csv_feed_data(csv_parser *p, const char *buf, size_t len)
     }
     while (i < len) {
         size_t used;
-        int rc = csv_process_record(p, buf + i, buf + len, false, &used);
+        bool taken = false;
+        int rc = p->plain && p->header_seen ? csv_plain_record(p, buf + i, buf + len, &used, &taken) : 0;
+        if (!taken)
+            rc = csv_process_record(p, buf + i, buf + len, false, &used);
         if (rc == REC_INCOMPLETE)
             return carry_append(p, buf + i, len - i);
         if (rc)

@@ -45,6 +45,7 @@ struct csv_parser {
     char *esc;           /* unescaped quoted fields of the current record */
     size_t esc_cap;
 
+    bool plain;          /* csv_prefer_plain: rows are tried by csv_plain_record first */
     uint64_t line;       /* physical line where the next record starts */
     uint64_t rows, bytes;
     csv_error err;
@@ -70,6 +71,13 @@ int csv_set_error(csv_parser *p, int code, uint64_t line, uint32_t column, const
  * REC_INCOMPLETE when more input is needed, a CSV_ERR_* (p->err set), or the
  * row callback's non-zero return. */
 int csv_process_record(csv_parser *p, const char *s, const char *end, bool final, size_t *used);
+
+/* csv_plain.c: when the data record at s is plain (printable ASCII
+ * without quotes or blanks, at least the header's fields, ended by LF or
+ * CRLF before `end`), delivers it, sets *taken and *used (its bytes) and
+ * returns 0 or the row callback's non-zero return; otherwise does nothing
+ * (*taken false, returns 0): csv_process_record takes it. */
+int csv_plain_record(csv_parser *p, const char *s, const char *end, size_t *used, bool *taken);
 
 /* csv_feed after the BOM check: delivers every complete record of
  * [buf, buf+len) and carries the rest over. */

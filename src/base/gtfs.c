@@ -105,6 +105,32 @@ int gtfs_parse_date(const char *s, size_t len, int32_t *days)
     return 0;
 }
 
+int gtfs_parse_date_memo(const char *s, size_t len, int32_t *days, gtfs_date_memo *memo)
+{
+    if (len == 8 && memo->month_days && memcmp(s, memo->year_month, 6) == 0) {
+        if (!is_digit(s[6]) || !is_digit(s[7]))
+            return -1;
+        unsigned d = (unsigned)((s[6] - '0') * 10 + (s[7] - '0'));
+        if (d < 1 || d > memo->month_days)
+            return -1;
+        *days = memo->first_day + (int32_t)d - 1;
+        return 0;
+    }
+    int rc = gtfs_parse_date(s, len, days);
+    if (rc == 0 && len == 8) {   /* untrimmed: s is the date itself */
+        int y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+        unsigned m = (unsigned)((s[4] - '0') * 10 + (s[5] - '0'));
+        unsigned d = (unsigned)((s[6] - '0') * 10 + (s[7] - '0'));
+        unsigned last = 28;
+        while (last < 31 && valid_civil(y, m, last + 1))
+            last++;
+        memcpy(memo->year_month, s, 6);
+        memo->month_days = (uint8_t)last;
+        memo->first_day = *days - (int32_t)d + 1;
+    }
+    return rc;
+}
+
 int parse_iso_date(const char *s, size_t len, int32_t *days)
 {
     if (len != 10 || s[4] != '-' || s[7] != '-')

@@ -45,6 +45,32 @@ void strmap_free(strmap *m)
     memset(m, 0, sizeof *m);
 }
 
+int strmap_copy(strmap *dst, const strmap *src, uint32_t add_to_values)
+{
+    memset(dst, 0, sizeof *dst);
+    size_t nslots = (size_t)src->mask + 1;
+    dst->slots = malloc(nslots * sizeof *dst->slots);
+    dst->entries = malloc(((size_t)src->count + 1) * sizeof *dst->entries);
+    dst->arena = malloc(src->arena_len + 1);
+    if (!dst->slots || !dst->entries || !dst->arena) {
+        strmap_free(dst);
+        return -1;
+    }
+    memcpy(dst->slots, src->slots, nslots * sizeof *dst->slots);
+    if (src->count)
+        memcpy(dst->entries, src->entries, (size_t)src->count * sizeof *dst->entries);
+    if (src->arena_len)
+        memcpy(dst->arena, src->arena, src->arena_len);
+    for (uint32_t i = 0; i < src->count; i++)
+        dst->entries[i].value += add_to_values;
+    dst->mask = src->mask;
+    dst->count = src->count;
+    dst->cap = src->count + 1;
+    dst->arena_len = src->arena_len;
+    dst->arena_cap = src->arena_len + 1;
+    return 0;
+}
+
 uint32_t strmap_get(const strmap *m, const void *key, size_t len)
 {
     uint32_t h = strmap_hash(key, len);

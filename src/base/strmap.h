@@ -38,6 +38,10 @@ uint32_t strmap_get(const strmap *m, const void *key, size_t len);
 /* Inserts key→value if absent. Returns the entry index (0..count-1) and sets
  * *inserted; UINT32_MAX on allocation failure. */
 uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int *inserted);
+/* dst becomes a copy of src (the same entries, in the same order), with
+ * add_to_values added to every value; no key is hashed again. 0, or -1 (dst
+ * empty) when out of memory. */
+int strmap_copy(strmap *dst, const strmap *src, uint32_t add_to_values);
 /* Entry i's key (NUL-terminated in the arena) and value. */
 static inline const char *strmap_key(const strmap *m, uint32_t i) { return m->arena + m->entries[i].key_off; }
 static inline uint32_t strmap_key_len(const strmap *m, uint32_t i) { return m->entries[i].key_len; }

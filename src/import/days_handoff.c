@@ -26,7 +26,7 @@ int days_handoff_init(days_handoff *h)
 void days_handoff_destroy(days_handoff *h)
 {
     traffic_days_free(&h->days);
-    free(h->ids);
+    strmap_free(&h->ids);
     pthread_cond_destroy(&h->changed);
     pthread_mutex_destroy(&h->lock);
 }
@@ -41,28 +41,19 @@ static void set_state(days_handoff *h, int state)
     pthread_mutex_unlock(&h->lock);
 }
 
-void days_handoff_publish(days_handoff *h, const traffic_days *td, const char *strings, const uint32_t *offsets,
-                          uint32_t nservices)
+void days_handoff_publish(days_handoff *h, const traffic_days *td, const strmap *ids)
 {
-    size_t bytes = 0;
-    for (uint32_t i = 0; i < nservices; i++)
-        bytes += strlen(strings + offsets[i]) + 1;
+    uint32_t nservices = ids->count;
     size_t nwords = (size_t)td->nsets * td->words;
-    char *ids = malloc(bytes + 1);
+    strmap copy;
     uint64_t *sets = malloc((nwords + 1) * sizeof *sets);
     uint32_t *set_of = malloc(((size_t)nservices + 1) * sizeof *set_of);
-    if (!ids || !sets || !set_of) {
-        free(ids);
+    if (strmap_copy(&copy, ids, 0) != 0 || !sets || !set_of) {
+        strmap_free(&copy);
         free(sets);
         free(set_of);
         set_state(h, DAYS_NONE);
         return;
-    }
-    char *p = ids;
-    for (uint32_t i = 0; i < nservices; i++) {
-        size_t len = strlen(strings + offsets[i]) + 1;
-        memcpy(p, strings + offsets[i], len);
-        p += len;
     }
     memcpy(sets, td->sets, nwords * sizeof *sets);
     memcpy(set_of, td->set_of, (size_t)nservices * sizeof *set_of);
@@ -71,16 +62,16 @@ void days_handoff_publish(days_handoff *h, const traffic_days *td, const char *s
         h->days = *td;
         h->days.sets = sets;
         h->days.set_of = set_of;
-        h->ids = ids;
+        h->ids = copy;
         h->nservices = nservices;
         h->state = DAYS_READY;
         pthread_cond_broadcast(&h->changed);
-        ids = NULL;
+        memset(&copy, 0, sizeof copy);
         sets = NULL;
         set_of = NULL;
     }
     pthread_mutex_unlock(&h->lock);
-    free(ids);
+    strmap_free(&copy);
     free(sets);
     free(set_of);
 }

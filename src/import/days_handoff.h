@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "base/strmap.h"
 #include "import/traffic_days.h"
 
 enum { DAYS_PENDING, DAYS_READY, DAYS_NONE };
@@ -26,16 +27,16 @@ typedef struct days_handoff {
     int state;
     /* DAYS_READY: read-only from then on */
     traffic_days days;         /* a copy of the builder's */
-    char *ids;                 /* the service_id strings, each NUL-terminated, in service order */
+    strmap ids;                /* the service_ids: entry i is service i, its value i */
     uint32_t nservices;
 } days_handoff;
 
 int days_handoff_init(days_handoff *h);   /* 0 or -1 */
 void days_handoff_destroy(days_handoff *h);
-/* Copies td and the nservices service_id strings (strings + offsets[i]);
- * DAYS_READY. When out of memory, DAYS_NONE instead. */
-void days_handoff_publish(days_handoff *h, const traffic_days *td, const char *strings, const uint32_t *offsets,
-                          uint32_t nservices);
+/* Copies td and the service_ids (entry i of ids is service i, as the
+ * builder's map has them: copied whole, not hashed again); DAYS_READY. When
+ * out of memory, DAYS_NONE instead. */
+void days_handoff_publish(days_handoff *h, const traffic_days *td, const strmap *ids);
 /* None is coming (a no-op once published). */
 void days_handoff_withdraw(days_handoff *h);
 /* Waits for the builder: the handoff when DAYS_READY, else NULL. */

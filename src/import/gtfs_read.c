@@ -109,6 +109,9 @@ static int stream_csv(tt_builder *b, const char *file, const char *const *keys, 
 {
     csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds(), rows};
     if (!cs.parser) return oom(b);
+    /* a day-by-day calendar_dates.txt is millions of short plain rows: the
+     * hand-written splitter takes them (csv_plain.c), the full reader the rest */
+    if (strcmp(file, "calendar_dates.txt") == 0) csv_prefer_plain(cs.parser);
     csv_set_reject_fn(cs.parser, stream_rejected, &cs);
     int64_t total = feed_size(b->feed, file);
     cs.total = total > 0 ? (uint64_t)total : 0;
@@ -326,9 +329,17 @@ static uint32_t service_index(tt_builder *b, const char *s, size_t len)
     if (ins) {
         uint32_t *p = TB_PUSH(b->services);
         if (!p) return TT_NONE;
-        *p = tb_intern(b, s, len);
+        *p = TT_NONE;
+        if (!b->service_ids_only && (*p = tb_intern(b, s, len)) == TT_NONE) return TT_NONE;
     }
     return strmap_value(&b->service_ids, e);
+}
+
+/* Service i's id, interned as a string (from service_ids, where it is
+ * entry i); TT_NONE when out of memory. */
+static uint32_t intern_service_id(tt_builder *b, uint32_t i)
+{
+    return tb_intern(b, strmap_key(&b->service_ids, i), strmap_key_len(&b->service_ids, i));
 }
 
 static int calendar_row(void *ctx, const csv_field *f, uint64_t line)
@@ -384,7 +395,7 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
         diag_add(b->diag, DIAG_MISSING_VALUE, "calendar_dates.txt", line, "empty service_id");
         return 0;
     }
-    if (gtfs_parse_date(F(1), &date) != 0) {
+    if (gtfs_parse_date_memo(F(1), &date, &b->dates_month) != 0) {
         diag_add(b->diag, DIAG_BAD_DATE, "calendar_dates.txt", line, "bad date '%.*s'", (int)f[1].len, f[1].ptr);
         return 0;
     }
@@ -396,8 +407,8 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
     /* feeds list a service's dates together: the previous row's service
      * is checked first, sparing a hash lookup (a cache miss) per row */
     uint32_t svc = b->calendar_dates.n ? b->calendar_dates.v[b->calendar_dates.n - 1].service : TT_NONE;
-    if (svc == TT_NONE || strlen(tb_str(b, b->services.v[svc])) != f[0].len ||
-        memcmp(tb_str(b, b->services.v[svc]), f[0].ptr, f[0].len) != 0)
+    if (svc == TT_NONE || strmap_key_len(&b->service_ids, svc) != f[0].len ||
+        memcmp(strmap_key(&b->service_ids, svc), f[0].ptr, f[0].len) != 0)
         svc = service_index(b, F(0));
     tb_calendar_date *c = TB_PUSH(b->calendar_dates);
     if (svc == TT_NONE || !c) return oom(b);
@@ -719,7 +730,7 @@ static void *read_dates(void *arg)
                            hb->calendar_dates.n, (uint32_t)hb->services.n, hb->err, hb->errlen))
         return NULL;
     if (j->days_out)
-        days_handoff_publish(j->days_out, &hb->days, hb->strings, hb->services.v, (uint32_t)hb->services.n);
+        days_handoff_publish(j->days_out, &hb->days, &hb->service_ids);
     j->rc = 0;
     return NULL;
 }
@@ -736,6 +747,7 @@ static int dates_job_init(dates_job *j, tt_builder *b)
     hb->err = j->err;
     hb->errlen = sizeof j->err;
     j->days_out = b->opt->days_out;
+    hb->service_ids_only = true;
     if (strmap_init(&hb->string_ids, 64) || strmap_init(&hb->service_ids, 64) ||
         tb_grow((void **)&hb->strings, &hb->strings_cap, 1, 4096) != 0)
         return -1;
@@ -753,14 +765,23 @@ static int dates_job_init(dates_job *j, tt_builder *b)
     return 0;
 }
 
-/* Takes the thread's services (the new ones get the same indices here),
- * calendar_dates rows and days. 0 or -1. */
-static int dates_job_merge(dates_job *j, tt_builder *b)
+/* Takes the thread's services (the new ones have the same indices here:
+ * its map of service ids becomes this builder's, hashing none again),
+ * calendar_dates rows and days. A new service's id string is interned now
+ * when trips are still to be read; while they are pending, the trips that
+ * name it give it (resolve_trip_services). 0 or -1. */
+static int dates_job_merge(dates_job *j, tt_builder *b, bool pending)
 {
     tt_builder *hb = &j->hb;
-    for (size_t i = b->services.n; i < hb->services.n; i++) {
-        const char *id = tb_str(hb, hb->services.v[i]);
-        if (service_index(b, id, strlen(id)) != i) return oom(b);
+    size_t known = b->services.n;
+    strmap_free(&b->service_ids);
+    b->service_ids = hb->service_ids;
+    memset(&hb->service_ids, 0, sizeof hb->service_ids);
+    for (size_t i = known; i < hb->services.n; i++) {
+        uint32_t *p = TB_PUSH(b->services);
+        if (!p) return oom(b);
+        *p = TT_NONE;
+        if (!pending && (*p = intern_service_id(b, (uint32_t)i)) == TT_NONE) return oom(b);
     }
     free(b->calendar_dates.v);
     b->calendar_dates = hb->calendar_dates;
@@ -772,19 +793,30 @@ static int dates_job_merge(dates_job *j, tt_builder *b)
     return 0;
 }
 
-/* Each trip's service, by the id string it kept. False when one names a
- * service no calendar defines. */
+/* Each trip's service, by the id string it kept (one lookup a trip); a
+ * service no trip named gets its string interned. False when a trip names a
+ * service no calendar defines, or out of memory (b->err set). */
 static bool resolve_trip_services(tt_builder *b)
 {
-    for (size_t i = 0; i < b->trips.n; i++) {
+    bool known = true;
+    for (size_t i = 0; i < b->trips.n && known; i++) {
         tb_trip *t = &b->trips.v[i];
         const char *id = tb_str(b, t->service_id_str);
         uint32_t svc = strmap_get(&b->service_ids, id, strlen(id));
-        if (svc == UINT32_MAX) return false;
+        if (svc == UINT32_MAX) {
+            known = false;
+            break;
+        }
         t->service = svc;
-        t->service_id_str = b->services.v[svc];
+        if (b->services.v[svc] == TT_NONE)
+            b->services.v[svc] = t->service_id_str;   /* the same bytes, interned once */
     }
-    return true;
+    for (size_t i = 0; i < b->services.n; i++)
+        if (b->services.v[i] == TT_NONE && (b->services.v[i] = intern_service_id(b, (uint32_t)i)) == TT_NONE) {
+            oom(b);
+            return false;
+        }
+    return known;
 }
 
 /* diag_add's counts and examples of `from`, added to `into`. */
@@ -944,7 +976,7 @@ static int read_trips_and_stop_times(tt_builder *b)
             snprintf(b->err, b->errlen, "%s", j->err);
             goto out;
         }
-        if (dates_job_merge(j, b) == 0) rc = read_trip_files(b);
+        if (dates_job_merge(j, b, false) == 0) rc = read_trip_files(b);
         goto out;
     }
     threaded = pthread_create(&thread, NULL, read_dates, j) == 0;
@@ -960,9 +992,11 @@ static int read_trips_and_stop_times(tt_builder *b)
         snprintf(b->err, b->errlen, "%s", j->err);
         goto out;
     }
-    if (dates_job_merge(j, b) != 0) goto out;
+    if (dates_job_merge(j, b, true) != 0) goto out;
     if (read_rc != 0 && b->err[0]) goto out;
-    if (read_rc == 0 && resolve_trip_services(b)) {
+    bool resolved = resolve_trip_services(b);   /* and every service has its string, for a second read */
+    if (b->err[0]) goto out;
+    if (read_rc == 0 && resolved) {
         diag_absorb(real, &pending);
         rc = 0;
         goto out;

@@ -34,9 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEDULE_SCHEMA_VERSION 4  /* 4: translations, when the feed has them. 3: day_sets and
-                                      services; calendar_dates a view. 2: prefix index, stops
-                                      renumbered by name length */
+#define SCHEDULE_SCHEMA_VERSION 5  /* 5: a service run by one trip only is in its trip row
+                                      (trip_rows.service, day_set), not in services. 4: translations,
+                                      when the feed has them. 3: day_sets and services; calendar_dates
+                                      a view. 2: prefix index, stops renumbered by name length */
 
 static const char SCHEDULE_SCHEMA[] =
     "CREATE TABLE agency("
@@ -50,15 +51,21 @@ static const char SCHEDULE_SCHEMA[] =
     " continuous_pickup INTEGER, continuous_drop_off INTEGER) WITHOUT ROWID;"
     /* Interned strings of trips (route/headsign/short name/block/shape). */
     "CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+    /* service: the id of its `services` row (INTEGER), or, for a service no
+     * other trip runs (day-by-day feeds give every trip its own), the
+     * service_id itself (TEXT) with its day set in day_set, which is NULL
+     * otherwise. No type: the value is kept as it is given. */
     "CREATE TABLE trip_rows("
-    " trip_id TEXT NOT NULL PRIMARY KEY, route_sid INTEGER NOT NULL, service_sid INTEGER NOT NULL,"
+    " trip_id TEXT NOT NULL PRIMARY KEY, route_sid INTEGER NOT NULL, service NOT NULL,"
     " headsign_sid INTEGER, short_name_sid INTEGER, direction_id INTEGER, block_sid INTEGER,"
-    " shape_sid INTEGER, wheelchair_accessible INTEGER, bikes_allowed INTEGER) WITHOUT ROWID;"
+    " shape_sid INTEGER, wheelchair_accessible INTEGER, bikes_allowed INTEGER, day_set INTEGER) WITHOUT ROWID;"
     "CREATE VIEW trips AS SELECT t.trip_id AS trip_id, r.value AS route_id,"
-    " s.service_id AS service_id, h.value AS trip_headsign, n.value AS trip_short_name,"
+    " CASE WHEN t.day_set IS NULL THEN s.service_id ELSE t.service END AS service_id,"
+    " h.value AS trip_headsign, n.value AS trip_short_name,"
     " t.direction_id AS direction_id, b.value AS block_id, p.value AS shape_id,"
     " t.wheelchair_accessible AS wheelchair_accessible, t.bikes_allowed AS bikes_allowed"
-    " FROM trip_rows t JOIN strings r ON r.id = t.route_sid JOIN services s ON s.id = t.service_sid"
+    " FROM trip_rows t JOIN strings r ON r.id = t.route_sid"
+    " LEFT JOIN services s ON t.day_set IS NULL AND s.id = t.service"
     " LEFT JOIN strings h ON h.id = t.headsign_sid LEFT JOIN strings n ON n.id = t.short_name_sid"
     " LEFT JOIN strings b ON b.id = t.block_sid LEFT JOIN strings p ON p.id = t.shape_sid;"
     /* A rowid table: the FTS index below uses its rowid as external content. */
@@ -78,15 +85,19 @@ static const char SCHEDULE_SCHEMA[] =
      * numbered as in timetable.bin: days[i] is '1' when the set holds the
      * date first_date + i. */
     "CREATE TABLE day_sets(id INTEGER PRIMARY KEY, first_date TEXT NOT NULL, days TEXT NOT NULL);"
+    /* The services no trip has to itself (run by several trips, or none). */
     "CREATE TABLE services(id INTEGER PRIMARY KEY, service_id TEXT NOT NULL, day_set INTEGER NOT NULL);"
     /* calendar_dates.txt's rows, given back as the dates where a service's
-     * days differ from its calendar row (or every date, without one). */
+     * days differ from its calendar row (or every date, without one); the
+     * services are those of `services` and of the trip rows that hold one. */
     "CREATE VIEW calendar_dates(service_id, date, exception_type) AS"
     " WITH RECURSIVE day(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM day"
     "  WHERE i + 1 < (SELECT max(length(days)) FROM day_sets)),"
+    " every_service(service_id, day_set) AS (SELECT service_id, day_set FROM services"
+    "  UNION ALL SELECT service, day_set FROM trip_rows WHERE day_set IS NOT NULL),"
     " listed AS (SELECT s.service_id AS service_id, date(d.first_date, '+' || day.i || ' days') AS date,"
     "  substr(d.days, day.i + 1, 1) = '1' AS runs"
-    "  FROM services s JOIN day_sets d ON d.id = s.day_set JOIN day ON day.i < length(d.days))"
+    "  FROM every_service s JOIN day_sets d ON d.id = s.day_set JOIN day ON day.i < length(d.days))"
     " SELECT l.service_id, l.date, CASE WHEN l.runs THEN 1 ELSE 2 END"
     " FROM listed l LEFT JOIN calendar c ON c.service_id = l.service_id"
     " WHERE l.runs <> coalesce(l.date BETWEEN c.start_date AND c.end_date AND"
@@ -394,6 +405,7 @@ static void writer_free(schedule_writer *w)
     free(w->calendars);
     free(w->dates);
     free(w->date_lines);
+    free(w->day_set_of);
 }
 
 /* store_fill_fn: the whole build on the in-memory database. The writer's

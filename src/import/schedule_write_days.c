@@ -7,7 +7,8 @@
  * Brooklyn written that way made this file 38 MB instead of 4 MB and took
  * 4.5 s to write. So calendar_dates rows are not stored: the distinct sets
  * of days are (`day_sets`, shared by traffic_days.c with timetable.bin, in
- * the same numbering), each service names its set (`services`), and the
+ * the same numbering), each service names its set (in `services`, or in the
+ * row of the one trip that runs it: schedule_write_trips), and the
  * `calendar_dates` view gives back the exceptions each service's days make
  * to its calendar row (docs/sqlite-stores.md).
  */
@@ -110,21 +111,17 @@ static int write_day_sets(schedule_writer *w, const traffic_days *td)
     return rc;
 }
 
-/* services: its id in the pool (what trip_rows.service_sid holds), its
- * service_id and its day set. */
-static int write_services(schedule_writer *w, const traffic_days *td)
+/* Keeps each service's day set for the trip rows and `services`
+ * (schedule_write_trips), which are written once it is known which trips
+ * have a service to themselves. */
+static int keep_day_sets(schedule_writer *w, const traffic_days *td)
 {
-    sqlite3_stmt *s = NULL;
-    int rc = schedule_prepare(w, "INSERT INTO services VALUES (?1, ?2, ?3)", &s);
-    for (uint32_t i = 0; i < w->services.count && rc == 0; i++) {
-        sqlite3_bind_int64(s, 1, (int64_t)i + 1);
-        sqlite3_bind_text(s, 2, strmap_key(&w->services, i), (int)strmap_key_len(&w->services, i),
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, td->set_of[i]);
-        rc = schedule_step_insert(w, s) == 0 ? 0 : -1;
-    }
-    sqlite3_finalize(s);
-    return rc;
+    free(w->day_set_of);
+    w->day_set_of = malloc(((size_t)w->services.count + 1) * sizeof *w->day_set_of);
+    if (!w->day_set_of)
+        return schedule_out_of_memory(w), -1;
+    memcpy(w->day_set_of, td->set_of, (size_t)w->services.count * sizeof *w->day_set_of);
+    return 0;
 }
 
 int schedule_write_days(schedule_writer *w)
@@ -138,7 +135,7 @@ int schedule_write_days(schedule_writer *w)
         schedule_fail(w, "%s", err);
         return -1;
     }
-    int rc = count_duplicate_dates(w, &td) == 0 && write_day_sets(w, &td) == 0 && write_services(w, &td) == 0
+    int rc = count_duplicate_dates(w, &td) == 0 && write_day_sets(w, &td) == 0 && keep_day_sets(w, &td) == 0
                  ? 0 : -1;
     traffic_days_free(&td);
     return rc;
@@ -147,16 +144,9 @@ int schedule_write_days(schedule_writer *w)
 int schedule_write_days_from(schedule_writer *w, const days_handoff *h)
 {
     /* the services are the builder's, in its order (calendar.txt's rows
-     * may have interned some here already) */
+     * may have interned some here already): its map, copied, ids 1-based */
     strmap_free(&w->services);
-    if (strmap_init(&w->services, h->nservices) != 0)
+    if (strmap_copy(&w->services, &h->ids, 1) != 0)
         return schedule_out_of_memory(w), -1;
-    const char *id = h->ids;
-    for (uint32_t i = 0; i < h->nservices; i++) {
-        size_t len = strlen(id);
-        if (pool_intern(&w->services, id, len) != i + 1)
-            return schedule_out_of_memory(w), -1;
-        id += len + 1;
-    }
-    return write_day_sets(w, &h->days) == 0 && write_services(w, &h->days) == 0 ? 0 : -1;
+    return write_day_sets(w, &h->days) == 0 && keep_day_sets(w, &h->days) == 0 ? 0 : -1;
 }

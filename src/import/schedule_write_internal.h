@@ -92,6 +92,7 @@ typedef struct schedule_writer {
     strmap strings;            /* trip strings, written to the strings table */
     tb_calendar *calendars;    /* the calendar rows kept, for the day sets (service: pool id - 1) */
     size_t ncalendars, calendars_cap;
+    uint32_t *day_set_of;      /* each service's day set (by pool id - 1), once the days are known */
     tb_calendar_date *dates;   /* the calendar_dates rows kept, likewise */
     uint64_t *date_lines;      /* the line of each, for the duplicates' diag */
     size_t ndates, dates_cap, date_lines_cap;

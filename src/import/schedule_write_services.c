@@ -172,7 +172,8 @@ static int trip_row_read(schedule_writer *w, const csv_field *f)
     if (!pool_find(&w->routes, f[TR_ROUTE].ptr, f[TR_ROUTE].len))
         return schedule_skip_row(w, DIAG_UNKNOWN_ROUTE, "trip %.*s: unknown route_id '%.*s'",
                                  SHOWN(&f[TR_ID]), SHOWN(&f[TR_ROUTE]));
-    if (!pool_find(&w->services, f[TR_SERVICE].ptr, f[TR_SERVICE].len))
+    uint32_t service = pool_find(&w->services, f[TR_SERVICE].ptr, f[TR_SERVICE].len);
+    if (!service)
         return schedule_skip_row(w, DIAG_UNKNOWN_SERVICE, "trip %.*s: unknown service_id '%.*s'",
                                  SHOWN(&f[TR_ID]), SHOWN(&f[TR_SERVICE]));
     /* bad optional enums are counted and stored as NULL; the trip is kept */
@@ -203,7 +204,7 @@ static int trip_row_read(schedule_writer *w, const csv_field *f)
                   .direction_id = (int8_t)direction,
                   .wheelchair_accessible = (int8_t)wheelchair,
                   .bikes_allowed = (int8_t)bikes};
-    t.service = pool_find(&w->services, f[TR_SERVICE].ptr, f[TR_SERVICE].len);  /* a row of `services` */
+    t.service = service;
     if (!intern_opt(w, &f[TR_ROUTE], &t.route) ||
         !intern_opt(w, &f[TR_HEADSIGN], &t.headsign) ||
         !intern_opt(w, &f[TR_SHORT], &t.short_name) || !intern_opt(w, &f[TR_BLOCK], &t.block) ||
@@ -237,7 +238,29 @@ static void bind_string_id(sqlite3_stmt *s, int i, uint32_t id)
         sqlite3_bind_null(s, i);
 }
 
-/* Writes the interned strings, then the buffered trips in key order. */
+/* The services no trip has to itself, in `services` (run[i]: how many trip
+ * rows run service i + 1). */
+static int write_services(schedule_writer *w, const uint32_t *run)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = schedule_prepare(w, "INSERT INTO services VALUES (?1, ?2, ?3)", &s);
+    for (uint32_t i = 0; i < w->services.count && rc == 0; i++) {
+        if (run[i] == 1)
+            continue;
+        sqlite3_bind_int64(s, 1, (int64_t)i + 1);
+        sqlite3_bind_text(s, 2, strmap_key(&w->services, i), (int)strmap_key_len(&w->services, i),
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, w->day_set_of[i]);
+        rc = schedule_step_insert(w, s) == 0 ? 0 : -1;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Writes the interned strings, then the services, then the buffered trips
+ * in key order. A trip whose service no other trip runs (every trip of a
+ * day-by-day feed) holds the service_id and its day set in its own row: a
+ * `services` row of its own would cost more than the id (issue #28). */
 int schedule_write_trips(schedule_writer *w)
 {
     sqlite3_stmt *s = NULL;
@@ -259,16 +282,39 @@ int schedule_write_trips(schedule_writer *w)
         w->trips[i].id = w->trip_ids + w->trips[i].id_off;
     if (w->ntrips > 1)
         qsort(w->trips, w->ntrips, sizeof *w->trips, compare_trips);
-    if (schedule_prepare(w, "INSERT INTO trip_rows VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                         &s) != 0)
+    /* the trips each service runs: a repeated trip_id (the same bytes, next
+     * to its first in this order) is refused, so it runs nothing */
+    uint32_t *run = calloc((size_t)w->services.count + 1, sizeof *run);
+    if (!run)
+        return schedule_out_of_memory(w), -1;
+    for (size_t i = 0; i < w->ntrips; i++) {
+        const trip_row *t = &w->trips[i];
+        if (i && t->id_len == t[-1].id_len && memcmp(t->id, t[-1].id, t->id_len) == 0)
+            continue;
+        run[t->service - 1]++;
+    }
+    if ((w->services.count && !w->day_set_of) || write_services(w, run) != 0 ||
+        schedule_prepare(w, "INSERT INTO trip_rows VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)", &s) != 0) {
+        if (!w->failed)
+            schedule_fail(w, "schedule.sqlite: the services' days are missing");
+        free(run);
         return -1;
+    }
     w->file = "trips.txt";
     for (size_t i = 0; i < w->ntrips; i++) {
         const trip_row *t = &w->trips[i];
+        uint32_t service = t->service - 1;
         w->line = t->line;
         sqlite3_bind_text(s, 1, t->id, (int)t->id_len, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, t->route);
-        sqlite3_bind_int64(s, 3, t->service);
+        if (run[service] == 1) {
+            sqlite3_bind_text(s, 3, strmap_key(&w->services, service), (int)strmap_key_len(&w->services, service),
+                              SQLITE_STATIC);
+            sqlite3_bind_int64(s, 11, w->day_set_of[service]);
+        } else {
+            sqlite3_bind_int64(s, 3, t->service);
+            sqlite3_bind_null(s, 11);
+        }
         bind_string_id(s, 4, t->headsign);
         bind_string_id(s, 5, t->short_name);
         bind_opt_int(s, 6, t->direction_id >= 0, t->direction_id);
@@ -279,6 +325,7 @@ int schedule_write_trips(schedule_writer *w)
         int rc = schedule_step_insert(w, s);
         if (rc < 0) {
             sqlite3_finalize(s);
+            free(run);
             return -1;
         }
         if (rc > 0)
@@ -286,5 +333,6 @@ int schedule_write_trips(schedule_writer *w)
                               (int)(t->id_len > SHOWN_MAX ? SHOWN_MAX : t->id_len), t->id);
     }
     sqlite3_finalize(s);
+    free(run);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* sqlite_write.h — what the SQLite store writers (schedule_write.c,
  * shapes_write.c) share. Private to src/.
  *
- * Why it exists: both stores are built the same way: an in-memory database
+ * Why it exists: both stores are built the same way: a database in a
+ * scratch file beside the store (PATH.build-PID, removed afterwards),
  * filled in one transaction, written to its path in one pass by VACUUM INTO
  * (every B-tree page full), closed, fsynced, and removed again on any
  * failure; both trim CSV fields and grow buffers alike. One copy of that
@@ -20,14 +21,14 @@
 /* The stats to fill: `st` zeroed, or `local` (zeroed) when st is NULL. */
 store_stats *store_stats_reset(store_stats *st, store_stats *local);
 
-/* Fills the in-memory `db` (extended result codes on) and writes it to
+/* Fills the scratch `db` (extended result codes on) and writes it to
  * `path`, normally by ending with store_build_vacuum_into. Returns 0, or -1
  * with a message already in the caller's err. */
 typedef int (*store_fill_fn)(void *ctx, sqlite3 *db, const char *path);
 
 /* Builds the store file `path`, which must not exist (`store_name`, e.g.
- * "shapes.sqlite", names it in that error): opens an in-memory database,
- * calls fill, closes, fsyncs. On failure the file is removed and -1 returned
+ * "shapes.sqlite", names it in that error): opens the scratch database,
+ * calls fill, closes and removes it, fsyncs. On failure the file is removed and -1 returned
  * with err set (by fill or here). On success st->bytes and st->seconds are
  * set; st comes from store_stats_reset. */
 int store_build_file(const char *path, const char *store_name, store_fill_fn fill, void *ctx,

@@ -19,6 +19,7 @@
 #include "store/timetable_format.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
+#include "transit/gtfs.h"
 #include "transit/timetable.h"
 #include "transit/tz.h"
 
@@ -87,7 +88,7 @@ typedef struct tt_builder {
     TB_VEC(tt_route) routes;
     TB_VEC(tt_agency) agencies;
     TB_VEC(tb_trip) trips;
-    TB_VEC(uint32_t) services;          /* service_id strings */
+    TB_VEC(uint32_t) services;          /* service_id strings (service i is service_ids' entry i) */
     /* stop_times rows: held only when the feed is not grouped by trip
      * (trip_stream.h folds each trip as it ends otherwise) */
     TB_VEC(tb_stop_time) stop_times;
@@ -101,6 +102,9 @@ typedef struct tt_builder {
     TB_VEC(tb_calendar_date) calendar_dates;
     traffic_days days;                  /* every service's day set, once the calendars are read */
     bool services_pending;              /* trips keep their service_id string, resolved later */
+    gtfs_date_memo dates_month;         /* calendar_date_row's last month parsed */
+    bool service_ids_only;              /* the calendar_dates thread's builder: a service's id is
+                                           kept in service_ids only (services.v is TT_NONE) */
     bool have_dist;
 
     tz_zone zone;

@@ -1,9 +1,10 @@
 /* rt_feed.c — GTFS-Realtime protobuf in, rt_feed (include/transit/rt_feed.h) out.
  *
  * Why it exists: the one place that knows protobuf-c and the generated
- * gtfs-realtime.pb-c.h (built from proto/ into build/gen). It unpacks a
+ * gtfs-realtime.pb-c.h (built from proto/ into build/gen). It reads a
  * FeedMessage, checks the header and each entity, and copies what transitd
- * uses into one arena the rt_feed owns, then frees the protobuf-c message.
+ * uses into one arena the rt_feed owns, one entity at a time (see
+ * rt_feed_decode for why the top level is walked by hand).
  */
 #include "transit/rt_feed.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "gtfs-realtime.pb-c.h"
+#include "transit/rt_feed_wire.h"
 
 /* ------------------------------------------------------------ arena */
 
@@ -22,17 +24,26 @@ typedef struct rt_arena_block {
     _Alignas(max_align_t) unsigned char data[];
 } rt_arena_block;
 
+/* Strings that repeat across a feed (stop ids, dates, route ids) are kept
+ * once: a 64 MB feed names a few thousand stops millions of times. The
+ * table lives only while the feed is decoded. */
+typedef struct rt_intern {
+    const char **slots;        /* arena strings; NULL: empty */
+    size_t mask, count;
+} rt_intern;
+
 struct rt_arena {
     rt_arena_block *head;
+    rt_intern intern;
 };
 
-static void *arena_alloc(struct rt_arena *a, size_t n) {
-    size_t align = _Alignof(max_align_t);
-    n = (n + align - 1) & ~(align - 1);
-    if (n == 0) n = align;
+/* n bytes aligned to `align` (a power of two), zeroed when `zero`. */
+static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
+    if (n == 0) n = 1;
     rt_arena_block *b = a->head;
-    if (!b || b->size - b->used < n) {
-        size_t size = n > 65536 ? n : 65536;
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->size || b->size - at < n) {
+        size_t size = n > 262144 ? n : 262144;
         rt_arena_block *nb = malloc(sizeof *nb + size);
         if (!nb) return NULL;
         nb->next = b;
@@ -40,12 +51,15 @@ static void *arena_alloc(struct rt_arena *a, size_t n) {
         nb->size = size;
         a->head = nb;
         b = nb;
+        at = 0;
     }
-    void *p = b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
+    void *p = b->data + at;
+    b->used = at + n;
+    if (zero) memset(p, 0, n);
     return p;
 }
+
+static void *arena_alloc(struct rt_arena *a, size_t n) { return arena_take(a, n, _Alignof(max_align_t), true); }
 
 static void arena_free(struct rt_arena *a) {
     if (!a) return;
@@ -55,20 +69,66 @@ static void arena_free(struct rt_arena *a) {
         free(b);
         b = next;
     }
+    free(a->intern.slots);
     free(a);
 }
 
-/* A copy of s in the arena; NULL stays NULL. *oom is set when it cannot. */
+/* A copy of s in the arena (no alignment: strings are read byte by byte);
+ * NULL stays NULL. *oom is set when it cannot. */
 static const char *arena_str(struct rt_arena *a, const char *s, bool *oom) {
     if (!s) return NULL;
     size_t n = strlen(s);
-    char *p = arena_alloc(a, n + 1);
+    char *p = arena_take(a, n + 1, 1, false);
     if (!p) {
         *oom = true;
         return NULL;
     }
     memcpy(p, s, n + 1);
     return p;
+}
+
+static uint64_t intern_hash(const char *s) {
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* arena_str for a string that repeats: the copy made the first time. */
+static const char *arena_str_shared(struct rt_arena *a, const char *s, bool *oom) {
+    if (!s) return NULL;
+    rt_intern *t = &a->intern;
+    if (t->count + 1 > (t->mask + 1) / 2) {   /* grow: at most half full */
+        size_t cap = t->slots ? 2 * (t->mask + 1) : 1024;
+        const char **slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            *oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; t->slots && i <= t->mask; i++) {
+            if (!t->slots[i]) continue;
+            size_t k = intern_hash(t->slots[i]) & (cap - 1);
+            while (slots[k]) k = (k + 1) & (cap - 1);
+            slots[k] = t->slots[i];
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->mask = cap - 1;
+    }
+    size_t k = intern_hash(s) & t->mask;
+    for (; t->slots[k]; k = (k + 1) & t->mask)
+        if (strcmp(t->slots[k], s) == 0) return t->slots[k];
+    const char *copy = arena_str(a, s, oom);
+    if (copy) {
+        t->slots[k] = copy;
+        t->count++;
+    }
+    return copy;
+}
+
+/* The table is for the decode only. */
+static void intern_done(struct rt_arena *a) {
+    free(a->intern.slots);
+    a->intern = (rt_intern){0};
 }
 
 /* ------------------------------------------------------------ parsing helpers */
@@ -230,9 +290,9 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
     out->direction_id = td->has_direction_id ? (td->direction_id <= 1 ? (int)td->direction_id : -1) : -1;
     out->entity_id = arena_str(a, entity_id, oom);
     out->trip_id = arena_str(a, td->trip_id, oom);
-    out->route_id = arena_str(a, td->route_id, oom);
-    out->start_date = arena_str(a, td->start_date, oom);
-    out->start_time = arena_str(a, td->start_time, oom);
+    out->route_id = arena_str_shared(a, td->route_id, oom);
+    out->start_date = arena_str_shared(a, td->start_date, oom);
+    out->start_time = arena_str_shared(a, td->start_time, oom);
     if (tu->vehicle) {
         out->vehicle_id = arena_str(a, tu->vehicle->id, oom);
         out->vehicle_label = arena_str(a, tu->vehicle->label, oom);
@@ -289,7 +349,7 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         }
         s->has_stop_sequence = u->has_stop_sequence;
         s->stop_sequence = u->stop_sequence;
-        s->stop_id = arena_str(a, u->stop_id, oom);
+        s->stop_id = arena_str_shared(a, u->stop_id, oom);
         s->relationship = srel;
         s->departure_occupancy = u->has_departure_occupancy_status &&
                                          (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
@@ -395,20 +455,180 @@ static bool supported_version(const char *v) {
     return v && (strcmp(v, "1.0") == 0 || strncmp(v, "2.", 2) == 0);
 }
 
+/* One FeedEntity, unpacked: its vehicle, trip update or alert copied into f
+ * (or skipped, counted, or rejected with its reason). */
+static void decode_entity(rt_feed *f, const TransitRealtime__FeedEntity *e, bool *oom)
+{
+    if (e->is_deleted || (!e->trip_update && !e->alert && !e->vehicle)) {
+        f->ignored++;
+        return;
+    }
+    /* a vehicle may share its entity with its trip's update */
+    if (e->vehicle && !e->alert) {
+        rt_vehicle *v = &f->vehicles[f->vehicle_count];
+        if (rt_vehicle_decode(f, e->id, e->vehicle, v, oom)) f->vehicle_count++;
+        else memset(v, 0, sizeof *v);
+        if (!e->trip_update) return;
+    } else if (e->vehicle) {
+        reject(f, e->id, "entity holds both a vehicle and an alert");
+        return;
+    }
+    if (e->trip_update && e->alert) {
+        reject(f, e->id, "entity holds both a trip_update and an alert");
+        return;
+    }
+    if (e->trip_update) {
+        rt_trip_update *t = &f->trip_updates[f->trip_update_count];
+        if (decode_trip_update(f, e->id, e->trip_update, t, oom)) f->trip_update_count++;
+        else memset(t, 0, sizeof *t);
+    } else {
+        rt_alert *al = &f->alerts[f->alert_count];
+        if (decode_alert(f, e->id, e->alert, al, oom)) f->alert_count++;
+        else memset(al, 0, sizeof *al);
+    }
+}
+
+/* FeedMessage's field numbers (proto/gtfs-realtime.proto), and FeedEntity's
+ * that say which kind an entity is. */
+enum { FEED_HEADER = 1, FEED_ENTITY = 2, ENTITY_TRIP_UPDATE = 3, ENTITY_VEHICLE = 4, ENTITY_ALERT = 5 };
+
+#define NOT_A_FEED "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf, or a required field is missing)"
+
+/* What the first walk over the top level found: the header's bytes (more
+ * than one header field: merged, as protobuf concatenation merges), and how
+ * many entities of each kind the arrays must hold. */
+typedef struct feed_outline {
+    const uint8_t *header;     /* the first header field's bytes */
+    size_t header_len;
+    size_t header_fields;
+    size_t entities, trip_updates, vehicles, alerts;
+} feed_outline;
+
+/* Walks the top level of data (and each entity's own top level, for its
+ * kind) without unpacking anything. false with err set when the wire format
+ * is broken or a known field has the wrong wire type. */
+static bool outline_feed(const uint8_t *data, size_t len, feed_outline *o, char *err, size_t errlen)
+{
+    char why[200];
+    pb_wire_field fld;
+    size_t pos = 0;
+    int rc;
+    *o = (feed_outline){0};
+    while ((rc = pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why)) == 1) {
+        if (fld.number != FEED_HEADER && fld.number != FEED_ENTITY)
+            continue;   /* an unknown field or an extension: skipped, as protobuf-c skips it */
+        if (fld.wire_type != PB_WIRE_LEN) {
+            snprintf(err, errlen, NOT_A_FEED ": field %u (%s) at byte %zu has wire type %u, not length-delimited",
+                     fld.number, fld.number == FEED_HEADER ? "header" : "entity", fld.offset, fld.wire_type);
+            return false;
+        }
+        if (fld.number == FEED_HEADER) {
+            if (!o->header_fields++) {
+                o->header = fld.data;
+                o->header_len = fld.len;
+            }
+            continue;
+        }
+        bool kind[6] = {false};
+        pb_wire_field inner;
+        size_t ipos = 0;
+        size_t base = (size_t)(fld.data - data);
+        while ((rc = pb_wire_next(fld.data, fld.len, base, &ipos, &inner, why, sizeof why)) == 1)
+            if (inner.number >= ENTITY_TRIP_UPDATE && inner.number <= ENTITY_ALERT)
+                kind[inner.number] = true;
+        if (rc < 0) {
+            snprintf(err, errlen, NOT_A_FEED ": entity %zu: %s", o->entities, why);
+            return false;
+        }
+        o->entities++;
+        o->trip_updates += kind[ENTITY_TRIP_UPDATE];
+        o->vehicles += kind[ENTITY_VEHICLE];
+        o->alerts += kind[ENTITY_ALERT];
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, NOT_A_FEED ": %s", why);
+        return false;
+    }
+    if (!o->header_fields) {
+        snprintf(err, errlen, NOT_A_FEED ": no header, %zu bytes", len);
+        return false;
+    }
+    if (o->entities > UINT32_MAX / 2) {
+        snprintf(err, errlen, "too many entities");
+        return false;
+    }
+    return true;
+}
+
+/* The header, unpacked: from its one field's bytes, or from all of its
+ * fields concatenated (protobuf merges a message field given twice), each
+ * of which must be a whole header on its own, as protobuf-c's unpack of the
+ * whole message wants. NULL with err set when it cannot be. */
+static TransitRealtime__FeedHeader *unpack_header(const uint8_t *data, size_t len, const feed_outline *o,
+                                                  char *err, size_t errlen)
+{
+    TransitRealtime__FeedHeader *h = NULL;
+    if (o->header_fields == 1) {
+        h = transit_realtime__feed_header__unpack(NULL, o->header_len, o->header);
+    } else {
+        size_t total = 0, pos = 0;
+        pb_wire_field fld;
+        char why[200];
+        while (pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1) {
+            if (fld.number != FEED_HEADER) continue;
+            TransitRealtime__FeedHeader *alone = transit_realtime__feed_header__unpack(NULL, fld.len, fld.data);
+            if (!alone) {
+                snprintf(err, errlen, NOT_A_FEED ": the header at byte %zu is malformed or has no "
+                         "gtfs_realtime_version", fld.offset);
+                return NULL;
+            }
+            transit_realtime__feed_header__free_unpacked(alone, NULL);
+            total += fld.len;
+        }
+        uint8_t *joined = malloc(total ? total : 1);
+        if (!joined) {
+            snprintf(err, errlen, "out of memory decoding the feed");
+            return NULL;
+        }
+        size_t at = 0;
+        pos = 0;
+        while (pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1)
+            if (fld.number == FEED_HEADER) {
+                memcpy(joined + at, fld.data, fld.len);
+                at += fld.len;
+            }
+        h = transit_realtime__feed_header__unpack(NULL, total, joined);
+        free(joined);
+    }
+    if (!h)
+        snprintf(err, errlen, NOT_A_FEED ": the header is malformed or has no gtfs_realtime_version");
+    return h;
+}
+
+/* Why the top level is walked by hand: protobuf-c has no streaming API.
+ * transit_realtime__feed_message__unpack builds the tree of every entity
+ * at once, several times the wire size (a 64 MB feed of 200,000 entities
+ * took well over a gigabyte), before anything is copied out of it. A
+ * FeedMessage's top level is only field 1 (the header) and repeated field
+ * 2 (the entities), both length-delimited, so rt_feed_wire.c walks it, and
+ * protobuf-c's generated unpack takes one FeedEntity at a time, which is
+ * copied into the arena and freed: the peak is the feed's bytes, the arena
+ * and one entity. The first walk only sizes the arrays (no entity is
+ * unpacked twice). A malformed entity still fails the whole feed, as the
+ * whole-message unpack did. */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen) {
     if (!data && len) {
         snprintf(err, errlen, "no data");
         return NULL;
     }
-    TransitRealtime__FeedMessage *msg =
-        transit_realtime__feed_message__unpack(NULL, len, data ? data : (const uint8_t *)"");
-    if (!msg) {
-        snprintf(err, errlen, "not a GTFS-Realtime FeedMessage (malformed or truncated protobuf, "
-                              "or a required field is missing), %zu bytes", len);
+    if (!data) data = (const uint8_t *)"";
+    feed_outline o;
+    if (!outline_feed(data, len, &o, err, errlen))
         return NULL;
-    }
+    TransitRealtime__FeedHeader *h = unpack_header(data, len, &o, err, errlen);
+    if (!h)
+        return NULL;
     rt_feed *f = NULL;
-    const TransitRealtime__FeedHeader *h = msg->header;
     if (!supported_version(h->gtfs_realtime_version)) {
         snprintf(err, errlen, "unsupported gtfs_realtime_version \"%.16s\" (1.0 or 2.x)",
                  h->gtfs_realtime_version);
@@ -419,67 +639,52 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
         snprintf(err, errlen, "DIFFERENTIAL feeds are not supported (FULL_DATASET only)");
         goto out;
     }
-    if (msg->n_entity > UINT32_MAX / 2) {
-        snprintf(err, errlen, "too many entities");
-        goto out;
-    }
     f = calloc(1, sizeof *f);
     if (!f || !(f->arena = calloc(1, sizeof *f->arena))) goto oom;
+    f->refs = 1;
     bool oom = false;
     f->version = arena_str(f->arena, h->gtfs_realtime_version, &oom);
     f->timestamp = h->has_timestamp ? h->timestamp : 0;
-    uint32_t ntu = 0, nal = 0, nveh = 0;
-    for (size_t i = 0; i < msg->n_entity; i++) {
-        if (msg->entity[i]->trip_update) ntu++;
-        if (msg->entity[i]->alert) nal++;
-        if (msg->entity[i]->vehicle) nveh++;
-    }
-    if (ntu && !(f->trip_updates = arena_alloc(f->arena, sizeof *f->trip_updates * ntu))) goto oom;
-    if (nal && !(f->alerts = arena_alloc(f->arena, sizeof *f->alerts * nal))) goto oom;
-    if (nveh && !(f->vehicles = arena_alloc(f->arena, sizeof *f->vehicles * nveh))) goto oom;
-    for (size_t i = 0; i < msg->n_entity && !oom; i++) {
-        const TransitRealtime__FeedEntity *e = msg->entity[i];
-        if (e->is_deleted || (!e->trip_update && !e->alert && !e->vehicle)) {
-            f->ignored++;
+    if (o.trip_updates && !(f->trip_updates = arena_alloc(f->arena, sizeof *f->trip_updates * o.trip_updates)))
+        goto oom;
+    if (o.alerts && !(f->alerts = arena_alloc(f->arena, sizeof *f->alerts * o.alerts))) goto oom;
+    if (o.vehicles && !(f->vehicles = arena_alloc(f->arena, sizeof *f->vehicles * o.vehicles))) goto oom;
+    char why[200];
+    pb_wire_field fld;
+    size_t pos = 0, index = 0;
+    while (!oom && pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1) {
+        if (fld.number != FEED_ENTITY)
             continue;
+        TransitRealtime__FeedEntity *e = transit_realtime__feed_entity__unpack(NULL, fld.len, fld.data);
+        if (!e) {
+            snprintf(err, errlen, NOT_A_FEED ": entity %zu at byte %zu is malformed or misses a required field",
+                     index, fld.offset);
+            goto out;
         }
-        /* a vehicle may share its entity with its trip's update */
-        if (e->vehicle && !e->alert) {
-            rt_vehicle *v = &f->vehicles[f->vehicle_count];
-            if (rt_vehicle_decode(f, e->id, e->vehicle, v, &oom)) f->vehicle_count++;
-            else memset(v, 0, sizeof *v);
-            if (!e->trip_update) continue;
-        } else if (e->vehicle) {
-            reject(f, e->id, "entity holds both a vehicle and an alert");
-            continue;
-        }
-        if (e->trip_update && e->alert) {
-            reject(f, e->id, "entity holds both a trip_update and an alert");
-            continue;
-        }
-        if (e->trip_update) {
-            rt_trip_update *t = &f->trip_updates[f->trip_update_count];
-            if (decode_trip_update(f, e->id, e->trip_update, t, &oom)) f->trip_update_count++;
-            else memset(t, 0, sizeof *t);
-        } else {
-            rt_alert *al = &f->alerts[f->alert_count];
-            if (decode_alert(f, e->id, e->alert, al, &oom)) f->alert_count++;
-            else memset(al, 0, sizeof *al);
-        }
+        decode_entity(f, e, &oom);
+        transit_realtime__feed_entity__free_unpacked(e, NULL);
+        index++;
     }
     if (oom) goto oom;
-    transit_realtime__feed_message__free_unpacked(msg, NULL);
+    intern_done(f->arena);
+    transit_realtime__feed_header__free_unpacked(h, NULL);
     return f;
 oom:
     snprintf(err, errlen, "out of memory decoding the feed");
 out:
     rt_feed_free(f);
-    transit_realtime__feed_message__free_unpacked(msg, NULL);
+    transit_realtime__feed_header__free_unpacked(h, NULL);
     return NULL;
 }
 
+rt_feed *rt_feed_retain(rt_feed *feed)
+{
+    if (feed) __atomic_add_fetch(&feed->refs, 1, __ATOMIC_RELAXED);
+    return feed;
+}
+
 void rt_feed_free(rt_feed *feed) {
-    if (!feed) return;
+    if (!feed || __atomic_sub_fetch(&feed->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
     arena_free(feed->arena);
     free(feed);
 }

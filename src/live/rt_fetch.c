@@ -11,17 +11,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 bool rt_source_is_url(const char *source)
 {
     return strncmp(source, "http://", 7) == 0 || strncmp(source, "https://", 8) == 0;
 }
 
+/* The body as it arrives. Its memory counts against the realtime memory
+ * bound (a 64 MB feed: the bytes are a third of what the poll may hold), so
+ * it is sized once where the size is known beforehand (a file's size, a
+ * Content-Length), grows by half otherwise, and is trimmed to the body at
+ * the end (grow_trim): no doubling slack is left around while decoding. */
 typedef struct grow_buf {
     uint8_t *data;
     size_t len, cap;
     bool too_big, oom;
+    CURL *easy;                /* a URL's transfer, for its Content-Length */
 } grow_buf;
+
+/* Room for `want` bytes in all, allocated once. */
+static bool grow_reserve(grow_buf *b, size_t want)
+{
+    if (want <= b->cap) return true;
+    uint8_t *d = realloc(b->data, want);
+    if (!d) {
+        b->oom = true;
+        return false;
+    }
+    b->data = d;
+    b->cap = want;
+    return true;
+}
+
+/* The buffer cut to the body's length (realloc of a large block moves no
+ * bytes on Linux: mremap). */
+static void grow_trim(grow_buf *b)
+{
+    if (b->len && b->len < b->cap) {
+        uint8_t *d = realloc(b->data, b->len);
+        if (d) {
+            b->data = d;
+            b->cap = b->len;
+        }
+    }
+}
 
 static bool grow_append(grow_buf *b, const void *p, size_t n)
 {
@@ -29,9 +63,16 @@ static bool grow_append(grow_buf *b, const void *p, size_t n)
         b->too_big = true;
         return false;
     }
+    if (!b->cap && b->easy) {   /* the first bytes of an answer: its announced length, when sane */
+        curl_off_t announced = -1;
+        if (curl_easy_getinfo(b->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK &&
+            announced > 0 && announced <= RT_FETCH_MAX_BYTES && !grow_reserve(b, (size_t)announced))
+            return false;
+    }
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 64 * 1024;
-        while (cap < b->len + n) cap *= 2;
+        while (cap < b->len + n) cap += cap / 2;
+        if (cap > RT_FETCH_MAX_BYTES) cap = RT_FETCH_MAX_BYTES;
         uint8_t *d = realloc(b->data, cap);
         if (!d) {
             b->oom = true;
@@ -52,10 +93,26 @@ static int fetch_file(const char *path, grow_buf *b, char *err, size_t errlen)
         snprintf(err, errlen, "cannot open %.200s: %s", path, strerror(errno));
         return -1;
     }
-    char chunk[65536];
+    /* read straight into a buffer of the file's size (one byte more, to see
+     * it grow while read) */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+        (uint64_t)st.st_size < RT_FETCH_MAX_BYTES)
+        grow_reserve(b, (size_t)st.st_size + 1);
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (!grow_append(b, chunk, n)) break;
+    while (!b->oom) {
+        if (b->cap - b->len < 4096) {
+            char chunk[65536];
+            if ((n = fread(chunk, 1, sizeof chunk, f)) == 0 || !grow_append(b, chunk, n)) break;
+            continue;
+        }
+        if ((n = fread(b->data + b->len, 1, b->cap - b->len, f)) == 0) break;
+        if (b->len + n > RT_FETCH_MAX_BYTES) {
+            b->too_big = true;
+            break;
+        }
+        b->len += n;
+    }
     bool failed = ferror(f);
     fclose(f);
     if (b->too_big) {
@@ -155,6 +212,7 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &answered);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    b->easy = c;
     curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(timeout_s ? timeout_s : 30));
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
     /* a request header (an API key) must not follow a redirect to another
@@ -167,6 +225,7 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    b->easy = NULL;
     curl_easy_cleanup(c);
     curl_slist_free_all(list);
     if (b->too_big) {
@@ -204,6 +263,7 @@ int rt_fetch_conditional(const char *source, const char *label, unsigned timeout
         free(b.data);
         return rc;
     }
+    grow_trim(&b);
     *data = b.data;
     *len = b.len;
     return 0;

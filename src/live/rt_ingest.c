@@ -33,13 +33,39 @@ typedef struct rt_source {
     char feed[48];                    /* --gtfs-rt-feed: its ids' feed of a merged dataset, or "" */
 } rt_source;
 
+/* The feed in use: the merge, and a reference to every source feed it
+ * points into. Counted: the overlay build, the alerts and the trip-updates
+ * export each take a reference under the lock and work on it after letting
+ * the lock go, so a poll never waits for them nor frees what they read, and
+ * /metrics and /readyz never wait for a 64 MB feed's overlay. */
+typedef struct feed_use {
+    int refs;
+    rt_feed *merged;               /* NULL: no feed */
+    bool merged_owned;             /* several sources: arrays of ours over their feeds */
+    rt_feed *sources[RT_MAX_SOURCES];
+    size_t nsources;
+} feed_use;
+
+static feed_use *use_retain(feed_use *u)
+{
+    if (u) __atomic_add_fetch(&u->refs, 1, __ATOMIC_RELAXED);
+    return u;
+}
+
+static void use_release(feed_use *u)
+{
+    if (!u || __atomic_sub_fetch(&u->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    if (u->merged_owned) rt_feed_merged_free(u->merged);
+    for (size_t i = 0; i < u->nsources; i++) rt_feed_free(u->sources[i]);
+    free(u);
+}
+
 struct rt_ingest {
     rt_source *sources;
     size_t count;
     unsigned timeout_s, max_age_s;
-    pthread_mutex_t lock;
-    rt_feed *merged;               /* the feed in use, or NULL */
-    bool merged_owned;             /* several sources: arrays of ours over their feeds */
+    pthread_mutex_t lock;          /* held only to read or swap the state, never to build */
+    feed_use *use;                 /* the feed in use, or NULL */
     uint64_t polls;                /* rounds */
     rt_overlay_stats stats;        /* of the last overlay built */
     rt_vehicles_stats vehicle_stats;   /* of the vehicles built with it */
@@ -55,18 +81,20 @@ void rt_ingest_set_id_lookup(rt_ingest *in, rt_id_exists_fn exists, void *ctx)
     in->id_exists_ctx = ctx;
 }
 
-static void free_merged(rt_ingest *in)
+/* The feed in use with a reference of the caller's (release it with
+ * use_release), or NULL. */
+static feed_use *take_use(rt_ingest *in)
 {
-    if (in->merged_owned)
-        rt_feed_merged_free(in->merged);
-    in->merged = NULL;
-    in->merged_owned = false;
+    pthread_mutex_lock(&in->lock);
+    feed_use *u = use_retain(in->use);
+    pthread_mutex_unlock(&in->lock);
+    return u;
 }
 
 void rt_ingest_free(rt_ingest *in)
 {
     if (!in) return;
-    free_merged(in);
+    use_release(in->use);
     for (size_t i = 0; i < in->count; i++) {
         rt_source *s = &in->sources[i];
         rt_feed_free(s->good);
@@ -148,26 +176,33 @@ static size_t merge_order(const rt_ingest *in, size_t *order)
     return n;
 }
 
-/* The merged feed of the sources marked merged; call with the lock held.
- * False when out of memory (the previous merge stays). */
-static bool rebuild_merge(rt_ingest *in)
+/* The merged feed of the sources marked merged, in use from now; call with
+ * the lock held. The one it replaces goes to *old (release it after the
+ * lock). False when out of memory (the previous merge stays). */
+static bool rebuild_merge(rt_ingest *in, feed_use **old)
 {
     size_t order[RT_MAX_SOURCES];
     size_t n = merge_order(in, order);
-    if (in->count == 1 || n <= 1) {
-        free_merged(in);
-        in->merged = n ? in->sources[order[0]].good : NULL;
-        return true;
-    }
-    const rt_feed *feeds[RT_MAX_SOURCES];
-    for (size_t k = 0; k < n; k++)
-        feeds[k] = in->sources[order[k]].good;
-    rt_feed *m = rt_feed_merge(feeds, n);
-    if (!m)
+    feed_use *u = calloc(1, sizeof *u);
+    if (!u)
         return false;
-    free_merged(in);
-    in->merged = m;
-    in->merged_owned = true;
+    u->refs = 1;
+    if (in->count == 1 || n <= 1) {
+        u->merged = n ? in->sources[order[0]].good : NULL;
+    } else {
+        const rt_feed *feeds[RT_MAX_SOURCES];
+        for (size_t k = 0; k < n; k++)
+            feeds[k] = in->sources[order[k]].good;
+        if (!(u->merged = rt_feed_merge(feeds, n))) {
+            free(u);
+            return false;
+        }
+        u->merged_owned = true;
+    }
+    for (size_t k = 0; k < n; k++)
+        u->sources[u->nsources++] = rt_feed_retain(in->sources[order[k]].good);
+    *old = in->use;
+    in->use = u;
     return true;
 }
 
@@ -287,7 +322,8 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
     }
     /* a vehicle shown goes stale: the same feeds, but another set to show */
     bool expired = now >= in->vehicles_expire_at;
-    bool merged_ok = !changed || rebuild_merge(in);
+    feed_use *old_use = NULL;
+    bool merged_ok = !changed || rebuild_merge(in, &old_use);
     if (!merged_ok) {
         /* keep the previous merge over the previous feeds: put them back */
         size_t k = 0;
@@ -305,6 +341,8 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
         changed = false;
     }
     pthread_mutex_unlock(&in->lock);
+    /* the feeds replaced go when the last reader of them lets go */
+    use_release(old_use);
     for (size_t k = 0; k < nold; k++) rt_feed_free(old[k]);
     if (changed || (expired && merged_ok)) return RT_POLL_NEW;
     return failed ? RT_POLL_FAILED : RT_POLL_UNCHANGED;
@@ -315,25 +353,29 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
 rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now)
 {
     rt_overlay_stats stats;
-    /* the feeds stay while the lock is held: a poll that replaces one
-     * waits, and frees the old one only after */
     rt_vehicles_stats vstats;
-    pthread_mutex_lock(&in->lock);
-    rt_overlay *o = rt_overlay_build(in->merged, ds, now, &stats);
-    rt_vehicles *v = o && in->merged ? rt_vehicles_build(in->merged->vehicles, in->merged->vehicle_count, ds, now,
-                                                         in->max_age_s, &vstats)
-                                     : NULL;
-    if (o && in->merged && !v) {
+    /* built off to the side without the lock: the reference keeps the
+     * feeds while a poll replaces them, and readers keep the overlay
+     * published until the caller swaps this one in */
+    feed_use *u = take_use(in);
+    const rt_feed *merged = u ? u->merged : NULL;
+    rt_overlay *o = rt_overlay_build(merged, ds, now, &stats);
+    rt_vehicles *v = o && merged ? rt_vehicles_build(merged->vehicles, merged->vehicle_count, ds, now,
+                                                     in->max_age_s, &vstats)
+                                 : NULL;
+    if (o && merged && !v) {
         rt_overlay_release(o);   /* out of memory: the previous overlay stays */
         o = NULL;
     }
     if (o) {
+        rt_overlay_set_vehicles(o, v);
+        pthread_mutex_lock(&in->lock);
         in->stats = stats;
         in->vehicle_stats = v ? vstats : (rt_vehicles_stats){0};
         in->vehicles_expire_at = rt_vehicles_expires_at(v);
-        rt_overlay_set_vehicles(o, v);
+        pthread_mutex_unlock(&in->lock);
     }
-    pthread_mutex_unlock(&in->lock);
+    use_release(u);
     return o;
 }
 
@@ -341,22 +383,25 @@ long rt_ingest_alerts(rt_ingest *in, int64_t now, alert ***out)
 {
     uint32_t rejected = 0;
     char err[256];
-    pthread_mutex_lock(&in->lock);
-    long n = rt_alerts_from_feed(in->merged, now, out, &rejected, err, sizeof err);
+    feed_use *u = take_use(in);
+    long n = rt_alerts_from_feed(u ? u->merged : NULL, now, out, &rejected, err, sizeof err);
+    use_release(u);
     if (n >= 0) {
+        pthread_mutex_lock(&in->lock);
         in->alerts_shown = (uint32_t)n;
         in->alerts_rejected = rejected;
+        pthread_mutex_unlock(&in->lock);
     }
-    pthread_mutex_unlock(&in->lock);
     return n;
 }
 
 int rt_ingest_encode_trip_updates(rt_ingest *in, int64_t now, uint8_t **out, size_t *len)
 {
-    pthread_mutex_lock(&in->lock);
-    uint64_t stamp = in->merged && in->merged->timestamp ? in->merged->timestamp : (uint64_t)(now > 0 ? now : 0);
-    int rc = rt_encode_trip_updates(in->merged, stamp, out, len);
-    pthread_mutex_unlock(&in->lock);
+    feed_use *u = take_use(in);
+    const rt_feed *merged = u ? u->merged : NULL;
+    uint64_t stamp = merged && merged->timestamp ? merged->timestamp : (uint64_t)(now > 0 ? now : 0);
+    int rc = rt_encode_trip_updates(merged, stamp, out, len);
+    use_release(u);
     return rc;
 }
 
@@ -457,7 +502,7 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
 {
     text_out t = {out, cap, 0};
     pthread_mutex_lock(&in->lock);
-    const rt_feed *f = in->merged;
+    const rt_feed *f = in->use ? in->use->merged : NULL;   /* the lock keeps the use's reference */
     const rt_overlay_stats *s = &in->stats;
     uint64_t fetch_failures = 0, decode_failures = 0;
     int64_t last_success = 0, last_failure = 0;

@@ -485,13 +485,41 @@ static dataset *open_dataset(const char *dir, bool trusted, char *err, size_t er
 void dataset_drop_pages(const dataset *ds)
 {
 #ifdef MADV_DONTNEED
-    /* The mapping is read-only and shared: its pages stay in the page cache
+    /* The mappings are read-only files: their pages stay in the page cache
      * and a touch maps one back, so this is advice, and a failure changes
      * nothing. */
     madvise((void *)ds->base, ds->size, MADV_DONTNEED);
+    if (ds->derived_map)
+        madvise(ds->derived_map, ds->derived_map_size, MADV_DONTNEED);
+    for (int i = 0; i < DATASET_EXTENSIONS_MAX; i++)
+        if (ds->extension_map[i])
+            madvise(ds->extension_map[i], ds->extension_map_size[i], MADV_DONTNEED);
+    if (ds->extensions_to_files) {
+        /* a server's: the timetable's large folios go too (see
+         * dataset_release_page_cache), now that no page of it is mapped here */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/timetable.bin", ds->dir);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == ds->file_dev &&
+            (uint64_t)st.st_ino == ds->file_ino)
+            dataset_release_page_cache(fd);
+        if (fd >= 0)
+            close(fd);
+    }
 #else
     (void)ds;
 #endif
+}
+
+void dataset_keep_derived_in_files(dataset *ds)
+{
+    if (!ds->derived_map)
+        dataset_cache_move(ds);   /* best effort: a directory it cannot write keeps them in the heap */
+    ds->extensions_to_files = true;
+    /* the open's checks have read the timetable in order; queries read it
+     * at scattered places from now on */
+    dataset_advise_random((void *)ds->base, ds->size);
 }
 
 dataset *dataset_retain(dataset *ds)
@@ -567,6 +595,8 @@ void *dataset_extension_get(dataset *ds, const dataset_extension *ext, char *err
             data = dataset_cache_load_extension(ds, ext, slot);
         if (!data && (data = ext->derive(ds, err, errlen)) && keep)
             dataset_cache_save_extension(ds, ext, data);
+        else if (data && !keep && ds->extensions_to_files && ext->file && ext->save && ext->view)
+            data = dataset_cache_move_extension(ds, ext, slot, data);
         if (data)
             atomic_store_explicit(&ds->extension_data[slot], data, memory_order_release);
     }

@@ -102,19 +102,16 @@ static uint32_t mask_for(uint32_t records)
     return (uint32_t)(size - 1);
 }
 
-int dataset_cache_load(dataset *ds, const char *path)
+/* Maps the derived arrays from fd when its header binds them to this
+ * timetable; 0 and ds's derived fields pointing into the mapping, or -1
+ * with nothing changed. */
+static int load_fd(dataset *ds, int fd)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(cache_header)) {
-        close(fd);
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(cache_header))
         return -1;
-    }
     size_t size = (size_t)st.st_size;
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (map == MAP_FAILED)
         return -1;
     const cache_header *h = map;
@@ -145,6 +142,7 @@ int dataset_cache_load(dataset *ds, const char *path)
         munmap(map, size);
         return -1;
     }
+    dataset_advise_random(map, size);
     for (int i = 0; i < SEC_COUNT; i++)
         *refs[i].ptr = (char *)map + h->sections[i].offset;
     ds->derived_map = map;
@@ -152,9 +150,20 @@ int dataset_cache_load(dataset *ds, const char *path)
     return 0;
 }
 
+int dataset_cache_load(dataset *ds, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = load_fd(ds, fd);
+    close(fd);
+    return rc;
+}
+
 static bool write_all(int fd, const void *data, size_t len) { return fd_write_all(fd, data, len) == 0; }
 
-int dataset_cache_save(dataset *ds, const char *path)
+/* Writes the derived arrays to fd, from its start: 0, or -1. */
+static int write_cache(dataset *ds, int fd)
 {
     cache_header h;
     memset(&h, 0, sizeof h);
@@ -176,11 +185,6 @@ int dataset_cache_save(dataset *ds, const char *path)
         at += (count[i] * refs[i].elem_size + CACHE_ALIGN - 1) / CACHE_ALIGN * CACHE_ALIGN;
     }
     h.file_size = at;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;   /* a read-only snapshot: it is derived at every open */
     static const char zeros[CACHE_ALIGN];
     bool ok = write_all(fd, &h, sizeof h);
     uint64_t pos = sizeof h;
@@ -190,13 +194,61 @@ int dataset_cache_save(dataset *ds, const char *path)
         ok = ok && write_all(fd, *refs[i].ptr, bytes);
         pos = h.sections[i].offset + bytes;
     }
-    ok = ok && write_all(fd, zeros, (size_t)(h.file_size - pos)) && fsync(fd) == 0;
+    return ok && write_all(fd, zeros, (size_t)(h.file_size - pos)) ? 0 : -1;
+}
+
+int dataset_cache_save(dataset *ds, const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;   /* a read-only snapshot: it is derived at every open */
+    bool ok = write_cache(ds, fd) == 0 && fsync(fd) == 0;
     close(fd);
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
     }
     return 0;
+}
+
+/* An unlinked file in the version directory, open for reading and writing:
+ * what a dataset derived, moved out of the heap (dataset_cache_move and
+ * dataset_cache_move_extension); -1 when the directory is not writable. The
+ * name is gone before anything is written, so a crash leaves nothing. */
+static int unlinked_file(const dataset *ds, const char *what)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.%s-open-XXXXXX", ds->dir, what);
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+}
+
+int dataset_cache_move(dataset *ds)
+{
+    int fd = unlinked_file(ds, "derived");
+    if (fd < 0)
+        return -1;
+    section_ref refs[SEC_COUNT];
+    void *heap[SEC_COUNT];
+    section_refs(ds, refs);
+    for (int i = 0; i < SEC_COUNT; i++)
+        heap[i] = *refs[i].ptr;
+    int rc = -1;
+    if (write_cache(ds, fd) == 0) {
+        dataset_release_page_cache(fd);
+        rc = load_fd(ds, fd);
+    }
+    close(fd);
+    if (rc == 0)
+        for (int i = 0; i < SEC_COUNT; i++)
+            free(heap[i]);
+    return rc;
 }
 
 /* ------------------------------------------------------------ extensions */
@@ -228,21 +280,15 @@ static void fill_ext_header(const dataset *ds, const dataset_extension *ext, ext
     snprintf(h->name, sizeof h->name, "%s", ext->file);
 }
 
-void *dataset_cache_load_extension(dataset *ds, const dataset_extension *ext, int slot)
+/* The extension's view over fd's bytes when its header binds them to this
+ * timetable, mapped into slot's extension_map; or NULL. */
+static void *load_extension_fd(dataset *ds, const dataset_extension *ext, int slot, int fd)
 {
-    char path[4200];
-    ext_path(ds, ext, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ext_header)) {
-        close(fd);
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ext_header))
         return NULL;
-    }
     size_t size = (size_t)st.st_size;
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (map == MAP_FAILED)
         return NULL;
     ext_header want;
@@ -257,9 +303,35 @@ void *dataset_cache_load_extension(dataset *ds, const dataset_extension *ext, in
         munmap(map, size);
         return NULL;
     }
+    dataset_advise_random(map, size);
     ds->extension_map[slot] = map;
     ds->extension_map_size[slot] = size;
     return data;
+}
+
+void *dataset_cache_load_extension(dataset *ds, const dataset_extension *ext, int slot)
+{
+    char path[4200];
+    ext_path(ds, ext, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    void *data = load_extension_fd(ds, ext, slot, fd);
+    close(fd);
+    return data;
+}
+
+/* Writes the extension's header and bytes to fd, from its start: 0, or -1. */
+static int write_extension(const dataset *ds, const dataset_extension *ext, const void *data, int fd)
+{
+    ext_header h;
+    fill_ext_header(ds, ext, &h);
+    bool ok = write_all(fd, &h, sizeof h) && ext->save(data, fd) == 0;
+    off_t end = ok ? lseek(fd, 0, SEEK_END) : -1;
+    if (end < (off_t)sizeof h)
+        return -1;
+    h.payload = (uint64_t)end - sizeof h;
+    return pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h ? 0 : -1;
 }
 
 void dataset_cache_save_extension(const dataset *ds, const dataset_extension *ext, const void *data)
@@ -270,17 +342,25 @@ void dataset_cache_save_extension(const dataset *ds, const dataset_extension *ex
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;   /* a read-only snapshot: derived at every open */
-    ext_header h;
-    fill_ext_header(ds, ext, &h);
-    bool ok = write_all(fd, &h, sizeof h) && ext->save(data, fd) == 0;
-    off_t end = ok ? lseek(fd, 0, SEEK_END) : -1;
-    if (end >= (off_t)sizeof h) {
-        h.payload = (uint64_t)end - sizeof h;
-        ok = pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && fsync(fd) == 0;
-    } else {
-        ok = false;
-    }
+    bool ok = write_extension(ds, ext, data, fd) == 0 && fsync(fd) == 0;
     close(fd);
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
+}
+
+void *dataset_cache_move_extension(dataset *ds, const dataset_extension *ext, int slot, void *data)
+{
+    int fd = unlinked_file(ds, ext->file);
+    if (fd < 0)
+        return data;
+    void *kept = NULL;
+    if (write_extension(ds, ext, data, fd) == 0) {
+        dataset_release_page_cache(fd);
+        kept = load_extension_fd(ds, ext, slot, fd);
+    }
+    close(fd);
+    if (!kept)
+        return data;
+    ext->release(data);
+    return kept;
 }

@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "store/timetable_format.h"
 #include "transit/query.h"
@@ -140,6 +143,7 @@ struct dataset {
     size_t derived_map_size;
     char cache_path[4112];         /* VERSION/.derived */
     bool trusted;                  /* opened by dataset_open_trusted */
+    bool extensions_to_files;      /* dataset_keep_derived_in_files was called */
     uint64_t file_dev, file_ino;   /* of the mapped timetable.bin */
     int pin_fd;                    /* shared lock on the version's .readers.lock, or -1 */
     char pin_problem[160];         /* why pin_fd is -1, or "" */
@@ -169,6 +173,45 @@ int dataset_check_orders(const dataset *ds, char *err, size_t errlen, const char
 int dataset_cache_load(dataset *ds, const char *path);
 /* Writes the derived arrays to path (atomically); -1 when it cannot. */
 int dataset_cache_save(dataset *ds, const char *path);
+/* Moves the derived arrays from the heap into an unlinked file of the
+ * version directory, mapped: 0, or -1 (not writable) with nothing changed. */
+int dataset_cache_move(dataset *ds);
+/* The same for an extension's data: the view over its kept bytes, with
+ * `data` released, or `data` itself when it cannot be moved. */
+void *dataset_cache_move_extension(dataset *ds, const dataset_extension *ext, int slot, void *data);
+/* Advice for a mapping read at scattered places (the timetable, the kept
+ * arrays): no read-ahead, and no huge mappings of the page cache's large
+ * folios (Linux maps a 2 MB folio of a file written by write() whole, on
+ * one touch, when the mapping is aligned to it), so a query's touch maps
+ * the page it reads and not the 2 MB around it, which would count in the
+ * resident set for nothing. Advice only: a failure changes nothing. */
+/* Lets the page cache of fd's file go (after writing back what is dirty),
+ * so that the pages queries fault in later are read one by one as small
+ * pages: a file written whole by write() (or read ahead in bulk) sits in the
+ * page cache as large folios, and Linux maps a large folio whole on a
+ * touch, 2 MB of resident set for one read. Only pages no process maps are
+ * let go; advice only. */
+static inline void dataset_release_page_cache(int fd)
+{
+#ifdef POSIX_FADV_DONTNEED
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#else
+    (void)fd;
+#endif
+}
+
+static inline void dataset_advise_random(void *map, size_t size)
+{
+#ifdef MADV_RANDOM
+    madvise(map, size, MADV_RANDOM);
+#endif
+#ifdef MADV_NOHUGEPAGE
+    madvise(map, size, MADV_NOHUGEPAGE);
+#endif
+    (void)map;
+    (void)size;
+}
 /* An extension's kept data (dataset_extension's file, save and view) for a
  * trusted dataset: its view over VERSION/.<file>, mapped into slot's
  * extension_map, or NULL (absent, stale, not fitting); and writing it. */

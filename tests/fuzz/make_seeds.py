@@ -3,17 +3,21 @@ directory: small valid feeds (trip updates with delays, SKIPPED and
 NO_DATA stops, a CANCELED trip, ADDED trips, an alert; NEW, DUPLICATED,
 REPLACEMENT and DELETED trips with TripProperties, a platform change by
 StopTimeProperties.assigned_stop_id; vehicle positions alone and mixed with
-trip updates), so mutations start from inputs that reach deep into the
-decoder and the overlay.
+trip updates; unknown fields of every wire type, a header twice and last,
+cuts inside an entity, a varint and a length, an overlong varint), so
+mutations start from inputs that reach deep into the decoder (its top-level
+walk too) and the overlay. With --wire it writes only the top-level walk's
+seeds (tests/fuzz/seeds/rt_feed_wire/ holds them, for fuzz_rt_feed_wire).
 """
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "api"))
 from gtfs_rt_wire import (added_trip, alert_entity, feed, field_bytes, field_varint,  # noqa: E402
-                          trip_update, vehicle_entity)
+                          trip_update, varint, vehicle_entity)
 
-out = pathlib.Path(sys.argv[1])
+wire_only = "--wire" in sys.argv[1:]
+out = pathlib.Path([a for a in sys.argv[1:] if a != "--wire"][0])
 out.mkdir(parents=True, exist_ok=True)
 skipped = field_bytes(2, field_varint(1, 4) + field_varint(5, 1))
 no_data = field_bytes(2, field_varint(1, 5) + field_varint(5, 2))
@@ -77,5 +81,26 @@ seeds = {
                         trip_update("del", "T1", "20261102", relationship=7)),
     "platform": feed(_append(trip_update("p1", "T1", "20261102", [(1, 0)]), platform_change)),
 }
+# The streaming decode's top-level walk (rt_feed_wire.c): unknown fields of
+# each wire type between and inside the entities, a header given twice and
+# after the entities, and cuts of a feed inside an entity, inside a varint
+# and inside a length.
+_unknown = field_varint(40, 2**64 - 1) + varint(41 << 3 | 1) + b"12345678" + field_bytes(42, "x") + \
+    varint(43 << 3 | 5) + b"1234"
+_delays = seeds["delays"]
+seeds.update({
+    "unknown-fields": _unknown + feed(trip_update("e1", "T1", "20261102", [(1, 60)]) + _unknown,
+                                      _append(trip_update("e3", "T3", "20261102", [(1, 5)]), _unknown)),
+    "header-last": trip_update("e1", "T1", "20261102", [(2, 90)]) + field_bytes(1, field_bytes(1, "1.0")) +
+                   field_bytes(1, field_bytes(1, "2.0") + field_varint(3, 1793624400)),
+    "truncated-entity": _delays[:len(_delays) - 5],
+    "truncated-varint": feed() + varint(44 << 3) + b"\xff\xff",
+    "truncated-length": feed() + varint(2 << 3 | 2) + b"\x80",
+    "overlong-varint": feed() + varint(44 << 3) + b"\xff" * 10 + b"\x01",
+})
+WIRE = ("delays", "mixed", "vehicles-mixed", "unknown-fields", "header-last", "truncated-entity",
+        "truncated-varint", "truncated-length", "overlong-varint")
 for name, data in seeds.items():
+    if wire_only and name not in WIRE:
+        continue
     (out / f"seed-{name}.pb").write_bytes(data)

@@ -7,6 +7,8 @@
  */
 #include "test_support.h"
 
+#include <stdbool.h>
+
 #include "transit/csv.h"
 
 /* ------------------------------------------------------------ transcripts */
@@ -531,6 +533,103 @@ static void test_chunking_invariance(void **state)
     free(in);
 }
 
+/* ------------------------------------------------------------ plain rows (csv_plain.c) */
+
+static void record_reject(void *ctx, const csv_error *e)
+{
+    rec *r = ctx;
+    char msg[256];
+    snprintf(msg, sizeof msg, "reject %llu:%u %s\n", (unsigned long long)e->line, e->column, e->message);
+    sb_puts(&r->out, msg);
+}
+
+/* The transcript (rows, rejects, the result and its error) of `in` cut into
+ * chunks of `chunk` bytes, with or without the plain-row splitter. */
+static char *transcript(const char *in, size_t len, const char *const *keys, int nkeys, size_t chunk,
+                        bool plain, int stop_after)
+{
+    rec r = { .nkeys = nkeys, .stop_after = stop_after };
+    sb_puts(&r.out, "");
+    csv_parser *p = csv_open("calendar_dates.txt", keys, nkeys, record_row, &r);
+    assert_non_null(p);
+    csv_set_reject_fn(p, record_reject, &r);
+    if (plain)
+        csv_prefer_plain(p);
+    int rc = 0;
+    for (size_t at = 0; at < len && !rc; at += chunk) {
+        size_t n = len - at < chunk ? len - at : chunk;
+        char *c = malloc(n);
+        memcpy(c, in + at, n);
+        rc = csv_feed(p, c, n);
+        free(c);
+    }
+    if (!rc)
+        rc = csv_finish(p);
+    const csv_error *e = csv_last_error(p);
+    char end[512];
+    snprintf(end, sizeof end, "rc %d rows %llu rejected %llu; %s:%llu:%u %s\n", rc,
+             (unsigned long long)csv_rows(p), (unsigned long long)csv_rejected_rows(p), e->file,
+             (unsigned long long)e->line, e->column, e->message);
+    sb_puts(&r.out, end);
+    csv_close(p);
+    return r.out.p;
+}
+
+static const char *const CD_KEYS[] = { "service_id", "date", "exception_type", "absent" };
+
+/* Every row the plain splitter takes or leaves gives what the full reader
+ * gives: plain rows, then each kind it must leave (a quote, blanks, a tab,
+ * UTF-8, a lone CR, CRLF, a blank line, a short row, an extra field, a NUL,
+ * an empty field), at every chunk size from 1 byte; then invalid UTF-8 (an
+ * error with its line and column) and a callback's stop. */
+static void test_plain_rows_as_the_full_reader(void **state)
+{
+    (void)state;
+    static const char body[] =
+        "date,exception_type,service_id\n"
+        "20260105,1,D1\n20260106,1,D1\n20260107,2,D1\n"
+        "20260105,1,\"D,2\"\n"
+        " 20260105 ,1,D3\n"
+        "20260105,\t1,D4\n"
+        "20260105,1,S\xC3\xBC" "d\n"
+        "20260105,1,D5\r"
+        "20260106,1,D5\r\n"
+        "\n\r\n"
+        "20260105,1\n"
+        "20260105,1,D6,extra,more\n"
+        "20260105,1,D\0007\n"
+        "20260105,,D8\n"
+        ",,\n"
+        "20260105,1,a\"b\n"
+        "20260109,1,D9";                       /* no final line end */
+    size_t len = sizeof body - 1;
+    char *want = transcript(body, len, CD_KEYS, 4, len, false, 0);
+    assert_non_null(strstr(want, "rc 0 rows 14 rejected 2"));
+    for (size_t chunk = 1; chunk <= len; chunk += chunk < 40 ? 1 : 13) {
+        char *got = transcript(body, len, CD_KEYS, 4, chunk, true, 0);
+        if (strcmp(got, want) != 0)
+            fail_msg("chunk %zu:\n%s\nwanted:\n%s", chunk, got, want);
+        free(got);
+    }
+    free(want);
+
+    static const char bad[] = "service_id,date,exception_type\nD1,20260105,1\nD\xFF,20260105,1\nD2,20260105,1\n";
+    want = transcript(bad, sizeof bad - 1, CD_KEYS, 3, sizeof bad - 1, false, 0);
+    assert_non_null(strstr(want, "calendar_dates.txt:3:1 invalid UTF-8 in field 'service_id'"));
+    char *got = transcript(bad, sizeof bad - 1, CD_KEYS, 3, 7, true, 0);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+
+    static const char three[] = "service_id,date,exception_type\nA,1,1\nB,2,1\nC,3,1\n";
+    want = transcript(three, sizeof three - 1, CD_KEYS, 3, sizeof three - 1, false, 2);
+    assert_non_null(strstr(want, "rc -100 rows 2"));
+    got = transcript(three, sizeof three - 1, CD_KEYS, 3, sizeof three - 1, true, 2);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+}
+
 /* ------------------------------------------------------------ parallel */
 
 typedef struct part_rec {
@@ -746,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_long_record_across_chunks),
         cmocka_unit_test(test_every_split_position),
         cmocka_unit_test(test_chunking_invariance),
+        cmocka_unit_test(test_plain_rows_as_the_full_reader),
         cmocka_unit_test(test_parallel_matches_streaming),
         cmocka_unit_test(test_parallel_cuts_inside_quotes),
         cmocka_unit_test(test_parallel_small_and_empty),

@@ -13,11 +13,18 @@
  * the same feed with a 1,600-byte stop name, one byte in eight a quote, so
  * that a derived text is far longer than the rest. Boards of arrivals and of
  * both kinds (arrival rows say "arrival" and "arrival_secs", from texts of
- * their own, among departure rows) are held to the generic writer too.
+ * their own, among departure rows) are held to the generic writer too. And
+ * the first feed opened again as a server keeps it (the derived arrays and
+ * texts in an unlinked file, dataset_keep_derived_in_files) answers byte for
+ * byte as the plain open, before and after its pages are let go.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
 
+#include <dirent.h>
+
+#include "api/departure_json.h"
+#include "store/dataset_internal.h"
 #include "transit/api.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
@@ -31,6 +38,7 @@
 
 static char g_dir[512], g_dir_long[512];
 static dataset *g_ds, *g_ds_long;
+static dataset *g_ds_kept;   /* g_dir opened again, its derived data kept in files */
 
 /* Trip i's id: plain, plain and 55 bytes (the longest kept inline), 56
  * bytes, with a quote, with UTF-8, with a backslash. */
@@ -141,6 +149,11 @@ static int setup(void **state)
     stop_info st;
     dataset_stop(g_ds_long, dataset_find_stop(g_ds_long, "S3", 2), &st);
     assert_int_equal(strlen(st.name), 1600);
+    char err[512];
+    g_ds_kept = dataset_open(g_dir, err, sizeof err);
+    if (!g_ds_kept)
+        fail_msg("dataset_open: %s", err);
+    dataset_keep_derived_in_files(g_ds_kept);
     return 0;
 }
 
@@ -149,6 +162,7 @@ static int teardown(void **state)
     (void)state;
     dataset_close(g_ds);
     dataset_close(g_ds_long);
+    dataset_close(g_ds_kept);
     return 0;
 }
 
@@ -270,6 +284,7 @@ static void test_rows_match_the_generic_writer(void **state)
     int64_t from = (int64_t)days_from_civil(2026, 11, 21) * 86400 + 2 * 3600 + 1800;
     check_departures_at(g_ds, "2026-11-20T21:30:00", from);
     check_departures_at(g_ds_long, "2026-11-20T21:30:00", from);
+    check_departures_at(g_ds_kept, "2026-11-20T21:30:00", from);
 }
 
 static void test_rows_across_a_dst_change(void **state)
@@ -279,6 +294,7 @@ static void test_rows_across_a_dst_change(void **state)
     int64_t from = (int64_t)days_from_civil(2026, 11, 1) * 86400 + 1 * 3600 + 1800;
     check_departures_at(g_ds, "2026-10-31T21:30:00", from);
     check_departures_at(g_ds_long, "2026-10-31T21:30:00", from);
+    check_departures_at(g_ds_kept, "2026-10-31T21:30:00", from);
 }
 
 static void test_escaped_texts_appear_on_their_rows(void **state)
@@ -314,12 +330,78 @@ static void test_escaped_texts_appear_on_their_rows(void **state)
     api_thread_free(t);
 }
 
+/* The body of /v1/departures near the walk's stops for `kind`. */
+static char *nearby_body(dataset *ds, const char *kind)
+{
+    api_param params[] = {{"lat", "40.7005"}, {"lon", "-74.0000"}, {"time", "2026-11-20T21:30:00"},
+                          {"window", "600"}, {"limit", "500"}, {"kind", kind}};
+    api_request req = {.params = params, .nparams = 6};
+    api_thread *t = api_thread_new();
+    json_writer out;
+    json_init(&out);
+    api_problem prob;
+    int cache = 0;
+    assert_int_equal(api_departures(t, ds, &req, &out, &prob, &cache), 200);
+    char *body = strdup(out.buf);
+    json_free(&out);
+    api_thread_free(t);
+    assert_non_null(body);
+    return body;
+}
+
+/* Entries of dir (the version directory the fixture writes into). */
+static int entries_of(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void test_kept_in_files_answers_the_same(void **state)
+{
+    (void)state;
+    /* the derived arrays and the rows' texts are a file's, and the file has
+     * no name: nothing is left in the directory */
+    assert_non_null(g_ds_kept->derived_map);
+    assert_non_null(g_ds_kept->visit_hot);
+    assert_true((const char *)g_ds_kept->visit_hot >= (const char *)g_ds_kept->derived_map &&
+                (const char *)g_ds_kept->visit_hot <
+                    (const char *)g_ds_kept->derived_map + g_ds_kept->derived_map_size);
+    int before = entries_of(g_dir);
+    char err[256];
+    assert_int_equal(departure_json_prepare(g_ds_kept, err, sizeof err), 0);
+    bool texts_mapped = false;
+    for (int i = 0; i < DATASET_EXTENSIONS_MAX; i++)
+        texts_mapped |= g_ds_kept->extension_map[i] != NULL;
+    assert_true(texts_mapped);
+    assert_int_equal(entries_of(g_dir), before);
+    static const char *const kinds[] = {"departures", "arrivals", "both"};
+    for (int round = 0; round < 2; round++) {
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            char *plain = nearby_body(g_ds, kinds[k]), *kept = nearby_body(g_ds_kept, kinds[k]);
+            assert_string_equal(plain, kept);
+            free(plain);
+            free(kept);
+        }
+        dataset_drop_pages(g_ds_kept);   /* and again once its pages are let go */
+    }
+    /* a second call changes nothing */
+    void *map = g_ds_kept->derived_map;
+    dataset_keep_derived_in_files(g_ds_kept);
+    assert_ptr_equal(g_ds_kept->derived_map, map);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_match_the_generic_writer),
         cmocka_unit_test(test_rows_across_a_dst_change),
         cmocka_unit_test(test_escaped_texts_appear_on_their_rows),
+        cmocka_unit_test(test_kept_in_files_answers_the_same),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -347,6 +347,96 @@ static void test_zip_crc_error(void **state)
     feed_close(f);
 }
 
+/* The chunks of a stream, gathered. */
+typedef struct gathered {
+    char *bytes;
+    size_t len, cap;
+    int chunks;
+} gathered;
+
+static int gather_chunk(void *ctx, const char *buf, size_t len)
+{
+    gathered *g = ctx;
+    if (g->len + len > g->cap) {
+        g->cap = (g->len + len) * 2;
+        g->bytes = realloc(g->bytes, g->cap);
+        assert_non_null(g->bytes);
+    }
+    memcpy(g->bytes + g->len, buf, len);
+    g->len += len;
+    g->chunks++;
+    return 0;
+}
+
+/* A callback that stops at its first chunk with 1 (feed_merge.c's header
+ * reader does). */
+static int stop_with_one(void *ctx, const char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    ++*(int *)ctx;
+    return 1;
+}
+
+/* A deflated member (within FEED_WHOLE_MAX, inflated in one call by
+ * libdeflate) streams the same bytes as the file, in 1 MiB chunks; damaged
+ * deflated data is an error naming the member, never bytes. */
+static void test_zip_deflated_whole(void **state)
+{
+    (void)state;
+    char base[1024], dir[1100], path[1100], err[512];
+    test_tmpdir(base, sizeof base, "feed-whole");
+    make_feed_dir(base);
+    snprintf(dir, sizeof dir, "%s/gtfs", base);
+    size_t cap = 3u << 20, len = 0;
+    char *text = malloc(cap + 64);
+    assert_non_null(text);
+    len += (size_t)snprintf(text, 64, "stop_id,stop_name\n");
+    for (unsigned i = 0; len < cap; i++)
+        len += (size_t)snprintf(text + len, 64, "S%u,Stop %u %u\n", i, i * 7919u % 1000u, i);
+    FILE *fp = fopen(strcat(strcpy(path, dir), "/stops.txt"), "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(text, 1, len, fp), len);
+    fclose(fp);
+    sh("cd '%s/gtfs' && zip -q -X ../big.zip stops.txt trips.txt", base);
+    snprintf(path, sizeof path, "%s/big.zip", base);
+    feed_t *f = feed_open(path, err, sizeof err);
+    assert_non_null(f);
+    gathered g = {0};
+    assert_int_equal(feed_stream(f, "stops.txt", gather_chunk, &g, err, sizeof err), 0);
+    assert_int_equal(g.len, len);
+    assert_true(memcmp(g.bytes, text, len) == 0);
+    assert_int_equal(g.chunks, 4);   /* 3 MiB and a few bytes: three whole MiBs, then the rest */
+    /* a callback's stop, whatever its value, ends the read: the member is
+     * not read again the streaming way (that once doubled a header) */
+    int calls = 0;
+    assert_int_equal(feed_stream(f, "stops.txt", stop_with_one, &calls, err, sizeof err), 1);
+    assert_int_equal(calls, 1);
+    feed_close(f);
+
+    /* one byte of the deflated data changed, in the middle of the member */
+    fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 100000, SEEK_SET), 0);
+    int c = fgetc(fp);
+    assert_int_equal(fseek(fp, 100000, SEEK_SET), 0);
+    fputc(c ^ 0x5a, fp);
+    fclose(fp);
+    f = feed_open(path, err, sizeof err);
+    assert_non_null(f);
+    g.len = 0;
+    assert_int_equal(feed_stream(f, "stops.txt", gather_chunk, &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "stops.txt"));
+    assert_non_null(strstr(err, "damaged"));
+    assert_int_equal(g.len, 0);     /* nothing handed on before the whole member checked out */
+    csv_error cerr;
+    counter cnt = { .nkeys = 2 };
+    assert_int_equal(feed_parse_csv(f, "stops.txt", STOP_KEYS, 2, count_row, &cnt, NULL, &cerr), CSV_ERR_IO);
+    assert_string_equal(cerr.file, "stops.txt");
+    feed_close(f);
+    free(g.bytes);
+    free(text);
+}
+
 /* A callback's stop comes back as its own value, not as an I/O error. */
 static int stop_at_once(void *ctx, const csv_field *f, uint64_t line)
 {
@@ -518,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_zip_in_one_folder),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_zip_crc_error),
+        cmocka_unit_test(test_zip_deflated_whole),
         cmocka_unit_test(test_callback_stop_through_feed),
         cmocka_unit_test(test_feed_stop),
         cmocka_unit_test(test_cairns_stop_times),

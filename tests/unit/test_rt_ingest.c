@@ -1,6 +1,7 @@
 /* test_rt_ingest.c — polling a GTFS-Realtime file: a good feed is taken, a
  * truncated or garbage one and a missing file are counted as failures and
- * leave the last good feed (and its overlay) in place; /metrics text says so.
+ * leave the last good feed (and its overlay) in place; /metrics text says so;
+ * an overlay is built without holding the ingest lock.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
@@ -9,6 +10,8 @@
 #include "transit/gtfs.h"
 #include "transit/rt_fetch.h"
 #include "transit/rt_ingest.h"
+
+#include <pthread.h>
 
 static char g_dir[512];
 static dataset *g_ds;
@@ -216,11 +219,133 @@ static void test_sources_merge_newest_first_and_stale_ones_leave(void **state)
     unlink(b);
 }
 
+/* Writes dir/name: T1 delayed `delay` s, after `n` updates of trips the
+ * dataset does not know (a large feed, cheap to write); returns its size. */
+static size_t write_large_feed(const char *name, uint64_t timestamp, int32_t delay, size_t n)
+{
+    TransitRealtime__FeedHeader header = TRANSIT_REALTIME__FEED_HEADER__INIT;
+    header.gtfs_realtime_version = "2.0";
+    header.has_timestamp = 1;
+    header.timestamp = timestamp;
+    char (*ids)[16] = calloc(n + 1, sizeof *ids);
+    TransitRealtime__TripDescriptor *td = calloc(n + 1, sizeof *td);
+    TransitRealtime__TripUpdate *tu = calloc(n + 1, sizeof *tu);
+    TransitRealtime__FeedEntity *e = calloc(n + 1, sizeof *e);
+    TransitRealtime__FeedEntity **es = calloc(n + 1, sizeof *es);
+    assert_true(ids && td && tu && e && es);
+    for (size_t i = 0; i <= n; i++) {
+        td[i] = (TransitRealtime__TripDescriptor)TRANSIT_REALTIME__TRIP_DESCRIPTOR__INIT;
+        tu[i] = (TransitRealtime__TripUpdate)TRANSIT_REALTIME__TRIP_UPDATE__INIT;
+        e[i] = (TransitRealtime__FeedEntity)TRANSIT_REALTIME__FEED_ENTITY__INIT;
+        snprintf(ids[i], sizeof ids[i], i < n ? "U%zu" : "T1", i);
+        td[i].trip_id = ids[i];
+        td[i].start_date = "20261102";
+        tu[i].trip = &td[i];
+        tu[i].has_delay = 1;
+        tu[i].delay = delay;
+        e[i].id = ids[i];
+        e[i].trip_update = &tu[i];
+        es[i] = &e[i];
+    }
+    TransitRealtime__FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
+    msg.header = &header;
+    msg.n_entity = n + 1;
+    msg.entity = es;
+    size_t len = transit_realtime__feed_message__get_packed_size(&msg);
+    uint8_t *buf = malloc(len);
+    assert_non_null(buf);
+    transit_realtime__feed_message__pack(&msg, buf);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    free(es);
+    free(e);
+    free(tu);
+    free(td);
+    free(ids);
+    return len;
+}
+
+typedef struct build_job {
+    rt_ingest *in;
+    rt_overlay *built;
+    int started, done;     /* __atomic */
+} build_job;
+
+static void *build_overlay(void *arg)
+{
+    build_job *job = arg;
+    __atomic_store_n(&job->started, 1, __ATOMIC_SEQ_CST);
+    job->built = rt_ingest_overlay(job->in, g_ds, 0);
+    __atomic_store_n(&job->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* An overlay is built without the ingest lock: while a large feed's overlay
+ * is being built, /metrics and /readyz (their renders) keep answering, a
+ * poll replaces the feed under the build (which keeps its reference: the
+ * sanitizer run checks that nothing it reads is freed), and the overlay
+ * built is the one of the feed it started from. */
+static void test_a_build_holds_no_lock(void **state)
+{
+    (void)state;
+    char path[1200], err[256], text[8192];
+    snprintf(path, sizeof path, "%s/large.pb", g_dir);
+    rt_ingest *in = rt_ingest_new(path, 5);
+    assert_non_null(in);
+    bool overlapped = false;
+    /* a few attempts: the build must outlast a couple of renders on a loaded machine */
+    for (size_t n = 100000, attempt = 0; attempt < 4 && !overlapped; attempt++, n *= 2) {
+        write_large_feed("large.pb", 1000 + attempt * 2, 120, n);
+        assert_int_equal(rt_ingest_poll(in, 1000, err, sizeof err), RT_POLL_NEW);
+        build_job job = {.in = in};
+        pthread_t builder;
+        assert_int_equal(pthread_create(&builder, NULL, build_overlay, &job), 0);
+        while (!__atomic_load_n(&job.started, __ATOMIC_SEQ_CST))
+            ;
+        unsigned answered = 0;
+        bool replaced = false;
+        while (!__atomic_load_n(&job.done, __ATOMIC_SEQ_CST)) {
+            if (!replaced) {   /* the feed under the build replaced (a small one: T1 delayed 300 s) */
+                write_large_feed("large.pb", 1001 + attempt * 2, 300, 1);
+                assert_int_equal(rt_ingest_poll(in, 1001, err, sizeof err), RT_POLL_NEW);
+                replaced = true;
+            }
+            assert_true(rt_ingest_render_metrics(in, 0, text, sizeof text) < sizeof text);
+            rt_source_state st;
+            rt_ingest_source_state(in, 0, &st);
+            assert_true(st.has_feed);
+            if (!__atomic_load_n(&job.done, __ATOMIC_SEQ_CST)) answered++;
+        }
+        pthread_join(builder, NULL);
+        assert_non_null(job.built);
+        departure d = {0};
+        d.trip = dataset_find_trip(g_ds, "T1", 2);
+        d.service_date = days_from_civil(2026, 11, 2);
+        d.stop_sequence = 1;
+        d.secs = 8 * 3600;
+        rt_departure r;
+        assert_true(rt_overlay_lookup(job.built, &d, &r) && r.has_prediction);
+        assert_int_equal(r.delay_s, 120);   /* the feed the build started from */
+        rt_overlay_release(job.built);
+        overlapped = replaced && answered >= 2;
+    }
+    assert_true(overlapped);
+    assert_int_equal(delay_of_t1(in), 300);   /* the next build: the feed that replaced it */
+    rt_ingest_free(in);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_last_good_feed_survives_failures),
         cmocka_unit_test(test_sources_merge_newest_first_and_stale_ones_leave),
+        cmocka_unit_test(test_a_build_holds_no_lock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

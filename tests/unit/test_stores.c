@@ -243,7 +243,15 @@ static void test_tiny_row_counts(void **state)
     struct stat sb;
     assert_int_equal(stat(db, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, fx->st.bytes);
-    assert_int_equal(query_int(db, "PRAGMA user_version"), 4);   /* 4: translations */
+    assert_int_equal(query_int(db, "PRAGMA user_version"), 5);   /* 5: services in their one trip's row */
+    /* WK runs T1 and T2 (the second T1 is refused): a services row; SA and
+     * HOL run one trip each, which holds the service_id and its day set */
+    assert_int_equal(query_int(db, "SELECT count(*) FROM services"), 1);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM trip_rows WHERE day_set IS NOT NULL"), 2);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM trips WHERE service_id = 'WK'"), 2);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM trips WHERE trip_id = 'T0' AND service_id = 'SA'"), 1);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM trips WHERE trip_id = 'T3' AND service_id = 'HOL'"), 1);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM trip_rows WHERE typeof(service) = 'text'"), 2);
 }
 
 static void test_tiny_values(void **state)
@@ -573,10 +581,62 @@ static void test_header_only_calendar(void **state)
     /* the view gives back the exceptions that change a day: WK's removal of
      * 2024-07-04 removes nothing without its calendar row */
     assert_int_equal(query_int(path, "SELECT count(*) FROM calendar_dates"), 1);
-    assert_int_equal(query_int(path, "SELECT count(*) FROM services"), 2);
-    /* WK and HOL are known from calendar_dates alone */
+    /* WK and HOL are known from calendar_dates alone; HOL runs T3 only, so
+     * T3's row holds it */
+    assert_int_equal(query_int(path, "SELECT count(*) FROM services"), 1);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM trip_rows WHERE day_set IS NOT NULL"), 1);
     assert_int_equal(query_int(path, "SELECT count(*) FROM trips"), 3);
     assert_int_equal(d.count[DIAG_UNKNOWN_SERVICE], 2);   /* T5 (NOPE), T0 (SA) */
+    diag_destroy(&d);
+}
+
+/* A day-by-day feed: every trip its own service, its dates in
+ * calendar_dates.txt only. The trip rows hold the service ids and day sets;
+ * `services` keeps only the services no trip has to itself (here "SHARED",
+ * run by two trips, and "IDLE", by none), and the views give the ids and the
+ * rows back. "2" is a service_id that looks like the id of a services row:
+ * the trips view must not take it for one. */
+static void test_day_by_day_services(void **state)
+{
+    (void)state;
+    char dir[512], out[512], path[1100], err[512] = "", text[256];
+    test_tmpdir(dir, sizeof dir, "stores-daily");
+    test_tmpdir(out, sizeof out, "stores-daily-out");
+    write_tiny_feed(dir);
+    remove_file(dir, "calendar.txt");
+    remove_file(dir, "frequencies.txt");
+    write_text(dir, "calendar_dates.txt", "service_id,date,exception_type\n"
+                                          "D1,20240102,1\nD1,20240103,1\n"
+                                          "2,20240103,1\n"
+                                          "SHARED,20240104,1\n"
+                                          "IDLE,20240105,1\nIDLE,20240106,1\n");
+    write_text(dir, "trips.txt", "route_id,service_id,trip_id,trip_headsign,direction_id,shape_id\n"
+                                 "R1,D1,T1,A,0,S1\n"
+                                 "R1,2,T2,B,1,S1\n"
+                                 "R2,SHARED,T3,C,0,\n"
+                                 "R2,SHARED,T4,C,1,\n");
+    diag d;
+    diag_init(&d);
+    if (write_schedule(dir, out, &d, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    snprintf(path, sizeof path, "%s/schedule.sqlite", out);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM services"), 2);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM services WHERE service_id IN ('SHARED', 'IDLE')"), 2);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM trip_rows WHERE day_set IS NOT NULL"), 2);
+    query_text(path, "SELECT group_concat(trip_id || ':' || service_id, ' ') FROM"
+                     " (SELECT trip_id, service_id FROM trips ORDER BY trip_id)", text, sizeof text);
+    assert_string_equal(text, "T1:D1 T2:2 T3:SHARED T4:SHARED");
+    query_text(path, "SELECT quote(service_id) FROM trips WHERE trip_id = 'T2'", text, sizeof text);
+    assert_string_equal(text, "'2'");
+    /* the feed's rows back, no more, no fewer */
+    query_text(path, "SELECT group_concat(service_id || '@' || date || '=' || exception_type, ' ') FROM"
+                     " (SELECT * FROM calendar_dates ORDER BY service_id, date)", text, sizeof text);
+    assert_string_equal(text, "2@2024-01-03=1 D1@2024-01-02=1 D1@2024-01-03=1 IDLE@2024-01-05=1 "
+                              "IDLE@2024-01-06=1 SHARED@2024-01-04=1");
+    query_text(path, "SELECT group_concat(date, ' ') FROM calendar_dates WHERE service_id = 'D1'", text,
+               sizeof text);
+    assert_string_equal(text, "2024-01-02 2024-01-03");
+    assert_int_equal(d.count[DIAG_UNKNOWN_SERVICE], 0);
     diag_destroy(&d);
 }
 
@@ -862,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_missing_required_file),
         cmocka_unit_test(test_missing_required_column),
         cmocka_unit_test(test_header_only_calendar),
+        cmocka_unit_test(test_day_by_day_services),
         cmocka_unit_test(test_shapes_absent),
         cmocka_unit_test(test_live_store),
         cmocka_unit_test(test_real_bari),

@@ -131,16 +131,22 @@ static void test_handoff_publishes_a_copy(void **state)
     traffic_days t;
     char err[200];
     assert_int_equal(traffic_days_build(&t, NULL, 0, dates, 2, 2, err, sizeof err), 0);
-    const char strings[] = "\0WK\0SA";
-    const uint32_t offsets[] = {1, 4};
-    days_handoff_publish(&h, &t, strings, offsets, 2);
+    strmap ids;
+    int ins;
+    assert_int_equal(strmap_init(&ids, 4), 0);
+    assert_int_equal(strmap_put(&ids, "WK", 2, 0, &ins), 0);
+    assert_int_equal(strmap_put(&ids, "SA", 2, 1, &ins), 1);
+    days_handoff_publish(&h, &t, &ids);
     traffic_days_free(&t);     /* the handoff keeps its own copy */
+    strmap_free(&ids);
     days_handoff_withdraw(&h);
     assert_int_equal(pthread_join(thread, NULL), 0);
     assert_ptr_equal(w.got, &h);
     assert_int_equal(h.nservices, 2);
-    assert_string_equal(h.ids, "WK");
-    assert_string_equal(h.ids + 3, "SA");
+    assert_string_equal(strmap_key(&h.ids, 0), "WK");
+    assert_string_equal(strmap_key(&h.ids, 1), "SA");
+    assert_int_equal(strmap_get(&h.ids, "SA", 2), 1);   /* copied whole: found without hashing anew */
+    assert_int_equal(strmap_get(&h.ids, "XX", 2), UINT32_MAX);
     assert_int_equal(h.days.ndays, 2);
     assert_true(h.days.set_of[0] != h.days.set_of[1]);
     days_handoff_destroy(&h);

@@ -47,6 +47,8 @@ struct rt_assigned {
     moved_event *events;
     uint32_t nevents;
     uint32_t late, early;      /* the most a moved event is predicted later / earlier than scheduled */
+    uint64_t *stop_bits;       /* a bit per dataset stop: some moved event is served there */
+    uint32_t nstops;
 };
 
 rt_assigned *rt_assigned_new(void) { return calloc(1, sizeof(rt_assigned)); }
@@ -56,6 +58,7 @@ void rt_assigned_free(rt_assigned *a)
     if (!a) return;
     free(a->items);
     free(a->events);
+    free(a->stop_bits);
     free(a);
 }
 
@@ -171,6 +174,11 @@ bool rt_assigned_finish(rt_assigned *a, const uint64_t *kept, uint32_t nentries)
         }
     }
     qsort(a->events, a->nevents, sizeof *a->events, compare_events);
+    /* "any here?" in one bit test: a nearby board asks it of every stop it searched */
+    a->nstops = dataset_stop_count(a->ds);
+    if (!(a->stop_bits = calloc((size_t)a->nstops / 64 + 1, sizeof *a->stop_bits))) return false;
+    for (uint32_t i = 0; i < a->nevents; i++)
+        a->stop_bits[a->events[i].stop / 64] |= (uint64_t)1 << (a->events[i].stop % 64);
     return true;
 }
 
@@ -209,9 +217,7 @@ uint32_t rt_overlay_moved_count(const rt_overlay *o)
 bool rt_overlay_moved_at_stop(const rt_overlay *o, uint32_t stop)
 {
     const rt_assigned *a = rt_overlay_assigned(o);
-    if (!a || !a->nevents) return false;
-    uint32_t i = first_event(a, stop, INT64_MIN);
-    return i < a->nevents && a->events[i].stop == stop;
+    return a && a->nevents && stop < a->nstops && (a->stop_bits[stop / 64] >> (stop % 64) & 1);
 }
 
 void rt_overlay_moved_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s)

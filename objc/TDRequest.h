@@ -57,6 +57,8 @@ typedef enum td_verb {
     const struct dataset_translations *translations;
     int language;                     /* an index of its tags; 0: the feed's own */
     const char *contentLanguage;      /* the tag answered in, or NULL (no Content-Language) */
+    bool variesOnAccept;              /* the route could have answered a stream had Accept asked:
+                                       * caches must key on Accept (board_streams.h) */
     api_thread *apiThread;            /* this thread's api context */
 
     /* ---- the response (filled by the resource) */

@@ -318,6 +318,19 @@ static struct MHD_Response *compressed_response(encoded_cache *cache, TDRequest 
 
 /* The Cache-Control value for `seconds` (-1: no-store, else >= 0); the common values
  * are constants, others are formatted into `text`. */
+/* The request headers a response's body depends on, for Vary: the coding
+ * when it could be compressed, the language when the route translates, and
+ * Accept on a route that answers text/event-stream to those who ask (a plain
+ * GET's body must not be served from a cache to a stream, nor the reverse). */
+static const char *vary_value(bool encoding, bool language, bool accept)
+{
+    static const char *const values[8] = {
+        NULL, "Accept-Encoding", "Accept-Language", "Accept-Encoding, Accept-Language",
+        "Accept", "Accept-Encoding, Accept", "Accept-Language, Accept", "Accept-Encoding, Accept-Language, Accept",
+    };
+    return values[(encoding ? 1 : 0) | (language ? 2 : 0) | (accept ? 4 : 0)];
+}
+
 static const char *cache_control(int seconds, char *text, size_t cap)
 {
     switch (seconds) {
@@ -432,11 +445,9 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     if (has_body)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, TD_HEADER_NOSNIFF, "nosniff");
-    if (compressible)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
-                                req->translations ? "Accept-Encoding, Accept-Language" : "Accept-Encoding");
-    else if (req->translations)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Language");
+    const char *vary = vary_value(compressible, req->translations != NULL, req->variesOnAccept);
+    if (vary)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, vary);
     if (req->contentLanguage && (status == 200 || status == 304))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_LANGUAGE, req->contentLanguage);
     if (coding != CODING_IDENTITY)

@@ -527,8 +527,8 @@ static void release_served(TDRequest *req)
                                route->pattern, route->allow);
         } else if (!refuse_query(req, q ? q + 1 : NULL)) {
             /* a pushed board: answered as the plain GET, then kept open */
-            bool streaming = route->pushes_boards && req->verb == TD_GET && streams &&
-                             board_streams_wanted(req);
+            req->variesOnAccept = route->pushes_boards && req->verb == TD_GET;   /* a stream, or a 503 with --max-streams 0 */
+            bool streaming = req->variesOnAccept && streams && board_streams_wanted(req);
             send_verb(self, req, route, verb, imp, etag, sizeof etag, streaming);
             if (streaming && req->status == 200) {
                 board_streams_open(streams, req, route);

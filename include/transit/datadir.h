@@ -36,6 +36,9 @@
 #define DATADIR_KEEP_VERSIONS 2
 #define DATADIR_READERS_LOCK ".readers.lock"
 #define DATADIR_RETIRED ".retired"
+/* DATA/.merge-<pid>: the merged CSVs of `transitd import a b ...` while it
+ * runs; a dead pid's is removed by the next prune. */
+#define DATADIR_MERGE_PREFIX ".merge-"
 
 /* Whether `name` is a version name: exactly 12 lowercase hex digits. */
 bool datadir_is_version_name(const char *name);

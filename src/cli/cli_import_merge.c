@@ -74,7 +74,7 @@ feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_
         snprintf(err, errlen, "%s: cannot create: %s", data_dir, strerror(errno));
         return NULL;
     }
-    int len = snprintf(dir_out, dir_cap, "%s/.merge-%ld", data_dir, (long)getpid());
+    int len = snprintf(dir_out, dir_cap, "%s/" DATADIR_MERGE_PREFIX "%ld", data_dir, (long)getpid());
     if (len < 0 || (size_t)len >= dir_cap) {
         snprintf(err, errlen, "%s: path too long", data_dir);
         return NULL;

@@ -258,7 +258,11 @@ static int header_chunk(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
-/* The column names of a file's header, trimmed and unquoted. */
+/* The column names of a file's header, split the way csv.c splits a record
+ * (RFC 4180: a separator inside quotes is part of the name, a doubled quote is
+ * one quote; blanks around an unquoted name trimmed), so that every name
+ * found here is a key csv_open matches in the same file. csv.c hands out
+ * only the keys it was asked for, not the header's names, hence this split. */
 static int read_header(feed_merge *m, int feed, const char *file, char names[][64], int *n)
 {
     header_read h = {.len = 0};
@@ -269,28 +273,63 @@ static int read_header(feed_merge *m, int feed, const char *file, char names[][6
                     sizeof h.line - 1);
     if (rc != 0 && rc != 1)
         return fail(m, "%s: %s", m->feeds[feed].path, why);
-    h.line[h.len] = 0;
-    char *p = h.line;
-    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+    const char *p = h.line, *end = h.line + h.len;
+    if (h.len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
         p += 3;
     *n = 0;
     while (h.len > 0) {
-        char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        while (len > 0 && (*p == ' ' || *p == '\t')) p++, len--;
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
-        if (len >= 2 && p[0] == '"' && p[len - 1] == '"') p++, len -= 2;
+        char name[64];
+        size_t len = 0;
+        bool too_long = false;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p < end && *p == '"') {
+            p++;
+            for (;;) {
+                if (p == end)
+                    return fail(m, "%s: %s:1: column %d: a quote is still open at the end of the header",
+                                m->feeds[feed].path, file, *n + 1);
+                if (*p == '"') {
+                    if (p + 1 < end && p[1] == '"')
+                        p++;
+                    else {
+                        p++;
+                        break;
+                    }
+                }
+                if (len < sizeof name - 1)
+                    name[len++] = *p;
+                else
+                    too_long = true;
+                p++;
+            }
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            if (p < end && *p != ',')
+                return fail(m, "%s: %s:1: column %d: text after a closing quote", m->feeds[feed].path, file,
+                            *n + 1);
+        } else {
+            while (p < end && *p != ',') {
+                if (len < sizeof name - 1)
+                    name[len++] = *p;
+                else
+                    too_long = true;
+                p++;
+            }
+            while (len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'))
+                len--;
+        }
         if (*n == CSV_MAX_KEYS)
             return fail(m, "%s: %s:1: more than %d columns", m->feeds[feed].path, file, CSV_MAX_KEYS);
-        if (len >= 64)
+        if (too_long)
             return fail(m, "%s: %s:1: column %d: a column name longer than 63 bytes", m->feeds[feed].path, file,
                         *n + 1);
-        memcpy(names[*n], p, len);
+        memcpy(names[*n], name, len);
         names[*n][len] = 0;
         (*n)++;
-        if (!comma)
+        if (p == end)
             break;
-        p = comma + 1;
+        p++;    /* the separator */
     }
     return 0;
 }

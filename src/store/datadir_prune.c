@@ -34,7 +34,8 @@ static void set_retired(int versions_fd, const char *name, bool retired)
     }
 }
 
-/* The pid at the end of ".tmp-<v>-<pid>", ".old-<v>-<pid>", ".current-<pid>". */
+/* The pid at the end of ".tmp-<v>-<pid>", ".old-<v>-<pid>", ".current-<pid>",
+ * ".merge-<pid>". */
 static pid_t trailing_pid(const char *name)
 {
     const char *dash = strrchr(name, '-');
@@ -101,6 +102,10 @@ int datadir_remove_stale(const char *data_dir, int *removed, char *err, size_t e
         while ((e = readdir(d))) {
             if (is_stale_leftover(e->d_name, LINK_PREFIX) &&
                 datadir_path_join(path, sizeof path, data_dir, e->d_name) == 0 && unlink(path) == 0)
+                count++;
+            else if (e->d_type != DT_LNK && is_stale_leftover(e->d_name, DATADIR_MERGE_PREFIX) &&
+                     datadir_path_join(path, sizeof path, data_dir, e->d_name) == 0 &&
+                     datadir_remove_tree(path) == 0)
                 count++;
         }
         closedir(d);

@@ -191,6 +191,21 @@ def test_first_event_is_the_plain_body_then_one_event_per_change_of_rows(server,
     st.close()
 
 
+def test_plain_gets_of_streamable_boards_vary_on_accept(server):
+    """The same URL answers JSON or a stream by Accept, so a cache must keep
+    them apart: Vary names Accept beside Accept-Encoding on the plain GET, and
+    once on the stream; a route that never streams does not vary on it."""
+    for path in (BOARD, NEARBY):
+        plain = requests.get(server.url(path), headers={"Accept-Encoding": "gzip"}, timeout=10)
+        assert plain.status_code == 200
+        assert [v.strip() for v in plain.headers["Vary"].split(",")] == ["Accept-Encoding", "Accept"], path
+    st = EventStream(server.port, BOARD)
+    assert st.headers["vary"] == "Accept"
+    st.close()
+    other = requests.get(server.url("/v1/stops/A"), timeout=10)
+    assert "accept" not in [v.strip().lower() for v in other.headers.get("Vary", "").split(",")]
+
+
 def test_nearby_departures_stream_too(server):
     st = EventStream(server.port, NEARBY)
     first = st.next_event()
@@ -269,3 +284,4 @@ def test_max_streams_0_refuses_every_stream_and_the_plain_get_stays(data):
         st.close()
         plain = requests.get(s.url(BOARD), headers={"Accept": "application/json"}, timeout=10)
         assert plain.status_code == 200 and plain.json()["departures"]
+        assert "Accept" in [v.strip() for v in plain.headers["Vary"].split(",")]

@@ -76,6 +76,12 @@ def served_requests(server):
                if line.startswith("transitd_http_requests_total{"))
 
 
+# How long a replica may take to map and prepare a new version (or start) on
+# a loaded CI machine, sanitizer builds included: a bound that proves it
+# happens, not a speed (the speed is benchmarked in bench/).
+RELOAD_BOUND_S = 30
+
+
 def wait_until(check, timeout, what):
     deadline = time.monotonic() + timeout
     while not check():
@@ -121,7 +127,7 @@ def test_rollout_behind_nginx_under_load_fails_nothing():
                 return requests.get(lb + "/readyz", timeout=2).status_code == 200
             except requests.ConnectionError:
                 return False
-        wait_until(lb_ready, 10, "nginx did not come up:\n" +
+        wait_until(lb_ready, RELOAD_BOUND_S, "nginx did not come up:\n" +
                    (base / "nginx" / "error.log").read_text() if (base / "nginx" / "error.log").exists() else "")
         before = [served_requests(r) for r in replicas]
 
@@ -143,7 +149,7 @@ def test_rollout_behind_nginx_under_load_fails_nothing():
         assert new != old
         for r in replicas:
             r.send_signal(signal.SIGHUP)
-            wait_until(lambda: version_of(r) == new, 5, f"replica {r.port} kept {old}")
+            wait_until(lambda: version_of(r) == new, RELOAD_BOUND_S, f"replica {r.port} kept {old}")
             time.sleep(0.5)
         # and a replica restarted outright (an upgrade): nginx sends its share elsewhere
         port1 = replicas[1].port
@@ -152,7 +158,7 @@ def test_rollout_behind_nginx_under_load_fails_nothing():
         assert rc == 0
         time.sleep(0.5)
         replicas[1] = start_replica(data, port1)
-        wait_until(lambda: version_of(replicas[1]) == new, 5, "the restarted replica")
+        wait_until(lambda: version_of(replicas[1]) == new, RELOAD_BOUND_S, "the restarted replica")
 
         loader.join()
         p = out["wrk"]

@@ -143,6 +143,13 @@ def read_response(sock):
     return head.decode("latin-1"), body
 
 
+# The server drains for at most 4 s (DRAIN_MS in objc/serve_main.m); the rest
+# of the bound is the exit itself on a loaded machine (a sanitizer build's
+# leak check alone can take seconds). What the tests prove is that a stop
+# ends, not how fast.
+STOP_BOUND_S = 15
+
+
 @pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT])
 def test_graceful_stop_finishes_requests_in_flight(signo):
     data = fresh_dir("http-stop")
@@ -167,7 +174,7 @@ def test_graceful_stop_finishes_requests_in_flight(signo):
     assert "Connection: close" in head
     assert body.startswith(b'{"routes":') and body.endswith(b"}")
     assert rc == 0, server.log()
-    assert elapsed < 5
+    assert elapsed < STOP_BOUND_S
     # clients saw complete answers or a refused/closed connection, never a bad status
     assert all(f[1] == "exception" for f in hammer.failures), hammer.failures[:5]
     assert hammer.ok > 0
@@ -184,7 +191,7 @@ def test_stop_is_bounded_when_a_client_stalls():
     rc, elapsed = server.stop()
     sock.close()
     assert rc == 0
-    assert elapsed < 5
+    assert elapsed < STOP_BOUND_S
 
 
 def test_wait_for_data_answers_503_until_sighup():

@@ -390,3 +390,53 @@ def test_one_agency_feeds_without_agency_id(feeds):
         assert sorted(a["id"] for a in agencies) == ["x", "y"]
         assert get(s, "/v1/routes/R1")["route"]["agency_id"] == "x"
         assert get(s, "/v1/routes/y:R1")["route"]["agency_id"] == "y"
+
+
+def test_quoted_header_names_split_like_the_rows(feeds):
+    """A header with quoted names, one of them holding a comma: the merge
+    splits it the way the CSV reader splits rows, so every column keeps its
+    values (before, `"zone, id"` became two columns and shifted the rest)."""
+    base = feeds["base"]
+    quoted = feed_files("quoted", ["Q one", "Q two", "Q three"])
+    quoted["stops.txt"] = ['"stop_id", "stop_name" ,"zone, id",stop_lat,"stop_lon",location_type,parent_station'] + [
+        f'{row.split(",", 2)[0]},{row.split(",", 2)[1]},"z, {i}",{row.split(",", 2)[2]}'
+        for i, row in enumerate(quoted["stops.txt"][1:])]
+    quoted_zip = write_zip(base / "quoted.zip", quoted)
+    data = base / "quoted-merged"
+    shutil.rmtree(data, ignore_errors=True)
+    p = run_import([feeds["east"], quoted_zip], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    with Server(data) as s:
+        stop = get(s, "/v1/stops/S2")["stop"]
+        assert stop["name"] == "Q two"
+        assert (stop["lat"], stop["lon"]) == (40.71, -73.91)
+        assert get(s, "/v1/stops/E2")["stop"]["name"] == "E two"
+
+    broken = dict(quoted)
+    broken["stops.txt"] = ['stop_id,"stop_name,stop_lat,stop_lon'] + quoted["stops.txt"][1:]
+    p = run_import([feeds["east"], write_zip(base / "quoted-open.zip", broken)], base / "quoted-err")
+    assert p.returncode == 1
+    assert "quoted-open.zip: stops.txt:1: column 2: " in p.stderr, p.stderr
+
+
+def test_a_killed_merge_leaves_nothing_behind(feeds):
+    """DATA/.merge-<pid> of an import that died is removed by the next
+    import's prune (a live pid's is left alone)."""
+    import os
+    data = feeds["base"] / "killed"
+    shutil.rmtree(data, ignore_errors=True)
+    p = run_import([feeds["north"], feeds["south"]], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    dead = 4194000
+    while os.path.exists(f"/proc/{dead}") and dead > 4190000:
+        dead -= 1
+    stale = data / f".merge-{dead}"
+    stale.mkdir()
+    (stale / "stop_times.txt").write_text("trip_id\n")
+    alive = data / f".merge-{os.getpid()}"
+    alive.mkdir()
+    p = run_import([feeds["north"], feeds["east"]], data, "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert not stale.exists()
+    assert alive.exists()
+    alive.rmdir()

@@ -342,3 +342,28 @@ def test_pushed_boards_of_both_stops_follow_a_platform_change(feed):
         rc, _ = s.stop()
         s.assert_clean_exit(rc)
     assert os.path.exists(base / "rt.pb")
+
+
+def test_a_carriage_breaking_a_rule_skips_its_vehicle(feed):
+    g = pb2()
+    m = new_feed(timestamp=int(time.time()))
+    for entity_id, seq in (("good", 1), ("bad", 0)):
+        e = m.entity.add()
+        e.id = entity_id
+        e.vehicle.vehicle.id = entity_id.upper()
+        e.vehicle.position.latitude, e.vehicle.position.longitude = 40.0, -74.0
+        e.vehicle.timestamp = int(time.time())
+        c = e.vehicle.multi_carriage_details.add()
+        c.id = "C"
+        c.occupancy_status = g.VehiclePosition.EMPTY
+        c.carriage_sequence = seq   # 0: the first carriage is 1
+    path = feed / "carriages.pb"
+    path.write_bytes(m.SerializeToString())
+    p = run_query(feed / "data", "--gtfs-rt", str(path), "vehicles")
+    assert p.returncode == 0, p.stderr
+    listed = json.loads(p.stdout)["vehicles"]
+    assert [v["id"] for v in listed] == ["GOOD"]
+    # no occupancy_percentage given: null, not the proto's default of -1
+    assert listed[0]["carriages"] == [{"id": "C", "label": None, "occupancy_status": "EMPTY",
+                                       "occupancy_percentage": None, "carriage_sequence": 1}]
+    assert 'entity "bad": multi_carriage_details 0: carriage_sequence is 0' in p.stderr

@@ -266,8 +266,9 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         return prob->status;
     json_object_end(out);
     json_object_end(out);
-    /* what realtime says of the instance changes with the next feed */
-    bool live = inst.realtime || inst.vehicle >= 0;
+    /* on a realtime server the next feed may give the instance properties,
+     * platform changes or a vehicle: cached as briefly as boards */
+    bool live = inst.rt != NULL;
     return api_finish(out, prob, cache_seconds, live ? CACHE_REALTIME_TRIP : CACHE_STATIC);
 }
 

@@ -28,6 +28,7 @@ typedef struct board_row {
                                   * board.vehicles + 1; 0 when none */
     const rt_trip_properties *properties;   /* the instance's TripProperties (its headsign
                                   * stands in for the trip's), or NULL */
+    uint32_t assigned_stop;      /* with rt.moved: the stop a platform change serves the row at */
 } board_row;
 
 typedef struct board {

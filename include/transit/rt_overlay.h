@@ -50,7 +50,7 @@
  * Platform changes (StopTimeProperties.assigned_stop_id, also with
  * NO_DATA): the stop time is served at the assigned stop instead of the
  * scheduled one. Its row (still naming the scheduled stop, the look-up
- * saying `moved` and `assigned_stop`) leaves the scheduled stop's boards
+ * saying `moved`, rt_overlay_assigned_stop where) leaves the scheduled stop's boards
  * and appears on the assigned stop's (rt_overlay_moved_events, merged by
  * the boards). An assigned_stop_id the dataset lacks is skipped, counted
  * (rt_overlay_stats.unknown_assigned_stop) and described (`problem`).
@@ -142,9 +142,9 @@ typedef struct rt_departure {
     int32_t delay_s;           /* predicted event = scheduled + delay_s */
     uint8_t occupancy;         /* a departure's departure_occupancy_status + 1 from its
                                 * stop_time_update; 0 when the update gives none */
-    bool moved;                /* a platform change: served at assigned_stop, not the row's stop */
-    uint32_t assigned_stop;    /* with moved: the stop index it is served at */
-    uint32_t properties;       /* the instance's TripProperties (rt_overlay_trip_properties), or 0 */
+    bool moved;                /* a platform change: served at another stop than the row's
+                                * (rt_overlay_assigned_stop says which) */
+    bool has_properties;       /* the instance has TripProperties (rt_overlay_row_properties) */
 } rt_departure;
 
 /* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
@@ -249,14 +249,12 @@ void rt_overlay_moved_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *ear
  * scheduled instant; writes at most `max`, returns how many there are. */
 uint32_t rt_overlay_moved_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
                                  departure *out, uint32_t max);
-/* The TripProperties a row's look-up named (rt_departure.properties), or
- * NULL for 0. */
-const rt_trip_properties *rt_overlay_trip_properties(const rt_overlay *o, uint32_t properties);
-/* What the overlay says of a timetable trip's instance, as the look-up of
- * its stop time at `pos` (trip_detail's order) would: for /v1/trips. The
- * trip's stop times are st (n of them), not frequency-based. */
-bool rt_overlay_lookup_stop_time(const rt_overlay *o, uint32_t trip, int32_t service_date,
-                                 const trip_stop_time *st, uint32_t n, uint32_t pos, rt_departure *out);
+/* The stop a row the look-up says `moved` is served at, QUERY_NONE for a
+ * row that did not move. A search of its own: ask it of moved rows only. */
+uint32_t rt_overlay_assigned_stop(const rt_overlay *o, const departure *d);
+/* The TripProperties of a row's instance (rt_departure.has_properties), or
+ * NULL. Likewise a search of its own. */
+const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const departure *d);
 
 /* ------------------------------------------------------------ vehicles
  * The vehicle set (rt_vehicles.h) published with the overlay, so that a

@@ -13,6 +13,18 @@
  */
 #include "api/api_internal.h"
 
+/* The departure row of stop time `pos` of the instance (what the overlay's
+ * look-ups take). */
+static departure stop_time_row(const api_trip_instance *ti, const trip_stop_time *st, uint32_t pos)
+{
+    return (departure){.service_date = ti->service_date,
+                       .secs = st[pos].departure_secs,
+                       .stop = st[pos].stop,
+                       .trip = ti->trip,
+                       .stop_sequence = st[pos].stop_sequence,
+                       .pos = pos};
+}
+
 void api_trip_instance_find(const api_request *req, const dataset *ds, uint32_t trip, const trip_info *tr,
                             const trip_stop_time *st, uint32_t n, bool has_date, int32_t date,
                             api_trip_instance *out)
@@ -27,10 +39,11 @@ void api_trip_instance_find(const api_request *req, const dataset *ds, uint32_t 
         return;
     out->rt = rt;
     out->trip = trip;
-    rt_departure first;
-    if (rt_overlay_lookup_stop_time(rt, trip, out->service_date, st, n, 0, &first)) {
+    departure first = stop_time_row(out, st, 0);
+    rt_departure r;
+    if (rt_overlay_lookup(rt, &first, &r)) {
         out->realtime = true;
-        out->properties = rt_overlay_trip_properties(rt, first.properties);
+        out->properties = r.has_properties ? rt_overlay_row_properties(rt, &first) : NULL;
     }
     const rt_vehicles *vehicles = rt_overlay_vehicles(rt);
     if (rt_vehicles_count(vehicles)) {
@@ -45,12 +58,18 @@ void api_trip_instance_stop(json_writer *out, const api_request *req, const data
 {
     if (!ti->realtime)
         return;
+    if (pos >= n)
+        return;
+    departure row = stop_time_row(ti, st, pos);
     rt_departure r;
-    if (!rt_overlay_lookup_stop_time(ti->rt, ti->trip, ti->service_date, st, n, pos, &r) || !r.moved)
+    if (!rt_overlay_lookup(ti->rt, &row, &r) || !r.moved)
+        return;
+    uint32_t stop = rt_overlay_assigned_stop(ti->rt, &row);
+    if (stop == QUERY_NONE)
         return;
     stop_info si;
-    dataset_stop(ds, r.assigned_stop, &si);
-    api_name_stop(req, r.assigned_stop, &si);
+    dataset_stop(ds, stop, &si);
+    api_name_stop(req, stop, &si);
     json_key(out, "assigned_stop");
     json_object_begin(out);
     api_kv_text(out, "id", si.id);

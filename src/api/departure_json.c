@@ -835,7 +835,7 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
         if (joined && (r->vehicle || r->rt.occupancy))
             room += vehicle_room(b, r);
         if (joined && r->rt.moved)
-            room += assigned_stop_room(ds, x, r->rt.assigned_stop);
+            room += assigned_stop_room(ds, x, r->assigned_stop);
         if (joined && r->properties && r->properties->headsign)
             room += string_room(r->properties->headsign);
         if (tr->id_len == TRIP_ROW_SPILLED) {
@@ -897,7 +897,7 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
             if (b->realtime)
                 p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
             if (joined && r->rt.moved)
-                p = put_assigned_stop(p, ds, x, r->rt.assigned_stop);
+                p = put_assigned_stop(p, ds, x, r->assigned_stop);
             if (joined && (r->vehicle || r->rt.occupancy))
                 p = put_vehicle(p, b, r);
         }

@@ -88,8 +88,10 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
             r->rt = known[i];
         else if (rt)
             rt_overlay_lookup(rt, d, &r->rt);
-        if (r->rt.properties)
-            r->properties = rt_overlay_trip_properties(rt, r->rt.properties);
+        if (r->rt.has_properties)
+            r->properties = rt_overlay_row_properties(rt, d);
+        if (r->rt.moved)
+            r->assigned_stop = rt_overlay_assigned_stop(rt, d);
         if (vehicles)
             r->vehicle = (uint32_t)(rt_vehicles_find_row(vehicles, d) + 1);
         if (alerts)

@@ -8,7 +8,8 @@
  * such row, so the overlay keeps them apart, built once with it (rt_overlay.c
  * notes them as it matches each update; rt_assigned.c keeps and indexes
  * them): by stop entry, for the row's own look-up (rt_overlay_lookup says
- * `moved` and where), and by (assigned stop, scheduled instant), for the
+ * `moved` from a flag of the entry; rt_overlay_assigned_stop, asked of
+ * moved rows only, says where), and by (assigned stop, scheduled instant), for the
  * boards that merge them in. An overlay without platform changes allocates
  * nothing here, and boards then read nothing of it.
  * Private to the live layer (rt_overlay.c and rt_assigned.c); boards use

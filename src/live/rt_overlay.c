@@ -969,23 +969,42 @@ static bool finish_assigned(rt_overlay *o, rt_overlay_stats *stats)
 
 const rt_assigned *rt_overlay_assigned(const rt_overlay *o) { return o->assigned; }
 
-const rt_trip_properties *rt_overlay_trip_properties(const rt_overlay *o, uint32_t properties)
+/* The stop entry of a timetable row (its instance's, at its stop_sequence,
+ * at its time), or UINT32_MAX. The slow way (no head, no position): for the
+ * rare rows whose look-up said there is more to ask. */
+static uint32_t entry_of(const rt_overlay *o, const departure *d)
 {
-    return rt_properties_at(o->properties, properties);
+    if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return UINT32_MAX;
+    for (uint32_t i = o->trip_first[d->trip]; i < o->trip_count && o->trips[i].trip == d->trip; i++) {
+        const rt_trip_entry *e = &o->trips[i];
+        if (e->service_date != d->service_date) continue;
+        const rt_stop_entry *s = o->stops + e->first_stop;
+        uint32_t a = 0, b = e->stop_count;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            if (s[mid].stop_sequence < d->stop_sequence) a = mid + 1;
+            else b = mid;
+        }
+        if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
+        uint32_t k = e->first_stop + a;
+        if ((d->arrival ? o->arr_stops[k].secs : o->stops[k].secs) == d->secs) return k;
+    }
+    return UINT32_MAX;
 }
 
-bool rt_overlay_lookup_stop_time(const rt_overlay *o, uint32_t trip, int32_t service_date,
-                                 const trip_stop_time *st, uint32_t n, uint32_t pos, rt_departure *out)
+uint32_t rt_overlay_assigned_stop(const rt_overlay *o, const departure *d)
 {
-    memset(out, 0, sizeof *out);
-    if (pos >= n) return false;
-    departure d = {.service_date = service_date,
-                   .secs = st[pos].departure_secs,
-                   .stop = st[pos].stop,
-                   .trip = trip,
-                   .stop_sequence = st[pos].stop_sequence,
-                   .pos = pos};
-    return rt_overlay_lookup(o, &d, out);
+    if (!o->assigned) return QUERY_NONE;
+    uint32_t k = entry_of(o, d);
+    return k == UINT32_MAX || !(o->stops[k].flags & STOP_MOVED) ? QUERY_NONE : rt_assigned_stop_of(o->assigned, k);
+}
+
+const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const departure *d)
+{
+    if (!o->properties) return NULL;
+    uint32_t k = entry_of(o, d);
+    return k == UINT32_MAX || !(o->stops[k].flags & STOP_PROPS)
+               ? NULL : rt_properties_at(o->properties, rt_properties_of(o->properties, k));
 }
 
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
@@ -1210,14 +1229,10 @@ uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip)
 
 /* What a platform change or TripProperties add to a row (rare: the flags
  * say whether to look). */
-static void fill_instance(const rt_overlay *o, uint32_t k, uint32_t flags, rt_departure *out)
+static void fill_instance(uint32_t flags, rt_departure *out)
 {
-    if (flags & STOP_MOVED) {
-        out->assigned_stop = rt_assigned_stop_of(o->assigned, k);
-        out->moved = out->assigned_stop != QUERY_NONE;
-    }
-    if (flags & STOP_PROPS)
-        out->properties = rt_properties_of(o->properties, k);
+    out->moved = (flags & STOP_MOVED) != 0;
+    out->has_properties = (flags & STOP_PROPS) != 0;
 }
 
 /* Fills `out` from stop entry `k` of an instance when it is the row's
@@ -1241,7 +1256,7 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
     out->skipped = (s->flags & STOP_SKIPPED) != 0;
     out->hidden = (s->flags & STOP_HIDDEN) != 0;
     if (__builtin_expect((s->flags & (STOP_MOVED | STOP_PROPS)) != 0, 0))
-        fill_instance(o, k, s->flags, out);
+        fill_instance(s->flags, out);
     return true;
 }
 

@@ -5,10 +5,10 @@
  * headsign, a short name and a shape of its own (TripProperties
  * trip_headsign, trip_short_name, shape_id), standing in for the
  * schedule's on that instance only. rt_overlay.c notes them as it matches
- * each update, by the run of stop entries the instance owns, so the row
- * look-up that already finds a row's entry says which properties apply
- * (rt_departure.properties) without a search of its own for the rows of
- * other instances. Private to the live layer; boards and the API use
+ * each update, by the run of stop entries the instance owns (and flags
+ * them), so the row look-up that already finds a row's entry says whether
+ * any apply (rt_departure.has_properties) at no cost to the rows of other
+ * instances; rt_overlay_row_properties finds them for those rows. Private to the live layer; boards and the API use
  * rt_overlay.h.
  */
 #ifndef LIVE_RT_TRIP_PROPERTIES_H

@@ -82,12 +82,18 @@ static uint32_t stop_index(const char *id)
 }
 
 /* The departure row of trip_id at stop_sequence (position pos) on Monday. */
-static bool lookup(const rt_overlay *o, const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs,
-                   rt_departure *out)
+static departure row_of(const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs)
 {
     departure d = {.trip = dataset_find_trip(g_ds, trip_id, strlen(trip_id)), .service_date = g_monday,
                    .stop_sequence = seq, .pos = pos, .secs = secs};
     d.instant = dataset_instant(g_ds, g_monday, secs);
+    return d;
+}
+
+static bool lookup(const rt_overlay *o, const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs,
+                   rt_departure *out)
+{
+    departure d = row_of(trip_id, seq, pos, secs);
     return rt_overlay_lookup(o, &d, out);
 }
 
@@ -139,7 +145,11 @@ static void test_moved_rows_are_served_at_the_assigned_stop(void **state)
     rt_departure r;
     assert_true(lookup(o, "T1", 20, 1, H(8, 10), &r));
     assert_true(r.moved);
-    assert_int_equal(r.assigned_stop, stop_index("S5"));
+    departure moved = row_of("T1", 20, 1, H(8, 10));
+    assert_int_equal(rt_overlay_assigned_stop(o, &moved), stop_index("S5"));
+    assert_int_equal(rt_overlay_assigned_stop(o, &rows[0]), stop_index("S5"));   /* the row the index gave */
+    departure not_moved = row_of("T1", 30, 2, H(8, 20));
+    assert_int_equal(rt_overlay_assigned_stop(o, &not_moved), QUERY_NONE);
     assert_true(r.has_prediction);
     assert_int_equal(r.delay_s, 60);
     /* the unknown assignment is skipped, its delay kept; the own-stop one moves nothing */
@@ -188,23 +198,22 @@ static void test_trip_properties_reach_their_instance_only(void **state)
     assert_int_equal(rt_overlay_moved_count(o), 0);   /* no platform change: nothing to merge */
     rt_departure r;
     assert_true(lookup(o, "T2", 1, 0, H(9, 0), &r));
-    const rt_trip_properties *p = rt_overlay_trip_properties(o, r.properties);
+    assert_true(r.has_properties);
+    departure t2 = row_of("T2", 1, 0, H(9, 0));
+    const rt_trip_properties *p = rt_overlay_row_properties(o, &t2);
     assert_non_null(p);
     assert_string_equal(p->headsign, "Short");
     assert_string_equal(p->short_name, "S");
     assert_string_equal(p->shape_id, "SH9");
     assert_true(lookup(o, "T1", 10, 0, H(8, 0), &r));
-    assert_int_equal(r.properties, 0);
-    assert_null(rt_overlay_trip_properties(o, 0));
-    /* the stop time look-up /v1/trips uses finds the same */
-    trip_stop_time st[2];
-    uint32_t n = 0;
-    query_error err;
-    uint32_t t2 = dataset_find_trip(g_ds, "T2", 2);
-    assert_int_equal(trip_detail(g_ds, t2, st, 2, &n, &err), QUERY_OK);
-    assert_true(rt_overlay_lookup_stop_time(o, t2, g_monday, st, n, 1, &r));
-    assert_int_equal(r.properties, 1);
-    assert_false(rt_overlay_lookup_stop_time(o, t2, g_monday + 1, st, n, 0, &r));
+    assert_false(r.has_properties);
+    departure t1 = row_of("T1", 10, 0, H(8, 0));
+    assert_null(rt_overlay_row_properties(o, &t1));
+    /* every stop time of the instance, and no other day's */
+    departure t2_last = row_of("T2", 2, 1, H(9, 10));
+    assert_ptr_equal(rt_overlay_row_properties(o, &t2_last), p);
+    t2.service_date = g_monday + 1;
+    assert_null(rt_overlay_row_properties(o, &t2));
     rt_overlay_release(o);
 }
 

@@ -11,16 +11,32 @@ first, and reports the medians and the per-round ratios, beside the
 server CPU µs per request (from /proc), which other load disturbs less.
 
     python3 bench/ab_builds.py --a ../base/build --b build [--scripts departures,stop] [--rounds 4]
+                               [--gtfs-rt FEED.pb]
+
+With --gtfs-rt both servers serve that GTFS-Realtime file (e.g. the one
+bench/realtime_bench.py writes, build/release/bench-realtime/trip-updates.pb)
+and the rounds start once both have matched its updates; the wrk scripts
+append $TRANSITD_BENCH_QUERY_EXTRA to every query (realtime=scheduled).
 """
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_bench as rb   # noqa: E402  (the shared runner: Server, run_wrk, inputs)
 
 SCRIPTS = "departures,stop_departures,stop,nearby_stops,mix,trip,routes"
+
+
+def matched(port):
+    """Whether the server's overlay has matched any trip update (/metrics)."""
+    status, _, body = rb.http_get(port, "/metrics")
+    for line in body.decode().splitlines() if status == 200 else []:
+        if line.startswith('transitd_rt_trip_updates{outcome="matched"} '):
+            return float(line.split()[-1]) > 0
+    return False
 
 
 def main(argv=None):
@@ -32,7 +48,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--gtfs-rt", help="a GTFS-Realtime file both servers serve (--gtfs-rt)")
     args = ap.parse_args(argv)
+    realtime = ["--gtfs-rt", str(Path(args.gtfs_rt).resolve()), "--rt-interval", "15"] if args.gtfs_rt else []
     work = Path(args.b).resolve() / "bench-ab"
     rb.remove_own_dir(work)
     work.mkdir(parents=True)
@@ -46,8 +64,14 @@ def main(argv=None):
             port = rb.free_port()
             servers[name] = rb.Server(name, [transitd, "serve", "--data", str(data), "--port", str(port),
                                              "--bind", "127.0.0.1", "--threads",
-                                             str(rb.os.cpu_count() or 1), "--quiet"],
+                                             str(rb.os.cpu_count() or 1), "--quiet", *realtime],
                                       port, "/healthz", work / f"{name}.log").start()
+        for server in servers.values() if realtime else ():
+            deadline = time.monotonic() + 60
+            while not matched(server.port):
+                if time.monotonic() > deadline:
+                    raise rb.BenchError(f"{server.name}: the realtime overlay matched no trip update within 60 s")
+                time.sleep(0.2)
         rb.extract_inputs(work / "data-b", work / "inputs", seed=args.seed)
         scripts = args.scripts.split(",")
         runs = {(n, s): [] for n in servers for s in scripts}

@@ -14,9 +14,21 @@
  * queries, beside the plain ones: the engine's share of the realtime
  * benchmark's ratio, without HTTP.
  *
+ * With --rt it also times the whole nearby board as the server asks for it
+ * (board.h's board_nearby, the join included) three ways on the same
+ * queries, one after the other for each query: without realtime
+ * (board_plain), with the overlay and realtime=scheduled (board_scheduled)
+ * and with realtime=predicted (board_predicted): the in-process share of
+ * the realtime benchmark's two ratios. Each of the three answers a query of
+ * its own at each step (the same queries in all, shifted), so that none
+ * finds the caches warm from the others.
+ *
  * --date YYYYMMDD sets the service date of the queries (the feed's, for --rt).
+ * --only NAME times that kind alone (the others are not run): a profiler's
+ * view of one path.
  *
  * Usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] [--date YYYYMMDD]
+ *                    [--only NAME]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +37,7 @@
 #include <time.h>
 
 #include "engine/board_predicted.h"
+#include "transit/board.h"
 #include "transit/gtfs.h"
 #include "transit/query.h"
 #include "transit/rt_feed.h"
@@ -124,18 +137,20 @@ static rt_overlay *overlay_of(const char *path, dataset *ds, int64_t now)
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] [--date YYYYMMDD]\n");
+        fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] "
+                        "[--date YYYYMMDD] [--only NAME]\n");
         return argc < 2 ? 2 : 0;
     }
     int nq = 20000, warm = 2000;
     uint64_t seed = 1;
-    const char *rt_path = NULL, *date_arg = NULL;
+    const char *rt_path = NULL, *date_arg = NULL, *only = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--queries") == 0) nq = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0) warm = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--rt") == 0) rt_path = argv[i + 1];
         else if (strcmp(argv[i], "--date") == 0) date_arg = argv[i + 1];
+        else if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
         else {
             fprintf(stderr, "bench_query: unknown option %s\n", argv[i]);
             return 2;
@@ -189,44 +204,79 @@ int main(int argc, char **argv)
     if (rt_path && !(overlay = overlay_of(rt_path, ds, dataset_instant(ds, day, 12 * 3600)))) return 1;
     query_scratch *scratch = query_scratch_new();
     predicted_scratch *pscratch = predicted_scratch_new();
+    board_scratch *bscratch = board_scratch_new();
     departure *deps = malloc(QUERY_LIMIT_MAX * sizeof *deps);
     rt_departure *rts = malloc(QUERY_LIMIT_MAX * sizeof *rts);
     nearby_stop *near = malloc(QUERY_LIMIT_MAX * sizeof *near);
-    int kinds = overlay ? 5 : 3;
-    timing t[5] = {{"nearby_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
-                   {"stop_departures", malloc((size_t)nq * sizeof(double)), 0, 0},
-                   {"nearby_stops", malloc((size_t)nq * sizeof(double)), 0, 0},
-                   {"nearby_predicted", malloc((size_t)nq * sizeof(double)), 0, 0},
-                   {"stop_predicted", malloc((size_t)nq * sizeof(double)), 0, 0}};
+    enum { NEARBY, STOP, STOPS, NEARBY_PREDICTED, STOP_PREDICTED, BOARD_PLAIN, BOARD_SCHEDULED, BOARD_PREDICTED,
+           KINDS };
+    int kinds = overlay ? KINDS : NEARBY_PREDICTED;
+    timing t[KINDS] = {{"nearby_departures", NULL, 0, 0}, {"stop_departures", NULL, 0, 0},
+                       {"nearby_stops", NULL, 0, 0},      {"nearby_predicted", NULL, 0, 0},
+                       {"stop_predicted", NULL, 0, 0},    {"board_plain", NULL, 0, 0},
+                       {"board_scheduled", NULL, 0, 0},   {"board_predicted", NULL, 0, 0}};
+    bool run[KINDS];
+    for (int k = 0; k < KINDS; k++) {
+        t[k].ns = malloc((size_t)nq * sizeof(double));
+        run[k] = k < kinds && (!only || strcmp(only, t[k].name) == 0);
+    }
+    if (only) {
+        bool any = false;
+        for (int k = 0; k < KINDS; k++) any |= run[k];
+        if (!any) {
+            fprintf(stderr, "bench_query: --only %s: no such kind%s\n", only, overlay ? "" : " (without --rt)");
+            return 2;
+        }
+    }
+    board_sources plain = {NULL, NULL, BOARD_BY_PREDICTION, false};
+    board_sources scheduled = {overlay, NULL, BOARD_BY_SCHEDULE, false};
+    board_sources predicted = {overlay, NULL, BOARD_BY_PREDICTION, false};
+    const board_sources *sources[KINDS] = {[BOARD_PLAIN] = &plain, [BOARD_SCHEDULED] = &scheduled,
+                                           [BOARD_PREDICTED] = &predicted};
     for (int i = 0; i < total; i++) {
         const query_case *q = &qs[i];
-        uint32_t n;
-        bool trunc;
-        query_error qe;
-        int k = i - warm;
-        double a = now_ns();
-        int rc = nearby_departures(ds, scratch, q->lat, q->lon, 500, q->when, 3600, 50, deps, &n, &trunc, &qe);
-        double b = now_ns();
-        if (k >= 0) t[0].ns[k] = b - a, t[0].results += n, t[0].errors += rc != QUERY_OK;
-        a = now_ns();
-        rc = stop_departures(ds, scratch, q->stop, q->when, 3600, 50, deps, &n, &trunc, &qe);
-        b = now_ns();
-        if (k >= 0) t[1].ns[k] = b - a, t[1].results += n, t[1].errors += rc != QUERY_OK;
-        a = now_ns();
-        rc = nearby_stops(ds, scratch, q->lat, q->lon, 500, 20, near, &n, &trunc, &qe);
-        b = now_ns();
-        if (k >= 0) t[2].ns[k] = b - a, t[2].results += n, t[2].errors += rc != QUERY_OK;
-        if (!overlay) continue;
-        a = now_ns();
-        rc = board_predicted_nearby(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->lat, q->lon, 500, q->when,
-                                    3600, 50, false, deps, rts, &n, &trunc, &qe);
-        b = now_ns();
-        if (k >= 0) t[3].ns[k] = b - a, t[3].results += n, t[3].errors += rc != QUERY_OK;
-        a = now_ns();
-        rc = board_predicted_stop(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->stop, q->when, 3600, 50, false,
-                                  deps, rts, &n, &trunc, &qe);
-        b = now_ns();
-        if (k >= 0) t[4].ns[k] = b - a, t[4].results += n, t[4].errors += rc != QUERY_OK;
+        for (int k = 0; k < KINDS; k++) {
+            if (!run[k]) continue;
+            uint32_t n = 0;
+            bool trunc;
+            query_error qe;
+            board b;
+            int rc;
+            double a = now_ns();
+            switch (k) {
+            case NEARBY:
+                rc = nearby_departures(ds, scratch, q->lat, q->lon, 500, q->when, 3600, 50, deps, &n, &trunc, &qe);
+                break;
+            case STOP:
+                rc = stop_departures(ds, scratch, q->stop, q->when, 3600, 50, deps, &n, &trunc, &qe);
+                break;
+            case STOPS:
+                rc = nearby_stops(ds, scratch, q->lat, q->lon, 500, 20, near, &n, &trunc, &qe);
+                break;
+            case NEARBY_PREDICTED:
+                rc = board_predicted_nearby(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->lat, q->lon, 500,
+                                            q->when, 3600, 50, false, deps, rts, &n, &trunc, &qe);
+                break;
+            case STOP_PREDICTED:
+                rc = board_predicted_stop(pscratch, ds, scratch, overlay, QUERY_DEPARTURES, q->stop, q->when, 3600,
+                                          50, false, deps, rts, &n, &trunc, &qe);
+                break;
+            default: {
+                /* each board kind on a query of its own at this step, so
+                 * that none finds the caches warm from another kind having
+                 * just answered the same one (a server's next request is
+                 * somewhere else too) */
+                const query_case *o = &qs[(i + (k - BOARD_PLAIN + 1) * (total / 4 + 1)) % total];
+                rc = board_nearby(bscratch, ds, scratch, QUERY_DEPARTURES, o->lat, o->lon, 500, o->when, 3600, 50,
+                                  sources[k], &b, &qe);
+                n = rc == QUERY_OK ? b.count : 0;
+                break;
+            }
+            }
+            double e = now_ns();
+            int at = i - warm;
+            if (at >= 0) t[k].ns[at] = e - a, t[k].results += n, t[k].errors += rc != QUERY_OK;
+        }
     }
     char date[11];
     format_date(day, date);
@@ -238,6 +288,7 @@ int main(int argc, char **argv)
                        dataset_version(ds), date);
     int errors = 0;
     for (int k = 0; k < kinds; k++) {
+        if (!run[k]) continue;
         double p50, p99, mean;
         summarise(&t[k], nq, &p50, &p99, &mean);
         printf("%-20s %10.2f %10.2f %10.2f %12.1f\n", t[k].name, p50, p99, mean, (double)t[k].results / nq);
@@ -248,7 +299,8 @@ int main(int argc, char **argv)
         errors += t[k].errors;
     }
     printf("%s}\n", json);
-    for (int k = 0; k < 5; k++) free(t[k].ns);
+    for (int k = 0; k < KINDS; k++) free(t[k].ns);
+    board_scratch_free(bscratch);
     free(deps);
     free(rts);
     predicted_scratch_free(pscratch);

@@ -272,6 +272,10 @@ typedef struct query_scan {
     /* may be NULL; else called with each row as it is found, a batch before
      * visit sees it: time for what the visitor will read to arrive */
     void (*prefetch)(void *ctx, const departure *d);
+    /* may be NULL; else called for every stop searched with step 0, then
+     * for every stop with step 1, before slack is asked of any: what slack
+     * reads, in two dependent steps, on its way for all stops at once */
+    void (*prefetch_stop)(void *ctx, uint32_t stop, int step);
 } query_scan;
 /* stop_events as a scan; QUERY_OK, or an error as stop_events gives it. */
 int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,

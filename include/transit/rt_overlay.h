@@ -190,6 +190,11 @@ void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
  * one late trip of the day sets, no longer holds every board there. Cheap:
  * two reads besides the slack's. */
 uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from);
+/* Starts loading what rt_overlay_stop_lead(o, stop, from) reads, in two
+ * steps: step 0 where the stop's slack and buckets lie, step 1 (once step 0
+ * has been asked for every stop of a board, so the loads overlap) the
+ * bucket itself. */
+void rt_overlay_prefetch_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from, int step);
 /* The same for one trip, over its instances and stops: the most any of its
  * events is predicted later than scheduled (0 without realtime). Cheap: it
  * reads what rt_overlay_prefetch_trip asks for. */

@@ -37,6 +37,12 @@ static void filter_prefetch(void *ctx, const departure *d)
     f->inner->prefetch(f->inner->ctx, d);
 }
 
+static void filter_prefetch_stop(void *ctx, uint32_t stop, int step)
+{
+    const accessible_filter *f = ctx;
+    f->inner->prefetch_stop(f->inner->ctx, stop, step);
+}
+
 static bool filter_visit(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n)
 {
     accessible_filter *f = ctx;
@@ -54,7 +60,12 @@ const query_scan *accessible_scan(accessible_filter *f, const dataset *ds, const
 {
     f->ds = ds;
     f->inner = inner;
-    *out = (query_scan){filter_slack, filter_visit, f, inner->until, inner->prefetch ? filter_prefetch : NULL};
+    *out = (query_scan){filter_slack,
+                        filter_visit,
+                        f,
+                        inner->until,
+                        inner->prefetch ? filter_prefetch : NULL,
+                        inner->prefetch_stop ? filter_prefetch_stop : NULL};
     return out;
 }
 
@@ -97,7 +108,7 @@ int accessible_stop_events(const dataset *ds, query_scratch *s, query_kind kind,
                            query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */
@@ -115,7 +126,7 @@ int accessible_nearby_events(const dataset *ds, query_scratch *s, query_kind kin
                              uint32_t *count, bool *truncated, query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */

@@ -745,6 +745,11 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
     uint32_t late = 0, lead = 0;   /* the largest lead, the stop's own */
     if (scan) {
         uint32_t early = 0;
+        for (int step = 0; scan->prefetch_stop && step < 2; step++) {
+            scan->prefetch_stop(scan->ctx, stop, step);
+            for (uint32_t i = 0; i < sp->children_count; i++)
+                scan->prefetch_stop(scan->ctx, ds->children[sp->children_first + i], step);
+        }
         lead = widen_window(scan, stop, &from, &to, &late, &early);
         for (uint32_t i = 0; i < sp->children_count; i++)
             widen_window(scan, ds->children[sp->children_first + i], &from, &to, &late, &early);
@@ -821,6 +826,8 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
     uint32_t late = 0;
     if (scan) {
         uint32_t early = 0;
+        for (int step = 0; scan->prefetch_stop && step < 2; step++)
+            for (size_t i = 0; i < s->near_n; i++) scan->prefetch_stop(scan->ctx, s->near[i].point->stop, step);
         for (size_t i = 0; i < s->near_n; i++)
             s->near[i].lead = widen_window(scan, s->near[i].point->stop, &from, &to, &late, &early);
     }

@@ -512,6 +512,22 @@ done:
     return ok;
 }
 
+void rt_overlay_prefetch_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from, int step)
+{
+    if (stop >= o->nstops) return;
+    if (step == 0) {
+        __builtin_prefetch(&o->slack[2 * (size_t)stop]);
+        if (o->lead_of) __builtin_prefetch(&o->lead_of[stop]);
+        return;
+    }
+    if (!o->lead_of) return;
+    const rt_lead_span *span = &o->lead_of[stop];
+    int64_t rel = from - o->late_base;
+    if (rel < INT32_MIN || rel > INT32_MAX) return;
+    int64_t b = (int64_t)bucket_of((int32_t)rel) - span->bucket;
+    if (b >= 0 && b < span->count) __builtin_prefetch(&o->lead_back[span->first + b]);
+}
+
 uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from)
 {
     if (stop >= o->nstops) return 0;

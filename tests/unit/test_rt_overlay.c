@@ -236,6 +236,15 @@ static void test_stop_lead_reaches_the_rows_delayed_into_the_window(void **state
     assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(8, 5)), 0);     /* T1 is on time at S1 */
     assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(12, 0)), 0);    /* not the day's largest delay */
     assert_int_equal(rt_overlay_stop_lead(o, QUERY_NONE, mon), 0);
+    /* what a board asks for first at every stop (both steps, any window
+     * start, a stop out of range) reads within bounds and changes nothing */
+    int64_t starts[4] = {mon + H(8, 21), mon + H(9, 9), mon - 400 * 86400LL, INT64_MAX / 2};
+    uint32_t stops[3] = {s1, s3, QUERY_NONE};
+    for (int step = 0; step < 2; step++)
+        for (int k = 0; k < 4; k++)
+            for (int i = 0; i < 3; i++) rt_overlay_prefetch_stop_lead(o, stops[i], starts[k], step);
+    assert_int_equal(rt_overlay_stop_lead(o, s3, mon + H(8, 21)), 60);
+    assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 9)), 540);
     rt_overlay_release(o);
     /* canceled: stays where the schedule has it */
     tus[1].relationship = RT_TRIP_CANCELED;
@@ -243,6 +252,8 @@ static void test_stop_lead_reaches_the_rows_delayed_into_the_window(void **state
     o = rt_overlay_build(&f, g_ds, 0, NULL);
     assert_non_null(o);
     assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 1)), 0);
+    rt_overlay_prefetch_stop_lead(o, s1, mon + H(9, 1), 0);   /* no late event anywhere: nothing to ask for */
+    rt_overlay_prefetch_stop_lead(o, s1, mon + H(9, 1), 1);
     rt_overlay_release(o);
 }
 

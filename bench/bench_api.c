@@ -11,8 +11,12 @@
  * between 05:00 and 23:00 on a Tuesday two weeks into the feed), each call
  * timed. It uses only what transit/api.h declared before issue #27, so it
  * also builds against an older libtransit.a for a side-by-side run.
+ * With --rt FEED.pb the requests carry the overlay of that TripUpdates feed
+ * (e.g. realtime_bench.py's), built as a server builds it, and --realtime
+ * scheduled|predicted asks for that mode; --date YYYYMMDD sets the requests'
+ * day (the feed's).
  *
- * Usage: bench_api DATA_DIR [--requests N] [--rounds N]
+ * Usage: bench_api DATA_DIR [--requests N] [--rounds N] [--rt FEED.pb] [--realtime MODE] [--date YYYYMMDD]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +29,8 @@
 #include "transit/json_writer.h"
 #include "transit/query.h"
 #include "transit/rfc3339.h"
+#include "transit/rt_feed.h"
+#include "transit/rt_overlay.h"
 
 static uint64_t g_rng = 1;
 
@@ -54,13 +60,18 @@ typedef struct request {
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_api DATA_DIR [--requests N] [--rounds N]\n");
+        fprintf(stderr, "usage: bench_api DATA_DIR [--requests N] [--rounds N] [--rt FEED.pb] "
+                        "[--realtime scheduled|predicted] [--date YYYYMMDD]\n");
         return 2;
     }
     int n = 5000, rounds = 5;
+    const char *rt_path = NULL, *mode = NULL, *date_arg = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--requests") == 0) n = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--rt") == 0) rt_path = argv[i + 1];
+        else if (strcmp(argv[i], "--realtime") == 0) mode = argv[i + 1];
+        else if (strcmp(argv[i], "--date") == 0) date_arg = argv[i + 1];
     }
     char err[512];
     dataset *ds = dataset_open(argv[1], err, sizeof err);
@@ -73,6 +84,28 @@ int main(int argc, char **argv)
     int32_t span = c.last_date - c.first_date;
     int32_t day = c.first_date + (span > 28 ? 14 : span / 2);
     for (int i = 0; i < 7 && weekday_from_days(day) != 1 && day < c.last_date; i++) day++;
+    if (date_arg && !rt_parse_date(date_arg, &day)) {
+        fprintf(stderr, "bench_api: --date %s is not YYYYMMDD\n", date_arg);
+        return 2;
+    }
+    rt_overlay *rt = NULL;
+    if (rt_path) {
+        FILE *fp = fopen(rt_path, "rb");
+        long len = fp && fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+        uint8_t *bytes = len > 0 ? malloc((size_t)len) : NULL;
+        if (!bytes || fseek(fp, 0, SEEK_SET) != 0 || fread(bytes, 1, (size_t)len, fp) != (size_t)len) {
+            fprintf(stderr, "bench_api: cannot read %s\n", rt_path);
+            return 1;
+        }
+        fclose(fp);
+        rt_feed *f = rt_feed_decode(bytes, (size_t)len, err, sizeof err);
+        free(bytes);
+        if (!f || !(rt = rt_overlay_build(f, ds, dataset_instant(ds, day, 12 * 3600), NULL))) {
+            fprintf(stderr, "bench_api: %s: %s\n", rt_path, f ? "out of memory" : err);
+            return 1;
+        }
+        rt_feed_free(f);
+    }
     request *reqs = calloc((size_t)n, sizeof *reqs);
     for (int i = 0; i < n; i++) {
         stop_info si;
@@ -96,10 +129,12 @@ int main(int argc, char **argv)
         for (int r = -1; r < rounds; r++) {   /* round -1 warms up */
             for (int i = 0; i < n; i++) {
                 const request *q = &reqs[i];
-                api_param nearby[] = {{"lat", q->lat}, {"lon", q->lon}, {"time", q->time}};
-                api_param stop[] = {{"time", q->time}};
-                api_request req = e == 0 ? (api_request){.params = nearby, .nparams = 3, .now = 0}
-                                         : (api_request){.params = stop, .nparams = 1, .id = q->stop, .now = 0};
+                api_param nearby[] = {{"lat", q->lat}, {"lon", q->lon}, {"time", q->time}, {"realtime", mode}};
+                api_param stop[] = {{"time", q->time}, {"realtime", mode}};
+                api_request req = e == 0 ? (api_request){.params = nearby, .nparams = mode ? 4 : 3, .now = 0}
+                                         : (api_request){.params = stop, .nparams = mode ? 2 : 1, .id = q->stop,
+                                                         .now = 0};
+                req.realtime = rt;
                 api_problem prob;
                 int cache;
                 json_reset(&w);
@@ -125,6 +160,7 @@ int main(int argc, char **argv)
                ns[k * 99 / 100] / 1e3, sum / (double)k / 1e3, bytes / k);
     }
     json_free(&w);
+    rt_overlay_release(rt);
     api_thread_free(t);
     free(ns);
     free(reqs);

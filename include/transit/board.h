@@ -26,6 +26,9 @@ typedef struct board_row {
     uint32_t alerts;             /* how many alerts apply (their ids: alert_marks_row_id) */
     uint32_t vehicle;            /* the vehicle of the row's trip instance: its index in
                                   * board.vehicles + 1; 0 when none */
+    const rt_trip_properties *properties;   /* the instance's TripProperties (its headsign
+                                  * stands in for the trip's), or NULL */
+    uint32_t assigned_stop;      /* with rt.moved: the stop a platform change serves the row at */
 } board_row;
 
 typedef struct board {

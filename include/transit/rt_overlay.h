@@ -43,7 +43,17 @@
  *    (each by stop_id, else the scheduled stop at its stop_sequence; at its
  *    time, else the scheduled time plus its delay).
  * TripProperties.trip_headsign, trip_short_name and shape_id are kept on
- * the realtime-only trips (rt_added_trip) their rows and /v1/trips show.
+ * the realtime-only trips (rt_added_trip) their rows and /v1/trips show,
+ * and on a timetable trip's instance (rt_trip_properties: its rows and
+ * /v1/trips, for that instance only).
+ *
+ * Platform changes (StopTimeProperties.assigned_stop_id, also with
+ * NO_DATA): the stop time is served at the assigned stop instead of the
+ * scheduled one. Its row (still naming the scheduled stop, the look-up
+ * saying `moved`, rt_overlay_assigned_stop where) leaves the scheduled stop's boards
+ * and appears on the assigned stop's (rt_overlay_moved_events, merged by
+ * the boards). An assigned_stop_id the dataset lacks is skipped, counted
+ * (rt_overlay_stats.unknown_assigned_stop) and described (`problem`).
  *
  * ADDED and NEW trips (trip_id not in the dataset) have no schedule to add delays
  * to: each of their stop_time_updates that names a stop_id of the dataset
@@ -86,7 +96,17 @@ typedef struct rt_overlay_stats {
     uint32_t duplicated;       /* DUPLICATED copies shown (also in added) */
     uint32_t replaced;         /* REPLACEMENT instances shown (also in added) */
     uint32_t not_duplicable;   /* DUPLICATED of a frequency-based trip, or the copy's date out of range */
+    uint32_t assigned;         /* stop times moved to an assigned stop (platform changes) */
+    uint32_t unknown_assigned_stop;   /* assigned_stop_ids naming no stop of the dataset (skipped) */
+    uint32_t properties;       /* timetable trip instances with TripProperties of their own */
+    char problem[200];         /* the first skipped part, by entity id and field, or "" */
 } rt_overlay_stats;
+
+/* TripProperties of a timetable trip's instance: each NULL where the
+ * update gives none (the schedule's then stands). Owned by the overlay. */
+typedef struct rt_trip_properties {
+    const char *headsign, *short_name, *shape_id;
+} rt_trip_properties;
 
 /* A realtime-only trip (ADDED, NEW, DUPLICATED, REPLACEMENT), as its
  * departure rows and /v1/trips show it. Strings are owned by the overlay. */
@@ -122,6 +142,9 @@ typedef struct rt_departure {
     int32_t delay_s;           /* predicted event = scheduled + delay_s */
     uint8_t occupancy;         /* a departure's departure_occupancy_status + 1 from its
                                 * stop_time_update; 0 when the update gives none */
+    bool moved;                /* a platform change: served at another stop than the row's
+                                * (rt_overlay_assigned_stop says which) */
+    bool has_properties;       /* the instance has TripProperties (rt_overlay_row_properties) */
 } rt_departure;
 
 /* An overlay of `feed` on `ds` (retained). `now` (Unix seconds) picks the
@@ -214,6 +237,29 @@ uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t
 /* The same for the events of `kind` (query.h): arrival rows say .arrival. */
 uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
                                  departure *out, uint32_t max);
+
+/* ------------------------------------------------------------ platform changes
+ * Rows moved to an assigned stop (see above). Everything here costs
+ * nothing (one test) on an overlay without platform changes. */
+
+/* How many moved events (departures and arrivals) the overlay has. */
+uint32_t rt_overlay_moved_count(const rt_overlay *o);
+/* Whether any moved event is at `stop` (its assigned stop). */
+bool rt_overlay_moved_at_stop(const rt_overlay *o, uint32_t stop);
+/* The most a moved event is predicted later (*late_s) and earlier than
+ * scheduled, seconds (capped at RT_OVERLAY_SLACK_MAX). */
+void rt_overlay_moved_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
+/* The moved events of `kind` served at `stop` scheduled in [from, to), as
+ * rows of their trip instance (stop: the scheduled stop; distance_m 0), by
+ * scheduled instant; writes at most `max`, returns how many there are. */
+uint32_t rt_overlay_moved_events(const rt_overlay *o, query_kind kind, uint32_t stop, int64_t from, int64_t to,
+                                 departure *out, uint32_t max);
+/* The stop a row the look-up says `moved` is served at, QUERY_NONE for a
+ * row that did not move. A search of its own: ask it of moved rows only. */
+uint32_t rt_overlay_assigned_stop(const rt_overlay *o, const departure *d);
+/* The TripProperties of a row's instance (rt_departure.has_properties), or
+ * NULL. Likewise a search of its own. */
+const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const departure *d);
 
 /* ------------------------------------------------------------ vehicles
  * The vehicle set (rt_vehicles.h) published with the overlay, so that a

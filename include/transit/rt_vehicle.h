@@ -23,6 +23,17 @@ enum { RT_VEHICLE_INCOMING_AT = 0, RT_VEHICLE_STOPPED_AT = 1, RT_VEHICLE_IN_TRAN
 /* VehiclePosition.OccupancyStatus runs 0 (EMPTY) to 8 (NOT_BOARDABLE). */
 #define RT_OCCUPANCY_MAX 8
 
+/* One carriage of a vehicle (VehiclePosition.multi_carriage_details). */
+typedef struct rt_carriage {
+    const char *id, *label;     /* NULL when absent */
+    int occupancy_status;       /* 0..RT_OCCUPANCY_MAX, or -1 when absent */
+    int occupancy_percentage;   /* 0.., or -1 when absent (the spec's -1: no data) */
+    bool has_sequence;
+    uint32_t carriage_sequence; /* 1 for the first carriage in the direction of travel */
+} rt_carriage;
+/* More carriages than this in one vehicle: the entity is rejected. */
+#define RT_CARRIAGES_MAX 256
+
 typedef struct rt_vehicle {
     const char *entity_id;
     const char *key;            /* the vehicle's id, else the entity id: never NULL */
@@ -46,6 +57,8 @@ typedef struct rt_vehicle {
     int congestion_level;       /* 0..4, or -1 */
     int occupancy_status;       /* 0..RT_OCCUPANCY_MAX, or -1 */
     int occupancy_percentage;   /* 0.., or -1 */
+    const rt_carriage *carriages;   /* multi_carriage_details, in feed order */
+    uint32_t carriage_count;
 } rt_vehicle;
 
 struct rt_feed;

@@ -20,6 +20,7 @@
 #include "transit/translations.h"
 
 #define CACHE_STATIC 86400   /* what changes only with the dataset */
+#define CACHE_REALTIME_TRIP 30   /* a trip as realtime has it: the next feed may change it */
 #define API_COORD_DECIMALS 6 /* latitudes and longitudes: about 0.1 m */
 
 struct api_thread {
@@ -206,6 +207,28 @@ static inline void api_name_stop(const api_request *req, uint32_t stop, stop_inf
 /* A trip's call's stop members (stop_id, stop_name in req's language, lat,
  * lon, platform_code), for scheduled and realtime-only trips alike. */
 void api_kv_call_stop(json_writer *out, const api_request *req, const dataset *ds, uint32_t stop);
+
+/* A timetable trip's instance as realtime has it, for /v1/trips/{id}
+ * (api_trip_instance.c): the instance of `date` (has_date), else the one
+ * nearest now; its TripProperties, platform changes and vehicle. */
+typedef struct api_trip_instance {
+    const rt_overlay *rt;      /* NULL: no realtime instance (no overlay, a frequency-based trip) */
+    uint32_t trip;
+    int32_t service_date;
+    bool realtime;             /* the overlay has the instance */
+    const rt_trip_properties *properties;   /* or NULL */
+    const rt_vehicles *vehicles;
+    long vehicle;              /* index in vehicles, or -1 */
+} api_trip_instance;
+void api_trip_instance_find(const api_request *req, const dataset *ds, uint32_t trip, const trip_info *tr,
+                            const trip_stop_time *st, uint32_t n, bool has_date, int32_t date,
+                            api_trip_instance *out);
+/* "assigned_stop":{id, name, platform_code, lat, lon} of stop time `pos`
+ * when a platform change moved it; nothing otherwise. */
+void api_trip_instance_stop(json_writer *out, const api_request *req, const dataset *ds,
+                            const api_trip_instance *ti, const trip_stop_time *st, uint32_t n, uint32_t pos);
+/* "vehicle":{…} (the object departure rows show) when one serves the instance. */
+void api_trip_instance_vehicle(json_writer *out, const api_trip_instance *ti);
 
 static inline void api_name_route(const api_request *req, uint32_t route, route_info *r)
 {

@@ -213,6 +213,17 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     dataset_route(ds, tr.route, &rt);
     api_name_trip(req, trip, &tr);
     api_name_route(req, tr.route, &rt);
+    /* the instance's TripProperties stand in for the trip's */
+    api_trip_instance inst;
+    api_trip_instance_find(req, ds, trip, &tr, t->stop_times, count, date_text != NULL, date, &inst);
+    const char *short_name = NULL;
+    if (inst.properties) {
+        if (inst.properties->headsign)
+            tr.headsign = inst.properties->headsign;
+        if (inst.properties->shape_id)
+            tr.shape_id = inst.properties->shape_id;
+        short_name = inst.properties->short_name;
+    }
     json_object_begin(out);
     json_key(out, "trip");
     json_object_begin(out);
@@ -231,6 +242,9 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     api_kv_record_feed(out, ds, "trip", tr.id);
     if (date_text)
         json_kv_bool(out, "runs_on_date", trip_runs_on(ds, trip, date));
+    if (short_name)
+        api_kv_text(out, "trip_short_name", short_name);
+    api_trip_instance_vehicle(out, &inst);
     json_key(out, "stop_times");
     json_array_begin(out);
     for (uint32_t i = 0; i < count; i++) {
@@ -244,6 +258,7 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
             kv_secs_instant(out, ds, "arrival", date, s->arrival_secs);
             kv_secs_instant(out, ds, "departure", date, s->departure_secs);
         }
+        api_trip_instance_stop(out, req, ds, &inst, t->stop_times, count, i);
         json_object_end(out);
     }
     json_array_end(out);
@@ -251,7 +266,10 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         return prob->status;
     json_object_end(out);
     json_object_end(out);
-    return api_finish(out, prob, cache_seconds, CACHE_STATIC);
+    /* on a realtime server the next feed may give the instance properties,
+     * platform changes or a vehicle: cached as briefly as boards */
+    bool live = inst.rt != NULL;
+    return api_finish(out, prob, cache_seconds, live ? CACHE_REALTIME_TRIP : CACHE_STATIC);
 }
 
 static void write_agency_at(json_writer *w, const dataset *ds, const api_request *req, uint32_t i)

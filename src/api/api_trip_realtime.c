@@ -12,7 +12,6 @@
 #include "api/departure_json.h"
 #include "transit/rfc3339.h"
 
-#define CACHE_REALTIME_TRIP 30   /* the next feed may change it */
 
 static void kv_time(json_writer *w, const dataset *ds, const char *secs_key, const char *key, int64_t instant,
                     int64_t day_start)

@@ -627,6 +627,86 @@ static char *put_vehicle(char *p, const board *b, const board_row *r)
     return p;
 }
 
+/* ------------------------------------------------------------ realtime instances
+ * What the feed says of one trip instance beyond its times: a platform
+ * change (the row's ,"assigned_stop":{…}, where the vehicle serves it
+ * instead of the row's stop_id) and TripProperties' headsign in place of
+ * the trip's (the middle text with its headsign replaced). Both are rare:
+ * a row reads nothing of them unless its look-up said so. */
+
+/* A latitude or longitude as json_double writes it with 6 decimals. */
+static char *put_coord(char *p, double v)
+{
+    char tmp[48];
+    int n = snprintf(tmp, sizeof tmp, "%.6f", v);
+    if (n <= 0 || (size_t)n >= sizeof tmp)
+        return JSON_PUT_LITERAL(p, "null");
+    size_t len = (size_t)n;
+    while (len > 0 && tmp[len - 1] == '0')
+        len--;
+    if (len > 0 && tmp[len - 1] == '.')
+        len--;
+    if (len == 2 && tmp[0] == '-' && tmp[1] == '0')
+        return JSON_PUT_LITERAL(p, "0");
+    return json_put_bytes(p, tmp, len);
+}
+
+/* The bytes of a row's assigned stop at most. */
+static size_t assigned_stop_room(const dataset *ds, const departure_texts *x, uint32_t stop)
+{
+    stop_info si;
+    dataset_stop(ds, stop, &si);
+    return x->stops[stop].head_len + x->stops[stop].tail_len + string_room(si.platform_code) + 128;
+}
+
+/* ,"assigned_stop":{"id":…,"name":…,"platform_code":…,"lat":…,"lon":…}: the
+ * id and (translated) name taken from the stop's own texts,
+ *   {"stop_id":"…","trip_id":   and   ,"stop_name":"…","distance_m":  */
+static char *put_assigned_stop(char *p, const dataset *ds, const departure_texts *x, uint32_t stop)
+{
+    const stop_text *st = &x->stops[stop];
+    const char *head = x->text + st->off, *tail = head + st->head_len;
+    stop_info si;
+    dataset_stop(ds, stop, &si);
+    p = JSON_PUT_LITERAL(p, ",\"assigned_stop\":{\"id\":");
+    p = json_put_bytes(p, head + sizeof "{\"stop_id\":" - 1,
+                       st->head_len - (sizeof "{\"stop_id\":" - 1) - (sizeof ",\"trip_id\":" - 1));
+    p = JSON_PUT_LITERAL(p, ",\"name\":");
+    p = json_put_bytes(p, tail + sizeof ",\"stop_name\":" - 1,
+                       st->tail_len - (sizeof ",\"stop_name\":" - 1) - (sizeof ",\"distance_m\":" - 1));
+    p = JSON_PUT_LITERAL(p, ",\"platform_code\":");
+    p = si.platform_code[0] ? put_cstr(p, si.platform_code) : JSON_PUT_LITERAL(p, "null");
+    p = JSON_PUT_LITERAL(p, ",\"lat\":");
+    p = put_coord(p, si.lat);
+    p = JSON_PUT_LITERAL(p, ",\"lon\":");
+    p = put_coord(p, si.lon);
+    *p++ = '}';
+    return p;
+}
+
+/* The first occurrence of needle[0..n) in text[0..len), or NULL. */
+static const char *find_bytes(const char *text, size_t len, const char *needle, size_t n)
+{
+    for (size_t i = 0; i + n <= len; i++)
+        if (text[i] == needle[0] && memcmp(text + i, needle, n) == 0)
+            return text + i;
+    return NULL;
+}
+
+/* A trip's middle text with `headsign` in place of its own. */
+static char *put_middle_headsign(char *p, const char *middle, size_t len, const char *headsign)
+{
+    static const char key[] = ",\"headsign\":", next[] = ",\"wheelchair_accessible\":";
+    /* inside the route's strings a quote is escaped: the first match is the member */
+    const char *h = find_bytes(middle, len, key, sizeof key - 1);
+    const char *w = h ? find_bytes(h, len - (size_t)(h - middle), next, sizeof next - 1) : NULL;
+    if (!h || !w)
+        return json_put_bytes(p, middle, len);
+    p = json_put_bytes(p, middle, (size_t)(h - middle) + sizeof key - 1);
+    p = put_cstr(p, headsign);
+    return json_put_bytes(p, w, len - (size_t)(w - middle));
+}
+
 /* ,"alerts":["id",...] of a row that shows n > 0 alerts, and its bytes. */
 static size_t alerts_room(const alert_marks *m, uint32_t row, uint32_t n)
 {
@@ -788,6 +868,10 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
                 (b->realtime ? ROW_REALTIME_BYTES : 0);
         if (joined && (r->vehicle || r->rt.occupancy))
             room += vehicle_room(b, r);
+        if (joined && r->rt.moved)
+            room += assigned_stop_room(ds, x, r->assigned_stop);
+        if (joined && r->properties && r->properties->headsign)
+            room += string_room(r->properties->headsign);
         if (tr->id_len == TRIP_ROW_SPILLED) {
             trip_info ti;
             dataset_trip(ds, d->trip, &ti);
@@ -838,11 +922,16 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
                 p += tr->id_len;
                 *p++ = '"';
             }
-            p = put_text(p, text + tr->middle_off, tr->middle_len);
+            if (joined && r->properties && r->properties->headsign)
+                p = put_middle_headsign(p, text + tr->middle_off, tr->middle_len, r->properties->headsign);
+            else
+                p = put_text(p, text + tr->middle_off, tr->middle_len);
             const char *instant_text = p + EVENT_INSTANT_AT(arrival);
             p = put_times_and_tail(p, text, st, d, texts, near_point, arrival);
             if (b->realtime)
                 p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
+            if (joined && r->rt.moved)
+                p = put_assigned_stop(p, ds, x, r->assigned_stop);
             if (joined && (r->vehicle || r->rt.occupancy))
                 p = put_vehicle(p, b, r);
         }

@@ -88,6 +88,10 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
             r->rt = known[i];
         else if (rt)
             rt_overlay_lookup(rt, d, &r->rt);
+        if (r->rt.has_properties)
+            r->properties = rt_overlay_row_properties(rt, d);
+        if (r->rt.moved)
+            r->assigned_stop = rt_overlay_assigned_stop(rt, d);
         if (vehicles)
             r->vehicle = (uint32_t)(rt_vehicles_find_row(vehicles, d) + 1);
         if (alerts)
@@ -123,10 +127,12 @@ static const rt_overlay *predicting(board_scratch *b, const dataset *ds, const b
     if (!src || !src->realtime) return NULL;
     const rt_overlay *rt = src->realtime;
     if (rt_overlay_dataset(rt) != ds) return NULL;
-    /* by schedule, unless the overlay hides rows: then chosen here too,
-     * by scheduled time, so that hidden rows take no place under limit */
+    /* by schedule, unless the overlay hides rows or moves them to other
+     * stops: then chosen here too, by scheduled time, so that hidden or
+     * moved rows take no place under limit and moved ones appear where
+     * they are served */
     bool by_schedule = src->order == BOARD_BY_SCHEDULE;
-    if (by_schedule && !rt_overlay_hidden_count(rt)) return NULL;
+    if (by_schedule && !rt_overlay_hidden_count(rt) && !rt_overlay_moved_count(rt)) return NULL;
     predicted_scratch_by_schedule(b->predicted, by_schedule);
     return rt_overlay_trip_count(rt) ? rt : NULL;
 }

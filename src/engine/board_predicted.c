@@ -21,6 +21,7 @@
 #include "engine/board_predicted.h"
 
 #include "engine/board_accessible.h"
+#include "engine/board_moved.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ struct predicted_scratch {
     departure added[QUERY_LIMIT_MAX + 1];
     uint32_t *stops;           /* a station's children */
     uint32_t stops_cap;
+    departure *moved;          /* a stop's rows moved there by a platform change */
+    uint32_t moved_cap;
     bool by_schedule;          /* choose by scheduled time (predicted_scratch_by_schedule) */
 };
 
@@ -63,6 +66,7 @@ void predicted_scratch_free(predicted_scratch *p)
 {
     if (!p) return;
     free(p->stops);
+    free(p->moved);
     free(p);
 }
 
@@ -191,6 +195,7 @@ static void prefetch_row(void *ctx, const departure *d)
 static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n)
 {
     choice *c = ctx;
+    bool moves = rt_overlay_moved_count(c->rt) != 0;
     /* what each row's look-up reads, asked for a pass ahead */
     for (uint32_t i = 0; i < n; i++) rt_overlay_prefetch(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -203,6 +208,7 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
         if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
+        if (moves && x->rt.moved) continue;   /* served at its assigned stop (add_moved) */
         if (x->rt.has_prediction && !x->rt.canceled && !c->p->by_schedule &&
             x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
             at += x->rt.delay_s;
@@ -233,6 +239,44 @@ static void add_added(choice *c, query_kind kind, uint32_t stop, double distance
     }
 }
 
+/* The rows a platform change moved to `stop` (rt_overlay.h), among the
+ * picks by the same rules as the scan's rows. QUERY_OK or QUERY_ENOMEM. */
+static int add_moved(choice *c, query_kind kind, uint32_t stop, double distance_m, bool wheelchair)
+{
+    if (!rt_overlay_moved_at_stop(c->rt, stop)) return QUERY_OK;
+    uint32_t late, early;
+    rt_overlay_moved_slack(c->rt, &late, &early);
+    if (c->p->by_schedule) late = early = 0;
+    int64_t from = c->from - late, to = c->to + early;
+    predicted_scratch *p = c->p;
+    uint32_t all = rt_overlay_moved_events(c->rt, kind, stop, from, to, p->moved, p->moved_cap);
+    if (all > p->moved_cap) {
+        departure *rows = realloc(p->moved, (size_t)all * sizeof *rows);
+        if (!rows) return QUERY_ENOMEM;
+        p->moved = rows;
+        p->moved_cap = all;
+        all = rt_overlay_moved_events(c->rt, kind, stop, from, to, p->moved, p->moved_cap);
+    }
+    for (uint32_t i = 0; i < all; i++) {
+        departure *d = &p->moved[i];
+        d->distance_m = distance_m;
+        pick *x = &p->picks[c->spare];
+        if (!rt_overlay_lookup(c->rt, d, &x->rt) || x->rt.hidden || !x->rt.moved) continue;
+        if (wheelchair && !board_moved_accessible(c->ds, d, stop)) continue;
+        int64_t at = d->instant;
+        if (x->rt.has_prediction && !x->rt.canceled && !p->by_schedule && x->rt.delay_s <= RT_OVERLAY_SLACK_MAX &&
+            x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
+            at += x->rt.delay_s;
+        if (at < c->from || at >= c->to) continue;
+        x->d = *d;
+        x->at = at;
+        x->rank = board_row_rank(c->ds, d);
+        x->ranked = true;
+        insert(c);
+    }
+    return QUERY_OK;
+}
+
 static void finish(const choice *c, departure *deps, rt_departure *rts, uint32_t *count, bool *truncated)
 {
     uint32_t n = c->n < c->limit ? c->n : c->limit;
@@ -242,6 +286,26 @@ static void finish(const choice *c, departure *deps, rt_departure *rts, uint32_t
     }
     *count = n;
     *truncated = c->n > c->limit || c->more;
+}
+
+/* add_moved at a stop and, for a station, at its platforms. */
+static int add_moved_at_stop(choice *c, query_kind kind, uint32_t stop, bool wheelchair)
+{
+    int rc = add_moved(c, kind, stop, 0, wheelchair);
+    stop_info si;
+    dataset_stop(c->ds, stop, &si);
+    if (rc != QUERY_OK || si.location_type != 1) return rc;
+    predicted_scratch *p = c->p;
+    uint32_t all = 0, got = dataset_stop_children(c->ds, stop, p->stops, p->stops_cap, &all);
+    if (all > got) {
+        uint32_t *stops = realloc(p->stops, (size_t)all * sizeof *stops);
+        if (!stops) return QUERY_ENOMEM;
+        p->stops = stops;
+        p->stops_cap = all;
+        got = dataset_stop_children(c->ds, stop, p->stops, p->stops_cap, &all);
+    }
+    for (uint32_t i = 0; i < got && rc == QUERY_OK; i++) rc = add_moved(c, kind, p->stops[i], 0, wheelchair);
+    return rc;
 }
 
 int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch *s, const rt_overlay *rt,
@@ -257,6 +321,7 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
     int rc = stop_events_scan(ds, s, kind, stop, from, window_s,
                               wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
     if (rc != QUERY_OK) return rc;
+    if (rt_overlay_moved_count(rt) && (rc = add_moved_at_stop(&c, kind, stop, wheelchair)) != QUERY_OK) return rc;
     if (!wheelchair && rt_overlay_added_trip_count(rt)) {
         add_added(&c, kind, stop, 0);
         stop_info si;
@@ -290,6 +355,13 @@ int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratc
     int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s,
                                 wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
     if (rc != QUERY_OK) return rc;
+    if (rt_overlay_moved_count(rt)) {
+        size_t near = query_near_count(s);
+        for (size_t i = 0; i < near; i++) {
+            nearby_stop ns = query_near_stop(s, i);
+            if ((rc = add_moved(&c, kind, ns.stop, ns.distance_m, wheelchair)) != QUERY_OK) return rc;
+        }
+    }
     if (!wheelchair && rt_overlay_added_trip_count(rt)) {
         size_t near = query_near_count(s);
         for (size_t i = 0; i < near; i++) {

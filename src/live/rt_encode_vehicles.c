@@ -22,6 +22,31 @@ typedef struct vehicle_parts {
     TransitRealtime__Position position;
 } vehicle_parts;
 
+/* A vehicle's multi_carriage_details into cars[0..count) and their pointers. */
+static void build_carriages(const rt_vehicle *v, TransitRealtime__VehiclePosition *vp,
+                            TransitRealtime__VehiclePosition__CarriageDetails *cars,
+                            TransitRealtime__VehiclePosition__CarriageDetails **ptrs)
+{
+    for (uint32_t i = 0; i < v->carriage_count; i++) {
+        const rt_carriage *c = &v->carriages[i];
+        TransitRealtime__VehiclePosition__CarriageDetails *d = &cars[i];
+        transit_realtime__vehicle_position__carriage_details__init(d);
+        d->id = (char *)c->id;
+        d->label = (char *)c->label;
+        d->has_occupancy_status = c->occupancy_status >= 0;
+        if (c->occupancy_status >= 0)
+            d->occupancy_status = (TransitRealtime__VehiclePosition__OccupancyStatus)c->occupancy_status;
+        d->has_occupancy_percentage = c->occupancy_percentage >= 0;
+        if (c->occupancy_percentage >= 0)
+            d->occupancy_percentage = c->occupancy_percentage;
+        d->has_carriage_sequence = c->has_sequence;
+        d->carriage_sequence = c->carriage_sequence;
+        ptrs[i] = d;
+    }
+    vp->n_multi_carriage_details = v->carriage_count;
+    vp->multi_carriage_details = v->carriage_count ? ptrs : NULL;
+}
+
 static void build(const rt_vehicle *v, vehicle_parts *p)
 {
     transit_realtime__feed_entity__init(&p->entity);
@@ -90,10 +115,19 @@ int rt_encode_vehicles(const rt_vehicles *v, uint64_t timestamp, uint8_t **out, 
     header.timestamp = timestamp;
     vehicle_parts *parts = calloc(n + 1, sizeof *parts);
     TransitRealtime__FeedEntity **ents = calloc(n + 1, sizeof *ents);
+    size_t ncars = 0;
+    for (uint32_t i = 0; i < n; i++)
+        ncars += rt_vehicles_at(v, i)->carriage_count;
+    TransitRealtime__VehiclePosition__CarriageDetails *cars = calloc(ncars + 1, sizeof *cars);
+    TransitRealtime__VehiclePosition__CarriageDetails **car_ptrs = calloc(ncars + 1, sizeof *car_ptrs);
     int rc = -1;
-    if (parts && ents) {
+    if (parts && ents && cars && car_ptrs) {
+        size_t at = 0;
         for (uint32_t i = 0; i < n; i++) {
-            build(rt_vehicles_at(v, i), &parts[i]);
+            const rt_vehicle *rv = rt_vehicles_at(v, i);
+            build(rv, &parts[i]);
+            build_carriages(rv, &parts[i].vp, cars + at, car_ptrs + at);
+            at += rv->carriage_count;
             ents[i] = &parts[i].entity;
         }
         TransitRealtime__FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
@@ -111,5 +145,7 @@ int rt_encode_vehicles(const rt_vehicles *v, uint64_t timestamp, uint8_t **out, 
     }
     free(parts);
     free(ents);
+    free(cars);
+    free(car_ptrs);
     return rc;
 }

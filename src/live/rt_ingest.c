@@ -370,10 +370,17 @@ rt_overlay *rt_ingest_overlay(rt_ingest *in, dataset *ds, int64_t now)
     if (o) {
         rt_overlay_set_vehicles(o, v);
         pthread_mutex_lock(&in->lock);
+        /* a part of an entity the dataset cannot place (an unknown assigned stop): once per
+         * overlay whose count of them changed, the first by entity id and field (said below,
+         * outside the lock) */
+        bool report = stats.unknown_assigned_stop && stats.unknown_assigned_stop != in->stats.unknown_assigned_stop;
         in->stats = stats;
         in->vehicle_stats = v ? vstats : (rt_vehicles_stats){0};
         in->vehicles_expire_at = rt_vehicles_expires_at(v);
         pthread_mutex_unlock(&in->lock);
+        if (report)
+            fprintf(stderr, "transitd: realtime: %u stop_time_update parts skipped; the first: %s\n",
+                    stats.unknown_assigned_stop, stats.problem);
     }
     use_release(u);
     return o;
@@ -557,6 +564,11 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         "transitd_rt_trip_updates{outcome=\"duplicated\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"replaced\"} %u\n"
         "transitd_rt_trip_updates{outcome=\"not_duplicable\"} %u\n"
+        "transitd_rt_trip_updates{outcome=\"trip_properties\"} %u\n"
+        "# HELP transitd_rt_assigned_stops Platform changes (assigned_stop_id) of the feed in use: events moved to their assigned stop, and assignments skipped for naming no stop of the dataset.\n"
+        "# TYPE transitd_rt_assigned_stops gauge\n"
+        "transitd_rt_assigned_stops{outcome=\"moved\"} %u\n"
+        "transitd_rt_assigned_stops{outcome=\"unknown_stop\"} %u\n"
         "# HELP transitd_rt_alerts Alerts of the feed in use, shown (as rt: ids) or refused by the alert checks.\n"
         "# TYPE transitd_rt_alerts gauge\n"
         "transitd_rt_alerts{outcome=\"shown\"} %u\n"
@@ -574,6 +586,7 @@ size_t rt_ingest_render_metrics(rt_ingest *in, int64_t now, char *out, size_t ca
         f ? f->alert_count : 0, f ? f->vehicle_count : 0, f ? f->rejected : 0, f ? f->ignored : 0, s->matched, s->canceled,
         s->unknown_trip, s->not_running, s->bad_start_time, s->duplicate, s->added,
         s->added_no_route, s->added_no_departure, s->deleted, s->duplicated, s->replaced, s->not_duplicable,
+        s->properties, s->assigned, s->unknown_assigned_stop,
         in->alerts_shown, in->alerts_rejected, in->vehicle_stats.shown, in->vehicle_stats.matched,
         in->vehicle_stats.unknown_trip, in->vehicle_stats.stale, in->vehicle_stats.duplicate);
     render_sources(in, now, &t);

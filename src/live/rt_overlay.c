@@ -18,6 +18,9 @@
 #include "transit/rt_overlay.h"
 #include "transit/gtfs.h"
 
+#include "live/rt_assigned.h"
+#include "live/rt_trip_properties.h"
+
 #include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -29,6 +32,8 @@ enum {
     STOP_CANCELED = 4,
     STOP_ARR_PREDICTED = 8,   /* the arrival's delay (rt_arrival_entry) is known */
     STOP_HIDDEN = 16,         /* the instance is DELETED or REPLACED (also canceled) */
+    STOP_MOVED = 32,          /* a platform change: served at an assigned stop (rt_assigned.h) */
+    STOP_PROPS = 64,          /* the instance has TripProperties (rt_trip_properties.h) */
 };
 /* bits 8-11 of a stop entry's flags: departure_occupancy_status + 1 (0: none) */
 #define STOP_OCCUPANCY_SHIFT 8
@@ -146,6 +151,8 @@ struct rt_overlay {
     rt_late_note *notes;       /* while building: one per late event, unordered */
     uint32_t note_count, note_cap;
     rt_vehicles *vehicles;     /* published with it, or NULL */
+    rt_assigned *assigned;     /* platform changes, or NULL without any */
+    rt_properties_set *properties;   /* TripProperties of timetable instances, or NULL without any */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -930,6 +937,92 @@ uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t 
     return n;
 }
 
+/* The instance's platform changes and TripProperties (its stop entries are
+ * the next n from stop_count, filled by propagate()). false when out of
+ * memory. */
+static bool note_instance(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
+                          uint32_t n, uint32_t trip, int32_t date, int32_t offset, rt_overlay_stats *stats)
+{
+    bool assigns = false;
+    for (uint32_t i = 0; i < tu->stop_count && !assigns; i++) assigns = tu->stops[i].assigned_stop_id != NULL;
+    if (assigns) {
+        if (!o->assigned && !(o->assigned = rt_assigned_new())) return false;
+        uint32_t before = rt_assigned_noted(o->assigned);
+        if (!rt_assigned_note(o->assigned, ds, tu, st, n, trip, date, offset, o->stop_count,
+                              &stats->unknown_assigned_stop, stats->problem, sizeof stats->problem))
+            return false;
+        for (uint32_t i = before; i < rt_assigned_noted(o->assigned); i++) {
+            uint32_t k = rt_assigned_entry(o->assigned, i);
+            o->stops[k].flags |= STOP_MOVED;
+            rt_assigned_set_delays(o->assigned, i, (o->stops[k].flags & STOP_PREDICTED) ? o->stops[k].delay : 0,
+                                   (o->stops[k].flags & STOP_ARR_PREDICTED) ? o->arr_stops[k].delay : 0);
+        }
+    }
+    if (rt_properties_given(tu)) {
+        if (!o->properties && !(o->properties = rt_properties_new())) return false;
+        if (!rt_properties_note(o->properties, tu, o->stop_count, n)) return false;
+        for (uint32_t k = 0; k < n; k++) o->stops[o->stop_count + k].flags |= STOP_PROPS;
+        stats->properties++;
+    }
+    return true;
+}
+
+/* Indexes the platform changes of the instances kept (a second update of
+ * an instance is dropped). false when out of memory. */
+static bool finish_assigned(rt_overlay *o, rt_overlay_stats *stats)
+{
+    if (!rt_assigned_noted(o->assigned)) return true;
+    uint64_t *kept = calloc((size_t)o->stop_count / 64 + 1, sizeof *kept);
+    if (!kept) return false;
+    for (uint32_t i = 0; i < o->trip_count; i++)
+        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++)
+            kept[k / 64] |= (uint64_t)1 << (k % 64);
+    bool ok = rt_assigned_finish(o->assigned, kept, o->stop_count);
+    free(kept);
+    stats->assigned = rt_overlay_moved_count(o);
+    return ok;
+}
+
+const rt_assigned *rt_overlay_assigned(const rt_overlay *o) { return o->assigned; }
+
+/* The stop entry of a timetable row (its instance's, at its stop_sequence,
+ * at its time), or UINT32_MAX. The slow way (no head, no position): for the
+ * rare rows whose look-up said there is more to ask. */
+static uint32_t entry_of(const rt_overlay *o, const departure *d)
+{
+    if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return UINT32_MAX;
+    for (uint32_t i = o->trip_first[d->trip]; i < o->trip_count && o->trips[i].trip == d->trip; i++) {
+        const rt_trip_entry *e = &o->trips[i];
+        if (e->service_date != d->service_date) continue;
+        const rt_stop_entry *s = o->stops + e->first_stop;
+        uint32_t a = 0, b = e->stop_count;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            if (s[mid].stop_sequence < d->stop_sequence) a = mid + 1;
+            else b = mid;
+        }
+        if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
+        uint32_t k = e->first_stop + a;
+        if ((d->arrival ? o->arr_stops[k].secs : o->stops[k].secs) == d->secs) return k;
+    }
+    return UINT32_MAX;
+}
+
+uint32_t rt_overlay_assigned_stop(const rt_overlay *o, const departure *d)
+{
+    if (!o->assigned) return QUERY_NONE;
+    uint32_t k = entry_of(o, d);
+    return k == UINT32_MAX || !(o->stops[k].flags & STOP_MOVED) ? QUERY_NONE : rt_assigned_stop_of(o->assigned, k);
+}
+
+const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const departure *d)
+{
+    if (!o->properties) return NULL;
+    uint32_t k = entry_of(o, d);
+    return k == UINT32_MAX || !(o->stops[k].flags & STOP_PROPS)
+               ? NULL : rt_properties_at(o->properties, rt_properties_of(o->properties, k));
+}
+
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
 {
     rt_overlay_stats local = {0};
@@ -1028,6 +1121,9 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         if (tu->relationship == RT_TRIP_DELETED) stats->deleted++;
         if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
             goto oom;
+        if (tu->relationship != RT_TRIP_DELETED && tu->relationship != RT_TRIP_REPLACEMENT &&
+            !note_instance(o, ds, tu, st, n, trip, date, offset, stats))
+            goto oom;
         note_slack(o, st, n, out, o->arr_stops + o->stop_count);
         if (!note_late(o, st, n, date, out, o->arr_stops + o->stop_count)) goto oom;
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
@@ -1064,6 +1160,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
     }
     stats->matched = kept;
+    if (!finish_assigned(o, stats)) goto oom;
     if (!finish_late(o)) goto oom;
     if (finish_added(o, ds, stats)) goto oom;
     free(st);
@@ -1100,6 +1197,8 @@ void rt_overlay_release(rt_overlay *o)
     free(o->lead_of);
     free(o->lead_back);
     free(o->notes);
+    rt_assigned_free(o->assigned);
+    rt_properties_free(o->properties);
     free(o);
 }
 
@@ -1144,6 +1243,14 @@ uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip)
     return o->heads[trip].late;
 }
 
+/* What a platform change or TripProperties add to a row (rare: the flags
+ * say whether to look). */
+static void fill_instance(uint32_t flags, rt_departure *out)
+{
+    out->moved = (flags & STOP_MOVED) != 0;
+    out->has_properties = (flags & STOP_PROPS) != 0;
+}
+
 /* Fills `out` from stop entry `k` of an instance when it is the row's
  * (frequency-based instances differ by their times); false when not. */
 static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
@@ -1164,6 +1271,8 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
     out->canceled = (s->flags & STOP_CANCELED) != 0;
     out->skipped = (s->flags & STOP_SKIPPED) != 0;
     out->hidden = (s->flags & STOP_HIDDEN) != 0;
+    if (__builtin_expect((s->flags & (STOP_MOVED | STOP_PROPS)) != 0, 0))
+        fill_instance(s->flags, out);
     return true;
 }
 

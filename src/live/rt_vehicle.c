@@ -76,6 +76,52 @@ static bool decode_position(rt_feed *f, const char *entity_id, const TransitReal
     return true;
 }
 
+/* multi_carriage_details: each carriage's id, label, occupancy and place in
+ * the train; false when one breaks a rule (its reason recorded) or *oom. */
+static bool decode_carriages(rt_feed *f, const char *entity_id, const TransitRealtime__VehiclePosition *vp,
+                             rt_vehicle *out, bool *oom)
+{
+    if (!vp->n_multi_carriage_details)
+        return true;
+    if (vp->n_multi_carriage_details > RT_CARRIAGES_MAX) {
+        rt_feed_reject(f, entity_id, "vehicle has %zu multi_carriage_details (at most %d)",
+                       vp->n_multi_carriage_details, RT_CARRIAGES_MAX);
+        return false;
+    }
+    uint32_t n = (uint32_t)vp->n_multi_carriage_details;
+    rt_carriage *c = rt_feed_alloc(f, n * sizeof *c);
+    if (!c) {
+        *oom = true;
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const TransitRealtime__VehiclePosition__CarriageDetails *d = vp->multi_carriage_details[i];
+        if (d->has_occupancy_status && (unsigned)d->occupancy_status > RT_OCCUPANCY_MAX) {
+            rt_feed_reject(f, entity_id, "multi_carriage_details %u: unknown occupancy_status %d", i,
+                           (int)d->occupancy_status);
+            return false;
+        }
+        if (d->has_occupancy_percentage && (d->occupancy_percentage < -1 || d->occupancy_percentage > 1000)) {
+            rt_feed_reject(f, entity_id, "multi_carriage_details %u: occupancy_percentage %d is not -1 to 1000", i,
+                           (int)d->occupancy_percentage);
+            return false;
+        }
+        if (d->has_carriage_sequence && d->carriage_sequence == 0) {
+            rt_feed_reject(f, entity_id, "multi_carriage_details %u: carriage_sequence is 0 (the first is 1)", i);
+            return false;
+        }
+        c[i].id = d->id && d->id[0] ? rt_feed_strdup(f, d->id, oom) : NULL;
+        c[i].label = d->label && d->label[0] ? rt_feed_strdup(f, d->label, oom) : NULL;
+        c[i].occupancy_status = d->has_occupancy_status ? (int)d->occupancy_status : -1;
+        c[i].occupancy_percentage = d->has_occupancy_percentage ? (int)d->occupancy_percentage : -1;
+        c[i].has_sequence = d->has_carriage_sequence;
+        c[i].carriage_sequence = d->carriage_sequence;
+    }
+    out->carriages = c;
+    out->carriage_count = n;
+    return !*oom;
+}
+
 bool rt_vehicle_decode(rt_feed *f, const char *entity_id, const TransitRealtime__VehiclePosition *vp,
                        rt_vehicle *out, bool *oom)
 {
@@ -119,5 +165,7 @@ bool rt_vehicle_decode(rt_feed *f, const char *entity_id, const TransitRealtime_
     out->occupancy_percentage = vp->has_occupancy_percentage ? (int)vp->occupancy_percentage : -1;
     if (!out->entity_id && !*oom)
         out->key = out->entity_id = "";
+    if (!*oom && !decode_carriages(f, entity_id, vp, out, oom))
+        return false;
     return !*oom;
 }

@@ -30,6 +30,7 @@ struct rt_vehicles {
     uint32_t count;
     uint32_t *routes;          /* per vehicle: route index or QUERY_NONE */
     char *strings;             /* the vehicles' strings */
+    rt_carriage *carriages;    /* the vehicles' carriages, each vehicle's a run */
     char *json;                /* per vehicle: the row's object, then the list's */
     size_t *json_at;           /* 3 per vehicle: row start, list start, end */
     match *matches;            /* by trip, service date, start */
@@ -79,6 +80,9 @@ static size_t strings_size(const rt_vehicle *v)
     size_t n = 0;
     for (size_t i = 0; i < sizeof s / sizeof *s; i++)
         n += s[i] ? strlen(s[i]) + 1 : 0;
+    for (uint32_t i = 0; i < v->carriage_count; i++)
+        n += (v->carriages[i].id ? strlen(v->carriages[i].id) + 1 : 0) +
+             (v->carriages[i].label ? strlen(v->carriages[i].label) + 1 : 0);
     return n;
 }
 
@@ -92,9 +96,19 @@ static const char *copy_string(char **at, const char *s)
     return p;
 }
 
-/* v's strings into *at, repointed. */
-static void own_strings(rt_vehicle *v, char **at)
+/* v's strings into *at and its carriages into *cars, repointed. */
+static void own_strings(rt_vehicle *v, char **at, rt_carriage **cars)
 {
+    if (v->carriage_count) {
+        rt_carriage *c = *cars;
+        for (uint32_t i = 0; i < v->carriage_count; i++) {
+            c[i] = v->carriages[i];
+            c[i].id = copy_string(at, c[i].id);
+            c[i].label = copy_string(at, c[i].label);
+        }
+        v->carriages = c;
+        *cars += v->carriage_count;
+    }
     bool key_is_id = v->key == v->id;
     v->entity_id = copy_string(at, v->entity_id);
     v->id = copy_string(at, v->id);
@@ -161,6 +175,21 @@ static void write_row_members(json_writer *w, const dataset *ds, const rt_vehicl
     kv_optional_int(w, "stop_sequence", v->has_stop_sequence, v->current_stop_sequence);
     kv_enum(w, "occupancy_status", rt_occupancy_name(v->occupancy_status));
     kv_optional_int(w, "occupancy_percentage", v->occupancy_percentage >= 0, v->occupancy_percentage);
+    if (!v->carriage_count)
+        return;
+    json_key(w, "carriages");   /* multi_carriage_details, when the feed gives them */
+    json_array_begin(w);
+    for (uint32_t i = 0; i < v->carriage_count; i++) {
+        const rt_carriage *c = &v->carriages[i];
+        json_object_begin(w);
+        kv_text(w, "id", c->id);
+        kv_text(w, "label", c->label);
+        kv_enum(w, "occupancy_status", rt_occupancy_name(c->occupancy_status));
+        kv_optional_int(w, "occupancy_percentage", c->occupancy_percentage >= 0, c->occupancy_percentage);
+        kv_optional_int(w, "carriage_sequence", c->has_sequence, c->carriage_sequence);
+        json_object_end(w);
+    }
+    json_array_end(w);
 }
 
 static void write_list_members(json_writer *w, const dataset *ds, const rt_vehicle *v, uint32_t route,
@@ -270,7 +299,7 @@ rt_vehicles *rt_vehicles_build(const rt_vehicle *vehicles, uint32_t n, const dat
     set->trip_bits = calloc((size_t)set->ntrips / 64 + 1, sizeof *set->trip_bits);
     if (!set->vehicles || !set->trip_bits) goto oom;
     /* kept: not stale */
-    size_t bytes = 0;
+    size_t bytes = 0, ncarriages = 0;
     for (uint32_t i = 0; i < n; i++) {
         const rt_vehicle *v = &vehicles[i];
         if (max_age_s && v->has_timestamp && now - (int64_t)(v->timestamp > (uint64_t)INT64_MAX ? 0 : v->timestamp) >
@@ -289,20 +318,23 @@ rt_vehicles *rt_vehicles_build(const rt_vehicle *vehicles, uint32_t n, const dat
         }
         set->vehicles[kept++] = set->vehicles[i];
         bytes += strings_size(&set->vehicles[i]);
+        ncarriages += set->vehicles[i].carriage_count;
     }
     set->count = kept;
     set->strings = malloc(bytes ? bytes : 1);
     set->routes = malloc((kept ? kept : 1) * sizeof *set->routes);
     set->json_at = malloc(((size_t)kept * 3 + 1) * sizeof *set->json_at);
     set->matches = malloc((kept ? kept : 1) * sizeof *set->matches);
-    if (!set->strings || !set->routes || !set->json_at || !set->matches) goto oom;
+    set->carriages = malloc((ncarriages ? ncarriages : 1) * sizeof *set->carriages);
+    if (!set->strings || !set->routes || !set->json_at || !set->matches || !set->carriages) goto oom;
     char *at = set->strings;
+    rt_carriage *cars = set->carriages;
     json_writer w;
     json_init(&w);
     trip_stop_time first;
     for (uint32_t i = 0; i < kept; i++) {
         rt_vehicle *v = &set->vehicles[i];
-        own_strings(v, &at);
+        own_strings(v, &at, &cars);
         if (max_age_s && v->has_timestamp && v->timestamp < (uint64_t)INT64_MAX / 2 &&
             (int64_t)v->timestamp + (int64_t)max_age_s + 1 < set->expires_at)
             set->expires_at = (int64_t)v->timestamp + (int64_t)max_age_s + 1;
@@ -373,6 +405,7 @@ void rt_vehicles_release(rt_vehicles *v)
     free(v->vehicles);
     free(v->routes);
     free(v->strings);
+    free(v->carriages);
     free(v->json);
     free(v->json_at);
     free(v->matches);

@@ -57,7 +57,8 @@ def new_feed(timestamp=0):
 def add_trip_update(message, entity_id, trip_id, start_date=None, stops=(), canceled=False, delay=None):
     """Appends a TripUpdate. stops: (stop_sequence, what) pairs, what being a
     dict with any of departure_delay, arrival_delay, departure_time,
-    arrival_time (Unix seconds) and skipped=True."""
+    arrival_time (Unix seconds), skipped=True and assigned_stop_id (a
+    platform change: StopTimeProperties.assigned_stop_id)."""
     g = pb2()
     e = message.entity.add()
     e.id = entity_id
@@ -82,4 +83,6 @@ def add_trip_update(message, entity_id, trip_id, start_date=None, stops=(), canc
             u.arrival.delay = what["arrival_delay"]
         if "arrival_time" in what:
             u.arrival.time = what["arrival_time"]
+        if "assigned_stop_id" in what:
+            u.stop_time_properties.assigned_stop_id = what["assigned_stop_id"]
     return e

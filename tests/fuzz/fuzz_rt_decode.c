@@ -159,15 +159,19 @@ static void check_json(const json_writer *w, const char *what)
 }
 
 /* /v1/trips/{id} of the realtime-only trips (NEW, DUPLICATED copies,
- * REPLACEMENTs) the overlay holds, and of ids the seeds use. */
+ * REPLACEMENTs) the overlay holds, and of ids the seeds use: a timetable
+ * trip's instance of the seeds' day too (its TripProperties, platform
+ * changes and vehicle). */
 static void answer_trips(const rt_overlay *o)
 {
-    static const char *const ids[] = {"X1", "D1", "T1", "rt:x2"};
+    static const char *const ids[] = {"X1", "D1", "T1", "rt:x2", "T1", "T3"};
+    api_param on_day[] = {{"date", "2026-11-02"}};
     api_problem prob;
     int cache;
     json_writer w;
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
-        api_request req = {.id = ids[i], .realtime = o};
+        api_request req = {.id = ids[i], .realtime = o, .now = 1793624400, .params = i >= 4 ? on_day : NULL,
+                           .nparams = i >= 4 ? 1 : 0};
         json_init(&w);
         if (api_trip(g_thread, g_ds, &req, &w, &prob, &cache) == 200)
             check_json(&w, "trip");
@@ -176,21 +180,24 @@ static void answer_trips(const rt_overlay *o)
 }
 
 /* Departures with the overlay, as GET /v1/stops/{id}/departures and
- * /v1/departures answer them, by predicted and by scheduled time; every
- * body must parse as JSON. */
+ * /v1/departures answer them, by predicted and by scheduled time, of each
+ * kind, with wheelchair=1 too (rows a platform change moved are chosen
+ * apart there); every body must parse as JSON. */
 static void answer_departures(const rt_overlay *o)
 {
     static const char *const stops[] = {"STA", "P1", "S1", "S2", "S3"};
-    static const char *const modes[] = {"predicted", "scheduled"};
+    static const char *const modes[][3] = {{"predicted", "departures", "0"}, {"scheduled", "departures", "0"},
+                                           {"predicted", "both", "1"}, {"scheduled", "arrivals", "1"}};
     api_problem prob;
     int cache;
     json_writer w;
-    for (size_t m = 0; m < 2; m++) {
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         api_param params[] = {{"time", "2026-11-02T06:00:00-05:00"}, {"window", "1440"}, {"limit", "7"},
-                              {"realtime", modes[m]}, {"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "300"}};
+                              {"realtime", modes[m][0]}, {"kind", modes[m][1]}, {"wheelchair", modes[m][2]},
+                              {"lat", "40.001"}, {"lon", "-74.0"}, {"radius", "300"}};
         for (size_t i = 0; i <= sizeof stops / sizeof stops[0]; i++) {
             bool nearby = i == sizeof stops / sizeof stops[0];
-            api_request req = {.params = params, .nparams = nearby ? 7 : 4,
+            api_request req = {.params = params, .nparams = nearby ? 9 : 6,
                                .id = nearby ? NULL : stops[i], .realtime = o};
             json_init(&w);
             int status = nearby ? api_departures(g_thread, g_ds, &req, &w, &prob, &cache)

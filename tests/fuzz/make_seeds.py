@@ -2,9 +2,11 @@
 directory: small valid feeds (trip updates with delays, SKIPPED and
 NO_DATA stops, a CANCELED trip, ADDED trips, an alert; NEW, DUPLICATED,
 REPLACEMENT and DELETED trips with TripProperties, a platform change by
-StopTimeProperties.assigned_stop_id; vehicle positions alone and mixed with
-trip updates; unknown fields of every wire type, a header twice and last,
-cuts inside an entity, a varint and a length, an overlong varint), so
+StopTimeProperties.assigned_stop_id (to a platform, a station's other
+platform, with NO_DATA, to an unknown stop) and TripProperties of a timetable
+trip; vehicle positions alone, mixed with trip updates, and with
+multi_carriage_details; unknown fields of every wire type, a header twice and
+last, cuts inside an entity, a varint and a length, an overlong varint), so
 mutations start from inputs that reach deep into the decoder (its top-level
 walk too) and the overlay. With --wire it writes only the top-level walk's
 seeds (tests/fuzz/seeds/rt_feed_wire/ holds them, for fuzz_rt_feed_wire).
@@ -54,6 +56,38 @@ def _append(entity, extra):
 # assigned_stop_id: StopTimeUpdate field 6 { field 1 }
 platform_change = field_bytes(2, field_varint(1, 2) + field_bytes(3, field_varint(1, 30)) +
                               field_bytes(6, field_bytes(1, "S3")))
+# assigned_stop_id with NO_DATA at T1's first stop (to S1), a delayed one to a stop the dataset lacks,
+# and T3's last stop (an arrival only) moved from P1 to S4
+platform_more = (field_bytes(2, field_varint(1, 1) + field_varint(5, 2) + field_bytes(6, field_bytes(1, "S1"))) +
+                 field_bytes(2, field_varint(1, 3) + field_bytes(3, field_varint(1, 60)) +
+                             field_bytes(6, field_bytes(1, "NOPE"))))
+platform_last = field_bytes(2, field_varint(1, 3) + field_bytes(2, field_varint(1, 90)) +
+                            field_bytes(6, field_bytes(1, "S4")))
+trip_props = field_bytes(6, field_bytes(4, "SH9") + field_bytes(5, "Short") + field_bytes(6, "S"))
+
+
+def carriages(entity, *details):
+    """A vehicle entity (vehicle_entity) with multi_carriage_details (VehiclePosition field 11:
+    id 1, label 2, occupancy_status 3, occupancy_percentage 4, carriage_sequence 5) appended."""
+    extra = b"".join(field_bytes(11, field_bytes(1, cid) + field_bytes(2, label) + field_varint(3, occ) +
+                                 field_varint(4, pct) + field_varint(5, seq))
+                     for cid, label, occ, pct, seq in details)
+    # entity = field 2 { id (field 1), vehicle (field 4) { ... } }: rebuild with the vehicle grown
+    def split(b):
+        i, n, shift = 1, 0, 0
+        while True:
+            c = b[i]
+            n |= (c & 0x7F) << shift
+            shift += 7
+            i += 1
+            if not c & 0x80:
+                return b[i:i + n]
+    body = split(entity)
+    id_len = body[1]
+    id_field, vehicle_field = body[:2 + id_len], body[2 + id_len:]
+    return field_bytes(2, id_field + field_bytes(4, split(vehicle_field) + extra))
+
+
 seeds = {
     "empty": feed(),
     "delays": feed(trip_update("e1", "T1", "20261102", [(1, 60), (3, -30)])),
@@ -80,6 +114,13 @@ seeds = {
     "replacement": feed(trip_update("r1", "T3", "20261102", [(1, 300), (3, 120)], relationship=5),
                         trip_update("del", "T1", "20261102", relationship=7)),
     "platform": feed(_append(trip_update("p1", "T1", "20261102", [(1, 0)]), platform_change)),
+    "platform-more": feed(_append(trip_update("p2", "T1", "20261102", []), platform_more),
+                          _append(trip_update("p3", "T3", "20261102", []), platform_last)),
+    "trip-properties": feed(_append(trip_update("tp", "T1", "20261102", [(2, 30)]), trip_props),
+                            vehicle_entity("v1", "BUS1", "T1", "20261102", occupancy=1)),
+    "carriages": feed(carriages(vehicle_entity("v1", "TRAIN1", "T1", "20261102", occupancy=2),
+                                ("C1", "front", 5, 98, 1), ("C2", "rear", 1, 20, 2)),
+                      timestamp=1793624400),
 }
 # The streaming decode's top-level walk (rt_feed_wire.c): unknown fields of
 # each wire type between and inside the entities, a header given twice and

@@ -9,7 +9,9 @@ the protobuf package for the engine): dicts with trip_id, start_date (a
 date), canceled (bool), deleted (bool: a DELETED instance, shown on no
 board, by prediction or by schedule) and stops, a list of (stop_sequence, what) with what
 a dict of any of departure_delay, arrival_delay, departure_time,
-arrival_time (Unix seconds) and skipped=True, in increasing stop_sequence.
+arrival_time (Unix seconds), skipped=True and assigned_stop_id (a platform
+change: the call is served at that stop instead, rule R7), in increasing
+stop_sequence.
 """
 import collections
 
@@ -38,6 +40,8 @@ class Predictions:
         self.said = {}          # (trip, date, seq, arrival) -> Said
         self.instances = set()
         self.hidden = set()     # (trip, date) of DELETED instances: no rows at all
+        self.moved = {}         # (trip, date, stop_sequence) -> the stop a platform change serves it at
+        self.moved_to = collections.defaultdict(list)   # that stop -> [(trip, date, seq, scheduled stop)]
         self.late = collections.Counter()    # stop_id -> the largest delay there (>= 0)
         self.early = collections.Counter()   # stop_id -> the largest early running (>= 0)
         for u in updates:
@@ -49,6 +53,19 @@ class Predictions:
                 continue        # a second update of an instance: the first stays
             self.instances.add((trip, day))
             self._propagate(trip, day, u)
+            if not u.get("deleted"):
+                self._assign(trip, day, u)
+
+    def _assign(self, trip, day, u):
+        """R7: a stop time's assigned_stop_id (of the dataset, and not its own stop) moves it."""
+        seqs, _, _, stops = self.feed.trip_times[trip]
+        where = dict(zip(seqs, stops))
+        for seq, what in u["stops"]:
+            assigned = what.get("assigned_stop_id")
+            if assigned is None or seq not in where or assigned not in self.feed.stops or assigned == where[seq]:
+                continue
+            self.moved[(trip, day, seq)] = assigned
+            self.moved_to[assigned].append((trip, day, seq, where[seq]))
 
     def _note(self, trip, day, seq, stop_id, arrival, said):
         self.said[(trip, day, seq, arrival)] = said
@@ -115,12 +132,44 @@ class Predictions:
     # ------------------------------------------------------------ boards
 
     def visible(self, events):
-        """The events of instances not DELETED (a board by schedule shows these)."""
-        return [e for e in events if (self.feed.trip_index[e.trip_id], e.service_date) not in self.hidden]
-
-    def _by_prediction(self, events, t_from, window_s):
+        """The events of instances not DELETED, and not moved away by a
+        platform change (a board by schedule shows these where scheduled)."""
         out = []
-        for e in self.visible(events):
+        for e in events:
+            trip = self.feed.trip_index[e.trip_id]
+            if (trip, e.service_date) in self.hidden or (trip, e.service_date, e.stop_sequence) in self.moved:
+                continue
+            out.append(e)
+        return out
+
+    def moved_events(self, targets, t_from, window_s, kind="departures"):
+        """R7: the events of `kind` scheduled in [t_from, t_from + window_s)
+        that platform changes serve at the stops `targets` ((stop_id,
+        distance) pairs): each as at its scheduled stop (stop_id), with the
+        assigned stop's distance."""
+        out = []
+        for stop_id, distance in targets:
+            for trip, day, seq, scheduled in self.moved_to.get(stop_id, ()):
+                trip_id = self.feed.trip_ids[trip]
+                out += [e for e in self.feed._events_at(scheduled, t_from, window_s, distance, kind)
+                        if e.trip_id == trip_id and e.service_date == day and e.stop_sequence == seq]
+        return out
+
+    def stop_targets(self, stop_id):
+        stop = self.feed.stops[stop_id]
+        return [(s, 0.0) for s in (self.feed.children.get(stop_id, []) if stop[3] == 1 else [stop_id])]
+
+    def by_schedule(self, events, targets, t_from, window_s, kind="departures"):
+        """A board by schedule: the scheduled `events` of [t_from, t_from +
+        window_s) at `targets` less the hidden and moved ones, plus those
+        moved there."""
+        out = self.visible(events) + self.moved_events(targets, t_from, window_s, kind)
+        out.sort(key=oracle.order_key)
+        return out
+
+    def _by_prediction(self, events, t_from, window_s, served=()):
+        out = []
+        for e in self.visible(events) + list(served):
             at = self.predicted_instant(e)
             if t_from <= at < t_from + window_s:
                 out.append(e._replace(instant=at, utc_offset=self.feed.utc_offset(at)))
@@ -139,10 +188,14 @@ class Predictions:
         targets = self.feed.children.get(stop_id, []) if stop[3] == 1 else [stop_id]
         late, early = self._slack(targets)
         wide = self.feed.stop_events(stop_id, t_from - late, window_s + late + early, kind)
-        return self._by_prediction(wide, t_from, window_s)
+        served = self.moved_events(self.stop_targets(stop_id), t_from - MOVES_AT_MOST,
+                                   window_s + 2 * MOVES_AT_MOST, kind)
+        return self._by_prediction(wide, t_from, window_s, served)
 
     def nearby_departures(self, lat, lon, radius_m, t_from, window_s, kind="departures"):
         near = [s for s, _ in self.feed.nearby_stops(lat, lon, radius_m)]
         late, early = self._slack(near)
         wide = self.feed.nearby_departures(lat, lon, radius_m, t_from - late, window_s + late + early, kind)
-        return self._by_prediction(wide, t_from, window_s)
+        served = self.moved_events(self.feed.nearby_stops(lat, lon, radius_m), t_from - MOVES_AT_MOST,
+                                   window_s + 2 * MOVES_AT_MOST, kind)
+        return self._by_prediction(wide, t_from, window_s, served)

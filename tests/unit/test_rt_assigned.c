@@ -1,0 +1,228 @@
+/* test_rt_assigned.c — platform changes and TripProperties of timetable
+ * instances in the overlay: a stop_time_update's assigned_stop_id moves the
+ * stop time's rows to the assigned stop (indexed there by scheduled
+ * instant, the row's look-up saying moved and where), an unknown assigned
+ * stop is skipped and described by entity id and field, one assigned where
+ * it is scheduled moves nothing, a second update of an instance brings no
+ * moves of its own, and an overlay without platform changes has none to
+ * offer; TripProperties reach the instance's rows and no other instance's.
+ * The feeds are rt_feed structs written by hand (decoding has its own test).
+ */
+#include "test_support.h"
+#include "test_timetable_fixture.h"
+
+#include "transit/gtfs.h"
+#include "transit/rt_overlay.h"
+
+static char g_dir[512];
+static dataset *g_ds;
+static int32_t g_monday;   /* 2026-11-02 */
+
+static int setup(void **state)
+{
+    (void)state;
+    test_tmpdir(g_dir, sizeof g_dir, "rt-assigned");
+    test_write_file(g_dir, "agency.txt",
+                    "agency_id,agency_name,agency_url,agency_timezone\n"
+                    "A1,Tiny,https://example.com,America/New_York\n");
+    test_write_file(g_dir, "stops.txt",
+                    "stop_id,stop_name,stop_lat,stop_lon\n"
+                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\n"
+                    "S4,Four,40.003,-74.0\nS5,Five,40.004,-74.0\n");
+    test_write_file(g_dir, "routes.txt",
+                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
+                    "R1,A1,1,Main,3\n");
+    test_write_file(g_dir, "trips.txt", "route_id,service_id,trip_id,trip_headsign\nR1,WK,T1,Five\nR1,WK,T2,Two\n");
+    test_write_file(g_dir, "stop_times.txt",
+                    "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"
+                    "T1,08:00:00,08:00:00,S1,10\n"
+                    "T1,08:10:00,08:10:00,S2,20\n"
+                    "T1,08:20:00,08:20:00,S3,30\n"
+                    "T1,08:30:00,08:30:00,S4,40\n"
+                    "T1,08:40:00,08:40:00,S5,50\n"
+                    "T2,09:00:00,09:00:00,S1,1\n"
+                    "T2,09:10:00,09:10:00,S2,2\n");
+    test_write_weekday_calendar(g_dir);
+    g_ds = test_open_fixture(g_dir);
+    g_monday = days_from_civil(2026, 11, 2);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dataset_release(g_ds);
+    return 0;
+}
+
+#define H(h, m) ((uint32_t)((h) * 3600 + (m) * 60))
+
+static rt_event delay_event(int32_t delay)
+{
+    return (rt_event){.present = true, .has_delay = true, .delay = delay};
+}
+
+static rt_trip_update trip_update(const char *entity_id, const char *trip_id, rt_stop_update *stops, uint32_t n)
+{
+    return (rt_trip_update){.entity_id = entity_id, .trip_id = trip_id, .start_date = "20261102",
+                            .start_day = g_monday, .start_secs = -1, .direction_id = -1, .new_start_day = INT32_MIN,
+                            .new_start_secs = -1, .stops = stops, .stop_count = n};
+}
+
+static rt_feed feed_of(rt_trip_update *tus, uint32_t n)
+{
+    return (rt_feed){.version = "2.0", .trip_updates = tus, .trip_update_count = n};
+}
+
+static uint32_t stop_index(const char *id)
+{
+    uint32_t s = dataset_find_stop(g_ds, id, strlen(id));
+    assert_int_not_equal(s, QUERY_NONE);
+    return s;
+}
+
+/* The departure row of trip_id at stop_sequence (position pos) on Monday. */
+static departure row_of(const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs)
+{
+    departure d = {.trip = dataset_find_trip(g_ds, trip_id, strlen(trip_id)), .service_date = g_monday,
+                   .stop_sequence = seq, .pos = pos, .secs = secs};
+    d.instant = dataset_instant(g_ds, g_monday, secs);
+    return d;
+}
+
+static bool lookup(const rt_overlay *o, const char *trip_id, uint32_t seq, uint32_t pos, uint32_t secs,
+                   rt_departure *out)
+{
+    departure d = row_of(trip_id, seq, pos, secs);
+    return rt_overlay_lookup(o, &d, out);
+}
+
+static void test_moved_rows_are_served_at_the_assigned_stop(void **state)
+{
+    (void)state;
+    rt_stop_update u[3] = {
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(60), .assigned_stop_id = "S5"},
+        {.has_stop_sequence = true, .stop_sequence = 30, .departure = delay_event(60), .assigned_stop_id = "NOPE"},
+        {.has_stop_sequence = true, .stop_sequence = 40, .relationship = RT_STOP_NO_DATA, .assigned_stop_id = "S4"},
+    };
+    rt_trip_update tus[1] = {trip_update("e1", "T1", u, 3)};
+    rt_feed f = feed_of(tus, 1);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    /* seq 20 moves (a departure and an arrival event); seq 40 is assigned where it is scheduled */
+    assert_int_equal(stats.assigned, 2);
+    assert_int_equal(rt_overlay_moved_count(o), 2);
+    assert_int_equal(stats.unknown_assigned_stop, 1);
+    assert_non_null(strstr(stats.problem, "entity \"e1\": stop_time_update 1: "
+                                          "stop_time_properties.assigned_stop_id \"NOPE\" is not a stop"));
+    assert_true(rt_overlay_moved_at_stop(o, stop_index("S5")));
+    assert_false(rt_overlay_moved_at_stop(o, stop_index("S2")));
+    assert_false(rt_overlay_moved_at_stop(o, stop_index("S4")));
+    uint32_t late, early;
+    rt_overlay_moved_slack(o, &late, &early);
+    assert_int_equal(late, 60);
+    assert_int_equal(early, 0);
+
+    /* at S5: the row of seq 20, naming its scheduled stop, by scheduled instant */
+    departure rows[4];
+    int64_t from = dataset_instant(g_ds, g_monday, H(8, 0)), to = dataset_instant(g_ds, g_monday, H(9, 0));
+    assert_int_equal(rt_overlay_moved_events(o, QUERY_DEPARTURES, stop_index("S5"), from, to, rows, 4), 1);
+    assert_int_equal(rows[0].stop, stop_index("S2"));
+    assert_int_equal(rows[0].stop_sequence, 20);
+    assert_int_equal(rows[0].pos, 1);
+    assert_int_equal(rows[0].secs, H(8, 10));
+    assert_false(rows[0].arrival);
+    assert_int_equal(rt_overlay_moved_events(o, QUERY_ARRIVALS, stop_index("S5"), from, to, rows, 4), 1);
+    assert_true(rows[0].arrival);
+    assert_int_equal(rt_overlay_moved_events(o, QUERY_BOTH, stop_index("S5"), from, to, rows, 4), 1);
+    assert_false(rows[0].arrival);   /* both: the call's departure */
+    /* outside the window, or counted past max */
+    assert_int_equal(rt_overlay_moved_events(o, QUERY_DEPARTURES, stop_index("S5"), from, from + 600, rows, 4), 0);
+    assert_int_equal(rt_overlay_moved_events(o, QUERY_DEPARTURES, stop_index("S5"), from, to, rows, 0), 1);
+
+    /* the row's own look-up says where it is served, with its prediction */
+    rt_departure r;
+    assert_true(lookup(o, "T1", 20, 1, H(8, 10), &r));
+    assert_true(r.moved);
+    departure moved = row_of("T1", 20, 1, H(8, 10));
+    assert_int_equal(rt_overlay_assigned_stop(o, &moved), stop_index("S5"));
+    assert_int_equal(rt_overlay_assigned_stop(o, &rows[0]), stop_index("S5"));   /* the row the index gave */
+    departure not_moved = row_of("T1", 30, 2, H(8, 20));
+    assert_int_equal(rt_overlay_assigned_stop(o, &not_moved), QUERY_NONE);
+    assert_true(r.has_prediction);
+    assert_int_equal(r.delay_s, 60);
+    /* the unknown assignment is skipped, its delay kept; the own-stop one moves nothing */
+    assert_true(lookup(o, "T1", 30, 2, H(8, 20), &r));
+    assert_false(r.moved);
+    assert_int_equal(r.delay_s, 60);
+    assert_true(lookup(o, "T1", 40, 3, H(8, 30), &r));
+    assert_false(r.moved);
+    rt_overlay_release(o);
+}
+
+static void test_a_second_update_of_an_instance_moves_nothing(void **state)
+{
+    (void)state;
+    rt_stop_update first[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(0)}};
+    rt_stop_update second[1] = {
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(0), .assigned_stop_id = "S5"}};
+    rt_trip_update tus[2] = {trip_update("a", "T1", first, 1), trip_update("b", "T1", second, 1)};
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.duplicate, 1);
+    assert_int_equal(rt_overlay_moved_count(o), 0);
+    assert_false(rt_overlay_moved_at_stop(o, stop_index("S5")));
+    rt_departure r;
+    assert_true(lookup(o, "T1", 20, 1, H(8, 10), &r));
+    assert_false(r.moved);
+    rt_overlay_release(o);
+}
+
+static void test_trip_properties_reach_their_instance_only(void **state)
+{
+    (void)state;
+    rt_stop_update u1[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(30)}};
+    rt_stop_update u2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(0)}};
+    rt_trip_update tus[2] = {trip_update("p", "T2", u2, 1), trip_update("q", "T1", u1, 1)};
+    tus[0].headsign = "Short";
+    tus[0].short_name = "S";
+    tus[0].shape_id = "SH9";
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.properties, 1);
+    assert_int_equal(rt_overlay_moved_count(o), 0);   /* no platform change: nothing to merge */
+    rt_departure r;
+    assert_true(lookup(o, "T2", 1, 0, H(9, 0), &r));
+    assert_true(r.has_properties);
+    departure t2 = row_of("T2", 1, 0, H(9, 0));
+    const rt_trip_properties *p = rt_overlay_row_properties(o, &t2);
+    assert_non_null(p);
+    assert_string_equal(p->headsign, "Short");
+    assert_string_equal(p->short_name, "S");
+    assert_string_equal(p->shape_id, "SH9");
+    assert_true(lookup(o, "T1", 10, 0, H(8, 0), &r));
+    assert_false(r.has_properties);
+    departure t1 = row_of("T1", 10, 0, H(8, 0));
+    assert_null(rt_overlay_row_properties(o, &t1));
+    /* every stop time of the instance, and no other day's */
+    departure t2_last = row_of("T2", 2, 1, H(9, 10));
+    assert_ptr_equal(rt_overlay_row_properties(o, &t2_last), p);
+    t2.service_date = g_monday + 1;
+    assert_null(rt_overlay_row_properties(o, &t2));
+    rt_overlay_release(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_moved_rows_are_served_at_the_assigned_stop),
+        cmocka_unit_test(test_a_second_update_of_an_instance_moves_nothing),
+        cmocka_unit_test(test_trip_properties_reach_their_instance_only),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -23,8 +23,9 @@
  * its own at each step (the same queries in all, shifted), so that none
  * finds the caches warm from the others.
  *
- * The dataset is held as a server holds it (dataset_keep_derived_in_files,
- * then its pages let go), so the figures are the server's engine's.
+ * The dataset is held as a server holds it (dataset_keep_derived_in_files
+ * when dataset_derived_belongs_in_files, then its pages let go), so the
+ * figures are the server's engine's.
  *
  * --date YYYYMMDD sets the service date of the queries (the feed's, for --rt).
  * --only NAME times that kind alone (the others are not run): a profiler's
@@ -171,7 +172,8 @@ int main(int argc, char **argv)
     }
     /* as a server holds it: the derived arrays in a mapped file, their pages
      * and the timetable's let go after the open, brought back by the warmup */
-    dataset_keep_derived_in_files(ds);
+    if (dataset_derived_belongs_in_files(ds))   /* as a server does */
+        dataset_keep_derived_in_files(ds);
     dataset_drop_pages(ds);
     dataset_counts c;
     dataset_get_counts(ds, &c);

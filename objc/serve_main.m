@@ -502,7 +502,8 @@ static TDServer *open_server(td_config *cfg, bool *live_ok, char *live_err, size
     td_server_load_openapi(server);
     td_server_load_pages(server);
     if (ds) {
-        dataset_keep_derived_in_files(ds);   /* only what queries touch stays resident */
+        if (dataset_derived_belongs_in_files(ds))
+            dataset_keep_derived_in_files(ds);   /* a large one: only what queries touch stays resident */
         serving_install_dataset(server->state, ds);
     }
     if (!td_server_load_tokens(server, err, sizeof err)) {

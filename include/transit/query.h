@@ -110,6 +110,13 @@ void dataset_drop_pages(const dataset *ds);
  * write keeps them in the heap. Call it before the dataset is shared with
  * other threads. */
 void dataset_keep_derived_in_files(dataset *ds);
+/* Whether a server should call it: when the timetable is at least
+ * DATASET_DERIVED_IN_FILES_FROM bytes (16 copies of Brooklyn and up). Below
+ * that the derived data is a few tens of MB, and the heap (transparent huge
+ * pages, nothing written at each open) serves a board 5-12 % cheaper than
+ * 4 KB file pages (bench/README.md "Serving memory at national scale"). */
+#define DATASET_DERIVED_IN_FILES_FROM (128u << 20)
+bool dataset_derived_belongs_in_files(const dataset *ds);
 
 /* Connections to the version's schedule.sqlite, pooled with the dataset:
  * take one for the length of a request (one thread at a time), give it

@@ -480,7 +480,8 @@ bool serving_reload(serving *s, char *err, size_t errlen)
     char version[64], dir[4096];
     snprintf(version, sizeof version, "%s", dataset_version(ds));
     snprintf(dir, sizeof dir, "%s", dataset_dir(ds));
-    dataset_keep_derived_in_files(ds);   /* a server: only what queries touch stays resident */
+    if (dataset_derived_belongs_in_files(ds))
+        dataset_keep_derived_in_files(ds);   /* a large one: only what queries touch stays resident */
     serving_install_dataset(s, ds);
     fprintf(stderr, "transitd: now serving dataset %s from %s\n", version, dir);
     if (s->on_reload)

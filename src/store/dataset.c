@@ -512,6 +512,11 @@ void dataset_drop_pages(const dataset *ds)
 #endif
 }
 
+bool dataset_derived_belongs_in_files(const dataset *ds)
+{
+    return ds->size >= DATASET_DERIVED_IN_FILES_FROM;
+}
+
 void dataset_keep_derived_in_files(dataset *ds)
 {
     if (!ds->derived_map)

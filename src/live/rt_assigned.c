@@ -63,9 +63,11 @@ void rt_assigned_free(rt_assigned *a)
 }
 
 /* The stop time an update names from `from` on, as propagate() finds it:
- * by stop_sequence, else the first with its stop_id. -1 when none. */
-static long update_stop_time(const dataset *ds, const trip_stop_time *st, uint32_t n, const rt_stop_update *u,
-                             uint32_t from)
+ * by stop_sequence, else the first with its stop_id. -1 when none. One
+ * definition for both (rt_assigned.h): a moved row must be the very stop
+ * time the overlay's propagation matched. */
+long rt_update_stop_index(const dataset *ds, const trip_stop_time *st, uint32_t n, const rt_stop_update *u,
+                          uint32_t from)
 {
     if (u->has_stop_sequence) {
         for (uint32_t k = 0; k < n; k++)
@@ -87,7 +89,7 @@ bool rt_assigned_note(rt_assigned *a, const dataset *ds, const rt_trip_update *t
     uint32_t from = 0;
     for (uint32_t i = 0; i < tu->stop_count; i++) {
         const rt_stop_update *u = &tu->stops[i];
-        long k = update_stop_time(ds, st, n, u, from);
+        long k = rt_update_stop_index(ds, st, n, u, from);
         if (k < (long)from) continue;   /* names no stop of the trip: propagate() skips it too */
         from = (uint32_t)k + 1;
         if (!u->assigned_stop_id) continue;

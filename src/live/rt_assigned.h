@@ -28,6 +28,12 @@
 
 typedef struct rt_assigned rt_assigned;
 
+/* The stop time of st[0..n) an update names, as the overlay's propagation
+ * finds it: by stop_sequence, else the first stop time at or after `from`
+ * with its stop_id. -1 when none. */
+long rt_update_stop_index(const dataset *ds, const trip_stop_time *st, uint32_t n, const rt_stop_update *u,
+                          uint32_t from);
+
 rt_assigned *rt_assigned_new(void);
 void rt_assigned_free(rt_assigned *a);
 

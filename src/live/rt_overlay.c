@@ -221,23 +221,6 @@ static bool event_delay(const rt_event *e, int64_t sched, int32_t *delay)
     return false;
 }
 
-/* The stop of the trip an update names: by stop_sequence, else the first
- * stop with its stop_id at or after `from`. -1 when none. */
-static long find_stop_index(const dataset *ds, const trip_stop_time *st, uint32_t n, const rt_stop_update *u,
-                            uint32_t from)
-{
-    if (u->has_stop_sequence) {
-        for (uint32_t k = 0; k < n; k++)
-            if (st[k].stop_sequence == u->stop_sequence) return (long)k;
-        return -1;
-    }
-    uint32_t stop = dataset_find_stop(ds, u->stop_id, strlen(u->stop_id));
-    if (stop == QUERY_NONE) return -1;
-    for (uint32_t k = from; k < n; k++)
-        if (st[k].stop == stop) return (long)k;
-    return -1;
-}
-
 /* Fills the instance's stop entries (and the arrivals beside them) from the
  * update. An arrival follows the departure's rules with the roles of the two
  * events swapped: an update's arrival wins, a missing one takes the
@@ -267,7 +250,7 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
     do {                                                                                 \
         next_at = -1;                                                                    \
         while (next < tu->stop_count) {                                                  \
-            next_at = find_stop_index(ds, st, n, &tu->stops[next], search_from);         \
+            next_at = rt_update_stop_index(ds, st, n, &tu->stops[next], search_from);         \
             if (next_at >= (long)search_from) break;                                     \
             if (stats) stats->unmatched_stops++;                                         \
             next_at = -1;                                                                \

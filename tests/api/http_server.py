@@ -49,6 +49,23 @@ def import_feed(feed, data_dir):
     assert p.returncode == 0, f"import of {feed} failed: {p.stderr}"
 
 
+def import_files_with_realtime(name, files, realtime):
+    """A feed written from {file name: text} into TMP/name/feed.zip, imported
+    into TMP/name/data, with the GTFS-Realtime bytes beside it in
+    TMP/name/rt.pb. Returns TMP/name."""
+    import shutil
+    import zipfile
+    base = TMP / name
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    with zipfile.ZipFile(base / "feed.zip", "w") as z:
+        for file_name, text in files.items():
+            z.writestr(file_name, text)
+    import_feed(base / "feed.zip", base / "data")
+    (base / "rt.pb").write_bytes(realtime)
+    return base
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -26,16 +26,16 @@ import json
 import os
 import shutil
 import time
-import zipfile
 
 import pytest
 import requests
 
 import schema_check
 from gtfs_rt_pb import new_feed, pb2
-from http_server import Server, TMP, import_feed
+from http_server import Server, import_files_with_realtime
 from test_board_streams import EventStream, publish
 from test_cli_query import run_query
+from test_realtime_predicted import batch
 
 DOC = schema_check.load_openapi()
 DAY = "20261102"
@@ -136,22 +136,7 @@ def updates(assign_p0900=True, vehicle_time=None):
 
 @pytest.fixture(scope="module")
 def feed():
-    base = TMP / "realtime-platforms"
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
-    with zipfile.ZipFile(base / "feed.zip", "w") as z:
-        for name, text in FEED.items():
-            z.writestr(name, text)
-    import_feed(base / "feed.zip", base / "data")
-    (base / "rt.pb").write_bytes(updates())
-    return base
-
-
-def batch(base, queries):
-    lines = "".join(json.dumps(q) + "\n" for q in queries)
-    p = run_query(base / "data", "--gtfs-rt", str(base / "rt.pb"), "batch", stdin=lines)
-    assert p.returncode == 0, p.stderr
-    return [json.loads(line) for line in p.stdout.splitlines()]
+    return import_files_with_realtime("realtime-platforms", FEED, updates())
 
 
 def board(base, stop, time_=NINE, window=60, op="stop-departures", **params):

@@ -15,15 +15,13 @@ minutes and arrive at B ten minutes later; N2350 leaves A at 23:50. The
 feed's time zone is America/New_York; 2026-11-02 is a Monday.
 """
 import json
-import shutil
-import zipfile
 
 import pytest
 import requests
 
 import schema_check
 from gtfs_rt_pb import add_trip_update, new_feed
-from http_server import Server, TMP, import_feed
+from http_server import Server, import_files_with_realtime
 from test_cli_query import run_query
 
 DOC = schema_check.load_openapi()
@@ -76,15 +74,7 @@ def updates():
 
 @pytest.fixture(scope="module")
 def pred():
-    base = TMP / "realtime-predicted"
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
-    with zipfile.ZipFile(base / "feed.zip", "w") as z:
-        for name, text in FEED.items():
-            z.writestr(name, text)
-    import_feed(base / "feed.zip", base / "data")
-    (base / "rt.pb").write_bytes(updates())
-    return base
+    return import_files_with_realtime("realtime-predicted", FEED, updates())
 
 
 def batch(base, queries, with_rt=True):

@@ -17,17 +17,15 @@ station STA) every ten minutes and arrive at B ten minutes later. The feed
     assigned_stop_id; they are skipped, counted, and the reason names them.
 """
 import json
-import shutil
 import time
-import zipfile
 
 import pytest
 import requests
 
 import schema_check
 from gtfs_rt_pb import new_feed, pb2
-from http_server import Server, TMP, import_feed
-from test_cli_query import run_query
+from http_server import Server, import_files_with_realtime
+from test_realtime_predicted import batch
 
 DOC = schema_check.load_openapi()
 DAY = "20261102"
@@ -123,22 +121,7 @@ def updates():
 
 @pytest.fixture(scope="module")
 def feed():
-    base = TMP / "realtime-trips"
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
-    with zipfile.ZipFile(base / "feed.zip", "w") as z:
-        for name, text in FEED.items():
-            z.writestr(name, text)
-    import_feed(base / "feed.zip", base / "data")
-    (base / "rt.pb").write_bytes(updates())
-    return base
-
-
-def batch(base, queries):
-    lines = "".join(json.dumps(q) + "\n" for q in queries)
-    p = run_query(base / "data", "--gtfs-rt", str(base / "rt.pb"), "batch", stdin=lines)
-    assert p.returncode == 0, p.stderr
-    return [json.loads(line) for line in p.stdout.splitlines()]
+    return import_files_with_realtime("realtime-trips", FEED, updates())
 
 
 def board(base, time_, window=60, stop="A", op="stop-departures", **params):

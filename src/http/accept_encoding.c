@@ -6,11 +6,12 @@
  * for it. It reads exactly `len` bytes, never past them, and allocates nothing.
  */
 #include "transit/accept_encoding.h"
+#include "http/qvalue.h"
 
 #include <stdbool.h>
 #include <strings.h>
 
-#define WEIGHT_MAX 1000
+#define WEIGHT_MAX QVALUE_MAX
 #define WEIGHT_UNNAMED (-1)
 
 const char *content_coding_name(content_coding coding)
@@ -42,26 +43,6 @@ static bool is_tchar(unsigned char c)
 static bool is_ows(char c)
 {
     return c == ' ' || c == '\t';
-}
-
-/* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), the whole of
- * [p, end); its value in thousandths, or -1 when it is not one. */
-static int parse_qvalue(const char *p, const char *end)
-{
-    if (p == end || (*p != '0' && *p != '1'))
-        return -1;
-    int whole = *p++ - '0';
-    int thousandths = 0, digits = 0;
-    if (p < end && *p == '.') {
-        p++;
-        for (; p < end && digits < 3 && *p >= '0' && *p <= '9'; p++, digits++)
-            thousandths = thousandths * 10 + (*p - '0');
-        for (int i = digits; i < 3; i++)
-            thousandths *= 10;
-    }
-    if (p != end || (whole == 1 && thousandths != 0))
-        return -1;
-    return whole * WEIGHT_MAX + thousandths;
 }
 
 /* Which of the server's codings, "*" or nothing a token names. */
@@ -110,7 +91,7 @@ static int parse_element(const char *p, const char *end, enum named *named)
         p++;
     if (end - p < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=')
         return -1;
-    return parse_qvalue(p + 2, end);
+    return http_parse_qvalue(p + 2, end);
 }
 
 /* The weight of `entry` where the field named it, else `fallback`. */

@@ -8,12 +8,13 @@
  * byte past `len` is read.
  */
 #include "transit/accept_language.h"
+#include "http/qvalue.h"
 
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
-#define WEIGHT_MAX 1000
+#define WEIGHT_MAX QVALUE_MAX
 #define SUBTAG_MAX 8
 
 typedef struct language_range {
@@ -35,26 +36,6 @@ static bool is_alpha(char c)
 static bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
-}
-
-/* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), the whole of
- * [p, end); its value in thousandths, or -1 when it is not one. */
-static int parse_qvalue(const char *p, const char *end)
-{
-    if (p == end || (*p != '0' && *p != '1'))
-        return -1;
-    int whole = *p++ - '0';
-    int thousandths = 0, digits = 0;
-    if (p < end && *p == '.') {
-        p++;
-        for (; p < end && digits < 3 && is_digit(*p); p++, digits++)
-            thousandths = thousandths * 10 + (*p - '0');
-        for (int i = digits; i < 3; i++)
-            thousandths *= 10;
-    }
-    if (p != end || (whole == 1 && thousandths != 0))
-        return -1;
-    return whole * WEIGHT_MAX + thousandths;
 }
 
 /* language-range = (1*8ALPHA *("-" 1*8alphanum)) / "*" (RFC 4647 §2.1), the
@@ -107,7 +88,7 @@ static bool parse_element(const char *p, const char *end, language_range *range)
         p++;
     if (end - p < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=')
         return false;
-    range->weight = parse_qvalue(p + 2, end);
+    range->weight = http_parse_qvalue(p + 2, end);
     return range->weight >= 0;
 }
 

@@ -34,23 +34,41 @@ int tb_grow(void **v, size_t *cap, size_t elem, size_t need)
     return 0;
 }
 
-uint32_t tb_intern(tt_builder *b, const char *s, size_t len)
+strref_slot *tb_intern_slot(tt_builder *b, const char *s, size_t len, uint32_t hash)
 {
-    if (len == 0) return 0;
-    uint32_t v = strmap_get(&b->string_ids, s, len);
-    assert(v == UINT32_MAX || (size_t)v + len < b->strings_len);   /* an interned string lies in the table */
-    if (v != UINT32_MAX) return v;
-    if (b->strings_len + len + 1 > UINT32_MAX - 1) return TT_NONE;
+    strref_slot *slot = strref_map_find(&b->string_index, b->strings, s, len, hash);
+    assert(!slot || (size_t)slot->off + len < b->strings_len);   /* an interned string lies in the table */
+    if (slot) return slot;
+    if (b->strings_len + len + 1 > UINT32_MAX - 1) return NULL;
     if (b->strings_len + len + 1 > b->strings_cap &&
         tb_grow((void **)&b->strings, &b->strings_cap, 1, b->strings_len + len + 1) != 0)
-        return TT_NONE;
+        return NULL;
     uint32_t off = (uint32_t)b->strings_len;
     memcpy(b->strings + off, s, len);
     b->strings[off + len] = 0;
     b->strings_len += len + 1;
-    int ins;
-    if (strmap_put(&b->string_ids, s, len, off, &ins) == UINT32_MAX) return TT_NONE;
-    return off;
+    return strref_map_add(&b->string_index, off, hash, TT_NONE);
+}
+
+uint32_t tb_intern(tt_builder *b, const char *s, size_t len)
+{
+    if (len == 0) return 0;
+    strref_slot *slot = tb_intern_slot(b, s, len, strmap_hash(s, len));
+    return slot ? slot->off : TT_NONE;
+}
+
+uint32_t tb_trip_by_id(const tt_builder *b, const char *s, size_t len)
+{
+    if (len == 0) return UINT32_MAX;
+    const strref_slot *slot = strref_map_find(&b->string_index, b->strings, s, len, strmap_hash(s, len));
+    return slot && slot->value != TT_NONE ? slot->value : UINT32_MAX;
+}
+
+uint32_t tb_stop_by_id(const tt_builder *b, const char *s, size_t len)
+{
+    if (len == 0) return UINT32_MAX;
+    const strref_slot *slot = strref_map_find(&b->stop_index, b->strings, s, len, strmap_hash(s, len));
+    return slot ? slot->value : UINT32_MAX;
 }
 
 static int oom(tt_builder *b)
@@ -232,17 +250,18 @@ static int stop_row(void *ctx, const csv_field *f, uint64_t line)
         }
         lat = lon = NAN;   /* nodes and boarding areas may omit coordinates */
     }
-    int ins;
-    if (strmap_put(&b->stop_ids, f[0].ptr, f[0].len, (uint32_t)b->stops.n, &ins) == UINT32_MAX) return oom(b);
-    if (!ins) {
+    uint32_t hash = strmap_hash(F(0));
+    if (strref_map_find(&b->stop_index, b->strings, F(0), hash)) {
         diag_add(b->diag, DIAG_DUPLICATE_ID, "stops.txt", line, "duplicate stop_id '%.*s'", (int)f[0].len, f[0].ptr);
         return 0;
     }
+    const strref_slot *id = tb_intern_slot(b, F(0), hash);
+    if (!id || !strref_map_add(&b->stop_index, id->off, hash, (uint32_t)b->stops.n)) return oom(b);
     tb_stop *s = TB_PUSH(b->stops);
     if (!s) return oom(b);
     s->lat = lat;
     s->lon = lon;
-    s->id = tb_intern(b, F(0));
+    s->id = id->off;
     s->name = tb_intern(b, F(1));
     s->parent_id = tb_intern(b, F(5));
     s->parent = TT_NONE;
@@ -264,7 +283,7 @@ static void resolve_parents(tt_builder *b)
         tb_stop *s = &b->stops.v[i];
         if (s->parent_id == 0) continue;
         const char *pid = tb_str(b, s->parent_id);
-        uint32_t p = strmap_get(&b->stop_ids, pid, strlen(pid));
+        uint32_t p = tb_stop_by_id(b, pid, strlen(pid));
         assert(p == UINT32_MAX || p < b->stops.n);
         if (p == UINT32_MAX || p == i)
             diag_add(b->diag, DIAG_UNKNOWN_STOP, "stops.txt", 0, "stop '%s': unknown parent_station '%s'",
@@ -461,16 +480,19 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
         else
             dir = (int8_t)(f[4].ptr[0] - '0');
     }
-    int ins;
-    if (strmap_put(&b->trip_ids, f[2].ptr, f[2].len, (uint32_t)b->trips.n, &ins) == UINT32_MAX) return oom(b);
-    if (!ins) {
+    /* the trip id's string slot holds the trip: one copy of the id */
+    strref_slot *id = tb_intern_slot(b, F(2), strmap_hash(F(2)));
+    if (!id) return oom(b);
+    if (id->value != TT_NONE) {
         diag_add(b->diag, DIAG_DUPLICATE_ID, "trips.txt", line, "duplicate trip_id '%.*s'", (int)f[2].len, f[2].ptr);
         return 0;
     }
+    id->value = (uint32_t)b->trips.n;
+    uint32_t id_off = id->off;
     tb_trip *t = TB_PUSH(b->trips);
     if (!t) return oom(b);
     memset(t, 0, sizeof *t);
-    t->id = tb_intern(b, F(2));
+    t->id = id_off;
     t->service_id_str = svc == TT_NONE ? tb_intern(b, F(1)) : b->services.v[svc];
     t->headsign = tb_intern(b, F(3));
     t->shape_id = tb_intern(b, F(5));
@@ -491,7 +513,7 @@ static int frequency_row(void *ctx, const csv_field *f, uint64_t line)
 {
     tt_builder *b = ctx;
     b->stats->frequencies++;
-    uint32_t trip = strmap_get(&b->trip_ids, F(0));
+    uint32_t trip = tb_trip_by_id(b, F(0));
     if (trip == UINT32_MAX) {
         diag_add(b->diag, DIAG_UNKNOWN_TRIP, "frequencies.txt", line, "unknown trip_id '%.*s'", (int)f[0].len, f[0].ptr);
         return 0;
@@ -600,7 +622,7 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
         c->pos++;
     } else {
         c->pos = 0;
-        trip = strmap_get(&b->trip_ids, F(0));
+        trip = tb_trip_by_id(b, F(0));
         if (trip == UINT32_MAX) {
             diag_add(b->diag, DIAG_UNKNOWN_TRIP, "stop_times.txt", line, "unknown trip_id '%.*s'", (int)f[0].len,
                      f[0].ptr);
@@ -619,7 +641,7 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
         memcmp(c->stop_cache[c->pos].id, f[1].ptr, f[1].len) == 0) {
         stop = c->stop_cache[c->pos].stop;
     } else {
-        stop = strmap_get(&b->stop_ids, F(1));
+        stop = tb_stop_by_id(b, F(1));
         if (stop == UINT32_MAX) {
             diag_add(b->diag, DIAG_UNKNOWN_STOP, "stop_times.txt", line, "unknown stop_id '%.*s'", (int)f[1].len,
                      f[1].ptr);
@@ -748,7 +770,7 @@ static int dates_job_init(dates_job *j, tt_builder *b)
     hb->errlen = sizeof j->err;
     j->days_out = b->opt->days_out;
     hb->service_ids_only = true;
-    if (strmap_init(&hb->string_ids, 64) || strmap_init(&hb->service_ids, 64) ||
+    if (strref_map_init(&hb->string_index, 64) || strmap_init(&hb->service_ids, 64) ||
         tb_grow((void **)&hb->strings, &hb->strings_cap, 1, 4096) != 0)
         return -1;
     hb->strings[0] = 0;
@@ -940,13 +962,14 @@ static int read_trip_files(tt_builder *b)
 /* Forgets what read_trip_files read, to read it again. */
 static int reset_trip_files(tt_builder *b)
 {
-    strmap_free(&b->trip_ids);
+    /* the strings read stay interned; none names a trip any more */
+    for (uint32_t i = 0; i < b->string_index.nslots; i++) b->string_index.slots[i].value = TT_NONE;
     b->trips.n = b->stop_times.n = b->dists.n = b->frequencies.n = 0;
     b->have_dist = false;
     b->hold_rows = false;
     if (b->stream && ts_reset(b->stream)) return oom(b);
     b->stats->trips = b->stats->frequencies = b->stats->stop_times = 0;
-    return strmap_init(&b->trip_ids, 1 << 14) ? oom(b) : 0;
+    return 0;
 }
 
 /* calendar_dates.txt, then trips, frequencies and stop_times. A big
@@ -1031,8 +1054,8 @@ int tb_read_feed(tt_builder *b)
                  feed_path(b->feed));
         return -1;
     }
-    if (strmap_init(&b->string_ids, 1 << 16) || strmap_init(&b->stop_ids, 1 << 12) ||
-        strmap_init(&b->route_ids, 1 << 8) || strmap_init(&b->trip_ids, 1 << 14) ||
+    if (strref_map_init(&b->string_index, 1 << 16) || strref_map_init(&b->stop_index, 1 << 12) ||
+        strmap_init(&b->route_ids, 1 << 8) ||
         strmap_init(&b->service_ids, 1 << 6) || strmap_init(&b->agency_ids, 16))
         return oom(b);
     /* offset 0 of the string table is the empty string */
@@ -1066,10 +1089,9 @@ int tb_read_feed(tt_builder *b)
 
 void tb_drop_lookups(tt_builder *b)
 {
-    strmap_free(&b->string_ids);
-    strmap_free(&b->stop_ids);
+    strref_map_free(&b->string_index);
+    strref_map_free(&b->stop_index);
     strmap_free(&b->route_ids);
-    strmap_free(&b->trip_ids);
     strmap_free(&b->service_ids);
     strmap_free(&b->agency_ids);
 }
@@ -1077,10 +1099,9 @@ void tb_drop_lookups(tt_builder *b)
 void tb_free(tt_builder *b)
 {
     free(b->strings);
-    strmap_free(&b->string_ids);
-    strmap_free(&b->stop_ids);
+    strref_map_free(&b->string_index);
+    strref_map_free(&b->stop_index);
     strmap_free(&b->route_ids);
-    strmap_free(&b->trip_ids);
     strmap_free(&b->service_ids);
     strmap_free(&b->agency_ids);
     free(b->stops.v);

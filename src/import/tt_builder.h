@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/strmap.h"
+#include "base/strref_map.h"
 #include "import/traffic_days.h"
 #include "store/timetable_format.h"
 #include "transit/diag.h"
@@ -81,9 +82,13 @@ typedef struct tt_builder {
     /* strings */
     char *strings;
     size_t strings_len, strings_cap;
-    strmap string_ids;         /* bytes → offset */
+    /* every string of the table, once (strref_map.h: keys are the table's
+     * own bytes); a slot's value is the trip whose trip_id it is, else
+     * TT_NONE, so that trip ids are not held a second time */
+    strref_map string_index;
+    strref_map stop_index;     /* stop_id (its string) → stop */
 
-    strmap stop_ids, route_ids, trip_ids, service_ids, agency_ids;
+    strmap route_ids, service_ids, agency_ids;
     TB_VEC(tb_stop) stops;
     TB_VEC(tt_route) routes;
     TB_VEC(tt_agency) agencies;
@@ -121,6 +126,13 @@ int tb_grow(void **v, size_t *cap, size_t elem, size_t need);
 /* Interns bytes into the string table; returns the offset (0 for ""), or
  * TT_NONE on allocation failure. */
 uint32_t tb_intern(tt_builder *b, const char *s, size_t len);
+/* The same, returning the string's slot in string_index (valid until the
+ * next string is interned), or NULL when out of memory; len > 0. */
+strref_slot *tb_intern_slot(tt_builder *b, const char *s, size_t len, uint32_t hash);
+/* The trip whose trip_id is those bytes, or UINT32_MAX. */
+uint32_t tb_trip_by_id(const tt_builder *b, const char *s, size_t len);
+/* The stop whose stop_id is those bytes, or UINT32_MAX. */
+uint32_t tb_stop_by_id(const tt_builder *b, const char *s, size_t len);
 static inline const char *tb_str(const tt_builder *b, uint32_t off) { return b->strings + off; }
 
 /* gtfs_read.c: reads every file the timetable needs. 0 or -1 (b->err). */

@@ -493,15 +493,14 @@ static int trip_row(void *ctx, const csv_field *f, uint64_t line)
     if (!t) return oom(b);
     memset(t, 0, sizeof *t);
     t->id = id_off;
-    t->service_id_str = svc == TT_NONE ? tb_intern(b, F(1)) : b->services.v[svc];
+    t->service = svc == TT_NONE ? tb_intern(b, F(1)) : svc;   /* the string until resolved */
     t->headsign = tb_intern(b, F(3));
     t->shape_id = tb_intern(b, F(5));
     t->route = route;
-    t->service = svc;
     t->direction_id = dir;
     t->wheelchair_accessible = trip_flag(&f[6]);
     t->bikes_allowed = trip_flag(&f[7]);
-    return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE || t->service_id_str == TT_NONE)
+    return (t->id == TT_NONE || t->headsign == TT_NONE || t->shape_id == TT_NONE || t->service == TT_NONE)
                ? oom(b) : 0;
 }
 
@@ -815,15 +814,16 @@ static int dates_job_merge(dates_job *j, tt_builder *b, bool pending)
     return 0;
 }
 
-/* Each trip's service, by the id string it kept (one lookup a trip); a
- * service no trip named gets its string interned. False when a trip names a
- * service no calendar defines, or out of memory (b->err set). */
+/* Each trip's service, by the id string it kept in its place (one lookup
+ * a trip); a service no trip named gets its string interned. False when a
+ * trip names a service no calendar defines, or out of memory (b->err set). */
 static bool resolve_trip_services(tt_builder *b)
 {
     bool known = true;
     for (size_t i = 0; i < b->trips.n && known; i++) {
         tb_trip *t = &b->trips.v[i];
-        const char *id = tb_str(b, t->service_id_str);
+        uint32_t id_str = t->service;
+        const char *id = tb_str(b, id_str);
         uint32_t svc = strmap_get(&b->service_ids, id, strlen(id));
         if (svc == UINT32_MAX) {
             known = false;
@@ -831,7 +831,7 @@ static bool resolve_trip_services(tt_builder *b)
         }
         t->service = svc;
         if (b->services.v[svc] == TT_NONE)
-            b->services.v[svc] = t->service_id_str;   /* the same bytes, interned once */
+            b->services.v[svc] = id_str;   /* the same bytes, interned once */
     }
     for (size_t i = 0; i < b->services.n; i++)
         if (b->services.v[i] == TT_NONE && (b->services.v[i] = intern_service_id(b, (uint32_t)i)) == TT_NONE) {

@@ -192,12 +192,12 @@ static uint32_t number_profile(trip_fold *f, uint32_t p)
     return f->profile_of[p];
 }
 
-/* The runs of trip t: one at its start, or one per headway of each of its
- * frequencies.txt rows. 0 or -1. */
-static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip)
+/* The runs of trip t, whose latest time is trip_max: one at its start, or
+ * one per headway of each of its frequencies.txt rows. 0 or -1. */
+static int add_runs(trip_fold *f, uint32_t t, tb_trip *trip, uint32_t trip_max)
 {
     const tb_frequency *fv = f->b->frequencies.v;
-    uint32_t f0 = f->freq_first[t], f1 = f->freq_first[t + 1], trip_max = trip->max_time;
+    uint32_t f0 = f->freq_first[t], f1 = f->freq_first[t + 1];
     if (f0 == f1) {
         run_tmp *r = TB_PUSH(f->runs);
         if (!r) return -1;
@@ -233,13 +233,14 @@ static int number_trip(trip_fold *f, uint32_t t)
     }
     if (!trip->valid) return 0;
     uint32_t len = ts_pattern_len(f->s, trip->pattern);
+    uint32_t latest = ts_trip_latest(f->s, trip);   /* from its local profiles, before they are numbered */
     trip->pattern = number_pattern(f, trip->pattern);
     uint32_t dep = number_profile(f, trip->dep_profile);
     trip->arr_profile = trip->arr_profile == trip->dep_profile ? dep : number_profile(f, trip->arr_profile);
     trip->dep_profile = dep;
     if (trip->pattern == TT_NONE || trip->dep_profile == TT_NONE || trip->arr_profile == TT_NONE) return -1;
     f->kept += len;
-    return add_runs(f, t, trip);
+    return add_runs(f, t, trip, latest);
 }
 
 int tt_build_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank, const uint32_t *route_rank,

@@ -243,7 +243,7 @@ static int copy_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank)
         const tb_trip *s = &b->trips.v[i];
         tt_trip *d = &o->trips[i];
         d->id = s->id;
-        d->service_id_str = s->service_id_str;
+        d->service_id_str = b->services.v[s->service];
         d->headsign = s->headsign;
         d->shape_id = s->shape_id;
         d->route = s->route;

@@ -28,6 +28,7 @@ void ts_free(trip_stream *s)
     free(s->rows.v);
     free(s->dists.v);
     free(s->events.v);
+    free(s->profile_max.v);
     free(s->order);
     free(s->arr);
     free(s->dep);
@@ -148,12 +149,19 @@ static uint32_t order_rows(trip_stream *s, uint32_t t, const tb_stop_time *rows,
     return len;
 }
 
-/* The local profile of prof[0..len), interned on first sight; TT_NONE when
- * out of memory. */
+/* The local profile of prof[0..len), interned on first sight (with its
+ * largest offset); UINT32_MAX when out of memory. */
 static uint32_t intern_profile(trip_stream *s, uint32_t len)
 {
     int ins;
-    return strmap_put(&s->profiles, s->prof, len * sizeof *s->prof, 0, &ins);
+    uint32_t p = strmap_put(&s->profiles, s->prof, len * sizeof *s->prof, 0, &ins);
+    if (p == UINT32_MAX || !ins) return p;
+    int32_t *max = TB_PUSH(s->profile_max);
+    if (!max) return UINT32_MAX;
+    *max = s->prof[0];
+    for (uint32_t k = 1; k < len; k++)
+        if (s->prof[k] > *max) *max = s->prof[k];
+    return p;
 }
 
 int ts_fold_trip(tt_builder *b, trip_stream *s, uint32_t t, const tb_stop_time *rows, const double *dists,
@@ -206,12 +214,6 @@ int ts_fold_trip(tt_builder *b, trip_stream *s, uint32_t t, const tb_stop_time *
     trip->arr_profile = same ? trip->dep_profile : intern_profile(s, len);
     if (trip->pattern == UINT32_MAX || trip->dep_profile == UINT32_MAX || trip->arr_profile == UINT32_MAX) return -1;
     trip->start = start;
-    uint32_t trip_max = 0;
-    for (uint32_t k = 0; k < len; k++) {
-        if (s->arr[k] > trip_max) trip_max = s->arr[k];
-        if (s->dep[k] > trip_max) trip_max = s->dep[k];
-    }
-    trip->max_time = trip_max;
     trip->valid = true;
     return 0;
 }
@@ -238,4 +240,11 @@ const char *ts_profile(const trip_stream *s, uint32_t local) { return strmap_key
 uint32_t ts_profile_len(const trip_stream *s, uint32_t local)
 {
     return strmap_key_len(&s->profiles, local) / (uint32_t)sizeof(int32_t);
+}
+
+uint32_t ts_trip_latest(const trip_stream *s, const tb_trip *trip)
+{
+    /* the departure profile starts at 0, so the larger maximum is >= 0 */
+    int32_t dep = s->profile_max.v[trip->dep_profile], arr = s->profile_max.v[trip->arr_profile];
+    return trip->start + (uint32_t)(dep > arr ? dep : arr);
 }

@@ -39,6 +39,7 @@ typedef struct trip_stream {
     TB_VEC(double) dists;               /* their shape_dist_traveled, when the column exists */
     strmap patterns;                    /* route + 4 words per position → local pattern (entry index) */
     strmap profiles;                    /* int32 offsets → local profile (entry index) */
+    TB_VEC(int32_t) profile_max;        /* per local profile: its largest offset */
     TB_VEC(ts_event) events;
     /* where the feed showed it is not grouped by trip (0: it has not) */
     uint64_t scattered_line;
@@ -58,9 +59,9 @@ int ts_reset(trip_stream *s);
 
 /* Folds the cnt rows of trip t (dists NULL when the feed has none) in file
  * order: sorts them by stop_sequence (a repeated one dropped), interpolates
- * untimed ones, and sets the trip's local pattern and profiles, start and
- * latest time in b->trips.v[t], or leaves it unusable with an event. Marks
- * it TS_FOLDED. 0, or -1 when out of memory. */
+ * untimed ones, and sets the trip's local pattern and profiles and its start
+ * in b->trips.v[t], or leaves it unusable with an event. Marks it
+ * TS_FOLDED. 0, or -1 when out of memory. */
 int ts_fold_trip(tt_builder *b, trip_stream *s, uint32_t t, const tb_stop_time *rows, const double *dists,
                  uint32_t cnt);
 /* Folds the open trip, if any. 0 or -1. */
@@ -73,5 +74,8 @@ const char *ts_pattern_key(const trip_stream *s, uint32_t local);
 /* A local profile's offsets (len of them; unaligned bytes). */
 const char *ts_profile(const trip_stream *s, uint32_t local);
 uint32_t ts_profile_len(const trip_stream *s, uint32_t local);
+/* The latest time of a folded trip: its start plus the largest offset of
+ * its local profiles. */
+uint32_t ts_trip_latest(const trip_stream *s, const tb_trip *trip);
 
 #endif

@@ -34,18 +34,23 @@ typedef struct tb_stop {
     uint8_t wheelchair_boarding;
 } tb_stop;
 
+/* One trips.txt row. There is one per trip (7.5M at 64 copies of Brooklyn),
+ * held until timetable.bin is written, so it is kept to 40 bytes: what the
+ * trip's service id, id rank and latest time are follows from other fields
+ * (the service, the id order, its profiles). */
 typedef struct tb_trip {
-    uint32_t id, service_id_str, headsign, shape_id;
-    uint32_t route, service;
-    int8_t direction_id;
-    bool frequency_based;
-    uint8_t wheelchair_accessible, bikes_allowed;   /* 0..2, 0 for absent or invalid */
-    bool valid;                /* has usable stop times */
+    uint32_t id, headsign, shape_id;   /* strings */
+    uint32_t route;
+    uint32_t service;          /* its index; while calendar_dates.txt is read beside the trips
+                                  (services_pending), its service_id string */
     uint32_t pattern, dep_profile, arr_profile, start;
-    uint32_t id_rank;
-    uint32_t max_time;         /* the latest time of its stop times, once folded */
-    uint8_t fold;              /* TS_UNSEEN, TS_OPEN, TS_FOLDED (trip_stream.h) */
+    int8_t direction_id;
+    uint8_t wheelchair_accessible, bikes_allowed;   /* 0..2, 0 for absent or invalid */
+    unsigned fold : 2;         /* TS_UNSEEN, TS_OPEN, TS_FOLDED (trip_stream.h) */
+    unsigned valid : 1;        /* has usable stop times */
+    unsigned frequency_based : 1;
 } tb_trip;
+_Static_assert(sizeof(tb_trip) == 40, "tb_trip is held once per trip: keep it at 40 bytes");
 
 typedef struct tb_stop_time {
     uint32_t trip, seq, stop, arr, dep;

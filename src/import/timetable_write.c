@@ -58,13 +58,49 @@ static void sort_by_string(const char *strings, const uint32_t *keys, uint32_t n
 
 /* ------------------------------------------------------------ writing */
 
+/* A section's bytes: in memory (data), or made `count` elements at a time
+ * by make (a section as large as the trips', 360 MB at 64 copies of
+ * Brooklyn, is never held whole). */
 typedef struct section_src {
     const void *data;
     uint64_t size;
     uint32_t elem;
+    void (*make)(const void *ctx, uint64_t first, uint32_t count, void *out);
+    const void *make_ctx;
 } section_src;
 
-static int write_file(tt_builder *b, const char *path, const tt_out *o, const section_src *src, uint64_t *bytes)
+enum { MADE_AT_ONCE = 4096 };   /* elements a make call fills */
+
+/* Writes n bytes and adds them to the checksum. 0 or -1. */
+static int put(FILE *fp, const void *data, uint64_t n, uint32_t *crc)
+{
+    if (!n) return 0;
+    *crc = tt_crc32(*crc, data, n);
+    return fwrite(data, 1, n, fp) == n ? 0 : -1;
+}
+
+/* A section's bytes, written and summed. 0 or -1. */
+static int put_section(FILE *fp, const section_src *src, uint32_t *crc)
+{
+    if (!src->make) return put(fp, src->data, src->size, crc);
+    uint64_t n = src->elem ? src->size / src->elem : 0;
+    void *buf = malloc((size_t)MADE_AT_ONCE * src->elem + 1);
+    if (!buf) return -1;
+    int rc = 0;
+    for (uint64_t first = 0; first < n && rc == 0; first += MADE_AT_ONCE) {
+        uint32_t count = n - first < MADE_AT_ONCE ? (uint32_t)(n - first) : MADE_AT_ONCE;
+        src->make(src->make_ctx, first, count, buf);
+        rc = put(fp, buf, (uint64_t)count * src->elem, crc);
+    }
+    free(buf);
+    return rc;
+}
+
+/* The header, the sections in order (each TT_ALIGN-aligned, zeros between)
+ * and the checksum of everything after the header, written in one pass: the
+ * header goes first with its checksum zero and again once the sections are
+ * summed. */
+static int write_file(tt_builder *b, const char *path, const section_src *src, uint64_t *bytes)
 {
     tt_header h;
     memset(&h, 0, sizeof h);
@@ -74,20 +110,13 @@ static int write_file(tt_builder *b, const char *path, const tt_out *o, const se
     h.header_size = sizeof h;
     h.nsections = TT_SEC_COUNT;
     uint64_t off = (sizeof h + TT_ALIGN - 1) / TT_ALIGN * TT_ALIGN;
-    static const unsigned char zeros[TT_ALIGN];
-    /* bytes between the header and the first section are zeros and covered by the crc */
-    uint32_t crc = tt_crc32(tt_crc32_init(), zeros, off - sizeof h);
     for (int i = 0; i < TT_SEC_COUNT; i++) {
         h.sections[i] = (tt_section){(uint32_t)i, src[i].elem, off, src[i].size};
-        crc = tt_crc32(crc, src[i].data, src[i].size);
         uint64_t end = off + src[i].size;
-        uint64_t pad = (TT_ALIGN - end % TT_ALIGN) % TT_ALIGN;
-        crc = tt_crc32(crc, zeros, pad);
-        off = end + pad;
+        off = end + (TT_ALIGN - end % TT_ALIGN) % TT_ALIGN;
     }
     h.file_size = off;
-    h.checksum = crc;
-    (void)o;
+    static const unsigned char zeros[TT_ALIGN];
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         snprintf(b->err, b->errlen, "%s: cannot create: %s", path, strerror(errno));
@@ -101,15 +130,16 @@ static int write_file(tt_builder *b, const char *path, const tt_out *o, const se
     }
     setvbuf(fp, NULL, _IOFBF, 1 << 20);
     int ok = fwrite(&h, sizeof h, 1, fp) == 1;
+    uint32_t crc = tt_crc32_init();
     uint64_t pos = sizeof h;
+    /* bytes between the header and the first section are zeros and covered by the crc */
     for (int i = 0; i < TT_SEC_COUNT && ok; i++) {
-        uint64_t gap = h.sections[i].offset - pos;
-        if (gap) ok = fwrite(zeros, 1, gap, fp) == gap;
-        if (ok && src[i].size) ok = fwrite(src[i].data, 1, src[i].size, fp) == src[i].size;
+        ok = put(fp, zeros, h.sections[i].offset - pos, &crc) == 0 && put_section(fp, &src[i], &crc) == 0;
         pos = h.sections[i].offset + src[i].size;
     }
-    if (ok && pos < h.file_size) ok = fwrite(zeros, 1, h.file_size - pos, fp) == h.file_size - pos;
-    if (ok) ok = fflush(fp) == 0 && fsync(fileno(fp)) == 0;
+    if (ok) ok = put(fp, zeros, h.file_size - pos, &crc) == 0;
+    h.checksum = crc;
+    if (ok) ok = fflush(fp) == 0 && pwrite(fileno(fp), &h, sizeof h, 0) == (ssize_t)sizeof h && fsync(fileno(fp)) == 0;
     if (fclose(fp) != 0) ok = 0;
     if (!ok) {
         snprintf(b->err, b->errlen, "%s: write failed: %s", path, strerror(errno));
@@ -130,7 +160,6 @@ static void out_free(tt_out *o)
     free(o->grid_stops);
     free(o->routes);
     free(o->route_by_id);
-    free(o->trips);
     free(o->trip_by_id);
     free(o->service_days);
     free(o->day_sets);
@@ -233,15 +262,26 @@ static void copy_stops_and_routes(const tt_builder *b, tt_out *o, const uint32_t
     }
 }
 
-/* The trips as written; one without usable stop times has no pattern. */
-static int copy_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank)
+/* What the TRIPS section is made from, while it is written. */
+typedef struct trips_src {
+    const tt_builder *b;
+    const tt_out *o;
+    const uint32_t *trip_rank;
+} trips_src;
+
+/* Trips [first, first + count) as written (section_src.make); one without
+ * usable stop times has no pattern. */
+static void make_trips(const void *ctx, uint64_t first, uint32_t count, void *out)
 {
-    uint32_t ntrips = (uint32_t)b->trips.n;
-    o->trips = calloc((size_t)ntrips + 1, sizeof *o->trips);
-    if (!o->trips) return tt_fail_oom(b);
-    for (uint32_t i = 0; i < ntrips; i++) {
+    const trips_src *src = ctx;
+    const tt_builder *b = src->b;
+    const tt_out *o = src->o;
+    tt_trip *trips = out;
+    memset(trips, 0, (size_t)count * sizeof *trips);
+    for (uint32_t k = 0; k < count; k++) {
+        size_t i = (size_t)first + k;
         const tb_trip *s = &b->trips.v[i];
-        tt_trip *d = &o->trips[i];
+        tt_trip *d = &trips[k];
         d->id = s->id;
         d->service_id_str = b->services.v[s->service];
         d->headsign = s->headsign;
@@ -252,13 +292,12 @@ static int copy_trips(tt_builder *b, tt_out *o, const uint32_t *trip_rank)
         d->dep_profile = s->valid ? s->dep_profile : TT_NONE;
         d->arr_profile = s->valid ? s->arr_profile : TT_NONE;
         d->start = s->start;
-        d->id_rank = trip_rank[i];
+        d->id_rank = src->trip_rank[i];
         d->direction_id = s->direction_id;
         d->frequency_based = s->frequency_based;
         d->wheelchair_accessible = s->wheelchair_accessible;
         d->bikes_allowed = s->bikes_allowed;
     }
-    return 0;
 }
 
 /* Everything but the meta section's counts: patterns, groups and every index. */
@@ -273,9 +312,11 @@ static int build_sections(tt_builder *b, tt_out *o, const uint32_t *trip_rank, c
         goto out;
     }
     if (tt_build_groups(b, o, runs, nruns)) goto out;
+    free(runs);   /* in o->runs and o->groups now */
+    runs = NULL;
     copy_stops_and_routes(b, o, route_rank);
-    if (copy_trips(b, o, trip_rank) || tt_build_visits(b, o) || tt_build_stop_routes(b, o) ||
-        tt_build_children(b, o) || tt_build_grid(b, o) || tt_build_time(b, o))
+    if (tt_build_visits(b, o) || tt_build_stop_routes(b, o) || tt_build_children(b, o) || tt_build_grid(b, o) ||
+        tt_build_time(b, o))
         goto out;
     rc = check_built_counts(b, o);
 out:
@@ -300,36 +341,39 @@ static void fill_meta(const tt_builder *b, tt_out *o)
 }
 
 /* The sections in the order of timetable_format.h, written to path. */
-static int write_sections(tt_builder *b, const char *path, const tt_out *o)
+static int write_sections(tt_builder *b, const char *path, const tt_out *o, const uint32_t *trip_rank)
 {
     const tt_meta *m = &o->meta;
+    const trips_src trips = {b, o, trip_rank};
     uint32_t nstops = m->nstops, nroutes = m->nroutes, ntrips = m->ntrips;
+#define HELD(d, n, e) {.data = (d), .size = (n), .elem = (e)}
     section_src src[TT_SEC_COUNT] = {
-        [TT_SEC_META] = {&o->meta, sizeof o->meta, sizeof o->meta},
-        [TT_SEC_STRINGS] = {b->strings, b->strings_len, 1},
-        [TT_SEC_STOPS] = {o->stops, (uint64_t)nstops * sizeof(tt_stop), sizeof(tt_stop)},
-        [TT_SEC_STOP_BY_ID] = {o->stop_by_id, (uint64_t)nstops * 4, 4},
-        [TT_SEC_STOP_CHILDREN] = {o->children, o->nchildren * 4, 4},
-        [TT_SEC_STOP_ROUTES] = {o->stop_routes, o->nstop_routes * 4, 4},
-        [TT_SEC_GRID_CELLS] = {o->grid_cells, o->ngrid_cells * 4, 4},
-        [TT_SEC_GRID_STOPS] = {o->grid_stops, o->ngrid_stops * 4, 4},
-        [TT_SEC_ROUTES] = {o->routes, (uint64_t)nroutes * sizeof(tt_route), sizeof(tt_route)},
-        [TT_SEC_ROUTE_BY_ID] = {o->route_by_id, (uint64_t)nroutes * 4, 4},
-        [TT_SEC_AGENCIES] = {b->agencies.v, b->agencies.n * sizeof(tt_agency), sizeof(tt_agency)},
-        [TT_SEC_TRIPS] = {o->trips, (uint64_t)ntrips * sizeof(tt_trip), sizeof(tt_trip)},
-        [TT_SEC_TRIP_BY_ID] = {o->trip_by_id, (uint64_t)ntrips * 4, 4},
-        [TT_SEC_DAY_SETS] = {o->day_sets, (uint64_t)m->ndaysets * m->service_words * 8, 8},
-        [TT_SEC_PATTERNS] = {o->patterns.v, o->patterns.n * sizeof(tt_pattern), sizeof(tt_pattern)},
-        [TT_SEC_PATTERN_STOPS] = {o->pattern_stops.v, o->pattern_stops.n * sizeof(tt_pattern_stop),
-                                  sizeof(tt_pattern_stop)},
-        [TT_SEC_PROFILES] = {o->profiles.v, o->profiles.n * 4, 4},
-        [TT_SEC_GROUPS] = {o->groups.v, o->groups.n * sizeof(tt_group), sizeof(tt_group)},
-        [TT_SEC_RUNS] = {o->runs.v, o->runs.n * sizeof(tt_run), sizeof(tt_run)},
-        [TT_SEC_VISITS] = {o->visits, o->nvisits * sizeof(tt_visit), sizeof(tt_visit)},
-        [TT_SEC_DAYBASE] = {o->daybase, o->ndaybase * 8, 8},
-        [TT_SEC_TZ] = {o->tz.v, o->tz.n * sizeof(tt_tz_transition), sizeof(tt_tz_transition)},
+        [TT_SEC_META] = HELD(&o->meta, sizeof o->meta, sizeof o->meta),
+        [TT_SEC_STRINGS] = HELD(b->strings, b->strings_len, 1),
+        [TT_SEC_STOPS] = HELD(o->stops, (uint64_t)nstops * sizeof(tt_stop), sizeof(tt_stop)),
+        [TT_SEC_STOP_BY_ID] = HELD(o->stop_by_id, (uint64_t)nstops * 4, 4),
+        [TT_SEC_STOP_CHILDREN] = HELD(o->children, o->nchildren * 4, 4),
+        [TT_SEC_STOP_ROUTES] = HELD(o->stop_routes, o->nstop_routes * 4, 4),
+        [TT_SEC_GRID_CELLS] = HELD(o->grid_cells, o->ngrid_cells * 4, 4),
+        [TT_SEC_GRID_STOPS] = HELD(o->grid_stops, o->ngrid_stops * 4, 4),
+        [TT_SEC_ROUTES] = HELD(o->routes, (uint64_t)nroutes * sizeof(tt_route), sizeof(tt_route)),
+        [TT_SEC_ROUTE_BY_ID] = HELD(o->route_by_id, (uint64_t)nroutes * 4, 4),
+        [TT_SEC_AGENCIES] = HELD(b->agencies.v, b->agencies.n * sizeof(tt_agency), sizeof(tt_agency)),
+        [TT_SEC_TRIPS] = {.size = (uint64_t)ntrips * sizeof(tt_trip), .elem = sizeof(tt_trip), .make = make_trips, .make_ctx = &trips},
+        [TT_SEC_TRIP_BY_ID] = HELD(o->trip_by_id, (uint64_t)ntrips * 4, 4),
+        [TT_SEC_DAY_SETS] = HELD(o->day_sets, (uint64_t)m->ndaysets * m->service_words * 8, 8),
+        [TT_SEC_PATTERNS] = HELD(o->patterns.v, o->patterns.n * sizeof(tt_pattern), sizeof(tt_pattern)),
+        [TT_SEC_PATTERN_STOPS] = HELD(o->pattern_stops.v, o->pattern_stops.n * sizeof(tt_pattern_stop),
+                                      sizeof(tt_pattern_stop)),
+        [TT_SEC_PROFILES] = HELD(o->profiles.v, o->profiles.n * 4, 4),
+        [TT_SEC_GROUPS] = HELD(o->groups.v, o->groups.n * sizeof(tt_group), sizeof(tt_group)),
+        [TT_SEC_RUNS] = HELD(o->runs.v, o->runs.n * sizeof(tt_run), sizeof(tt_run)),
+        [TT_SEC_VISITS] = HELD(o->visits, o->nvisits * sizeof(tt_visit), sizeof(tt_visit)),
+        [TT_SEC_DAYBASE] = HELD(o->daybase, o->ndaybase * 8, 8),
+        [TT_SEC_TZ] = HELD(o->tz.v, o->tz.n * sizeof(tt_tz_transition), sizeof(tt_tz_transition)),
     };
-    return write_file(b, path, o, src, &b->stats->bytes);
+#undef HELD
+    return write_file(b, path, src, &b->stats->bytes);
 }
 
 static int layout_and_write(tt_builder *b, const char *path)
@@ -354,12 +398,15 @@ static int layout_and_write(tt_builder *b, const char *path)
     }
     double t0 = now_seconds();
     rank_ids(b, &o, keys, order, trip_rank, route_rank);
+    free(keys);
+    free(order);
+    keys = order = NULL;
     if (build_sections(b, &o, trip_rank, route_rank)) goto out;
     fill_meta(b, &o);
     b->stats->build_seconds = now_seconds() - t0;
 
     double t1 = now_seconds();
-    if (write_sections(b, path, &o)) goto out;
+    if (write_sections(b, path, &o, trip_rank)) goto out;
     b->stats->write_seconds = now_seconds() - t1;
     timetable_stats *st = b->stats;
     st->nstops = nstops;

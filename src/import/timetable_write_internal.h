@@ -20,8 +20,7 @@ typedef struct tt_out {
     size_t nchildren, nstop_routes, ngrid_cells, ngrid_stops;
     tt_route *routes;
     uint32_t *route_by_id;
-    tt_trip *trips;
-    uint32_t *trip_by_id;
+    uint32_t *trip_by_id;         /* (the trips are made from the builder's as they are written) */
     uint32_t *service_days;      /* per service: its day set (not written; trips hold it) */
     uint64_t *day_sets;          /* meta.ndaysets * meta.service_words */
     TB_VEC(tt_pattern) patterns;

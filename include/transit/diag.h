@@ -53,7 +53,19 @@ void diag_destroy(diag *d);
 /* Counts one problem of `kind` at file:line (line 0: whole file). */
 void diag_add(diag *d, diag_kind kind, const char *file, uint64_t line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-uint64_t diag_total(const diag *d);      /* all kinds except notes (DIAG_IGNORED_FILE) */
+uint64_t diag_total(const diag *d);
+
+/* Everything a diag holds at one moment, to go back to: a file read once
+ * more (a feed found not to be in the order a streaming read needs) must
+ * count its problems once. */
+typedef struct diag_mark {
+    uint64_t count[DIAG_KIND_COUNT];
+    int nexamples;
+    char examples[DIAG_EXAMPLES][200];
+    uint8_t example_kind[DIAG_EXAMPLES];
+} diag_mark;
+void diag_mark_take(diag *d, diag_mark *m);
+void diag_mark_restore(diag *d, const diag_mark *m);      /* all kinds except notes (DIAG_IGNORED_FILE) */
 const char *diag_kind_name(diag_kind k); /* "bad_time", "unknown_stop", ... */
 
 #endif

@@ -32,6 +32,26 @@ void diag_init(diag *d)
 
 void diag_destroy(diag *d) { pthread_mutex_destroy(&d->lock); }
 
+void diag_mark_take(diag *d, diag_mark *m)
+{
+    pthread_mutex_lock(&d->lock);
+    memcpy(m->count, d->count, sizeof m->count);
+    m->nexamples = d->nexamples;
+    memcpy(m->examples, d->examples, sizeof m->examples);
+    memcpy(m->example_kind, d->example_kind, sizeof m->example_kind);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void diag_mark_restore(diag *d, const diag_mark *m)
+{
+    pthread_mutex_lock(&d->lock);
+    memcpy(d->count, m->count, sizeof d->count);
+    d->nexamples = m->nexamples;
+    memcpy(d->examples, m->examples, sizeof d->examples);
+    memcpy(d->example_kind, m->example_kind, sizeof d->example_kind);
+    pthread_mutex_unlock(&d->lock);
+}
+
 const char *diag_kind_name(diag_kind k)
 {
     return (unsigned)k < DIAG_KIND_COUNT ? kind_names[k] : "unknown";

@@ -853,28 +853,6 @@ static void diag_absorb(diag *into, const diag *from)
     pthread_mutex_unlock(&into->lock);
 }
 
-/* What diag_add counted, to count it again from there. */
-typedef struct diag_mark {
-    uint64_t count[DIAG_KIND_COUNT];
-    int nexamples;
-} diag_mark;
-
-static void diag_mark_take(diag *d, diag_mark *m)
-{
-    pthread_mutex_lock(&d->lock);
-    memcpy(m->count, d->count, sizeof m->count);
-    m->nexamples = d->nexamples;
-    pthread_mutex_unlock(&d->lock);
-}
-
-static void diag_mark_restore(diag *d, const diag_mark *m)
-{
-    pthread_mutex_lock(&d->lock);
-    memcpy(d->count, m->count, sizeof m->count);
-    d->nexamples = m->nexamples;
-    pthread_mutex_unlock(&d->lock);
-}
-
 /* Back to before stop_times.txt was read: no trip folded, no row held. */
 static int forget_stop_times(tt_builder *b)
 {

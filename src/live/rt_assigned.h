@@ -12,6 +12,10 @@
  * moved rows only, says where), and by (assigned stop, scheduled instant), for the
  * boards that merge them in. An overlay without platform changes allocates
  * nothing here, and boards then read nothing of it.
+ * Realtime-only trips keep their platform changes on their calls
+ * (rt_added_call.assigned_stop, rt_overlay.c); rt_assigned_stop_named and
+ * rt_assigned_next are where an update's assigned_stop_id is read and
+ * placed, for both.
  * Private to the live layer (rt_overlay.c and rt_assigned.c); boards use
  * rt_overlay.h.
  */

@@ -20,8 +20,8 @@ another stop nearby (a platform change: the row is served there, oracle
 rule R7), and further queries ask the boards of those stops and of the
 stops they left, by prediction and by schedule.
 
-Realtime-only trips (rules R8-R10) come after those 20,000 updates, on
-instances none of them touches: NEW trips (a timetable trip's first stops
+Realtime-only trips (rules R8-R10) come after those 20,000 updates, on the
+day after (whose instances none of them touches): NEW trips (a timetable trip's first stops
 under a new id, at times shifted by up to an hour), DUPLICATED copies (a
 later start, a delay at one stop) and REPLACEMENTs (each update's stop
 called at its time), a fifth of their calls assigned to a stop nearby and a
@@ -279,9 +279,10 @@ def realtime_only_queries(feed, pred, rng):
     moved calls were scheduled, around their events: stop departures,
     arrivals, both and nearby."""
     served = sorted((stop, e.stop_id, e.instant) for stop, events in pred.added.items() for e, _, _ in events)
+    moved = [s for s in served if s[0] != s[1]]
     qs = []
     for _ in range(ONLY_QUERIES):
-        stop, scheduled, instant = rng.choice(served)
+        stop, scheduled, instant = rng.choice(moved if rng.random() < 0.6 else served)
         where = stop if rng.random() < 0.8 else scheduled
         q = {"op": "stop-departures", "stop": where, "time": to.format_time(feed, rng, instant - rng.randrange(0, 900)),
              "window": rng.choice([15, 30, 60]), "limit": rng.choice([2, 3, 5, 20, 500]), "_case": "realtime-only"}
@@ -386,7 +387,8 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
     day = pick_day(feed, rng)
     updates = make_updates(feed, day, rng)
     assert len(updates) == UPDATES
-    updates += realtime_only_updates(feed, day, updates, random.Random(SEED + "-realtime-only"))
+    updates += realtime_only_updates(feed, day + datetime.timedelta(days=1), updates,
+                                     random.Random(SEED + "-realtime-only"))
     pred = oracle_realtime.Predictions(feed, updates)
     rt_file = tmp_path_factory.mktemp("oracle_rt") / "trip-updates.pb"
     rt_file.write_bytes(encode(updates, feed.service_day_base(day) + 12 * 3600))
@@ -448,4 +450,5 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
     # engine and an oracle that both predicted nothing would otherwise agree
     assert compared >= 6000 and predicted_rows >= 3000 and moved >= 1200, (compared, predicted_rows, moved)
     assert assigned_rows >= 100, assigned_rows
-    assert only_rows >= 500 and only_moved >= 100, (only_rows, only_moved)
+    # about half of what they were when set (2026-11-26: 454 and 216)
+    assert only_rows >= 220 and only_moved >= 100, (only_rows, only_moved)

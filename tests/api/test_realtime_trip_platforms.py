@@ -192,6 +192,13 @@ def test_trips_show_the_assigned_stops_of_realtime_only_calls(feed):
     assert all("assigned_stop" not in s for s in trip(feed, "P0900", date="2026-11-02")["stop_times"])
     n2 = trip(feed, "N2")
     assert all("assigned_stop" not in s for s in n2["stop_times"])
+    # the day of a REPLACEMENT answers with the replacement's calls; another day, the timetable's
+    rep = trip(feed, "P0940", date="2026-11-02")
+    assert rep["realtime_only"] is True and rep["trip_relationship"] == "REPLACEMENT"
+    assert [(s["stop_id"], s.get("assigned_stop"), s["departure"]) for s in rep["stop_times"]] == [
+        ("A1", A2, "2026-11-02T09:42:00-05:00"), ("B", None, None)]
+    other = trip(feed, "P0940", date="2026-11-03")
+    assert "realtime_only" not in other and all("assigned_stop" not in s for s in other["stop_times"])
 
 
 def alerts_of(body, key="departures"):

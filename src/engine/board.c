@@ -48,7 +48,7 @@ void board_scratch_free(board_scratch *b)
 /* The row as served: where a platform change moved it (r->rt.moved), a
  * copy at its assigned stop in *at, so that the alerts of the stop the
  * vehicle calls at apply to it, not those of the stop it left (the API's
- * rule: docs/api.md, "Platform changes"); else the row itself. */
+ * rule: README.md, "Platform changes"); else the row itself. */
 static inline const departure *served_at(const departure *d, const board_row *r, departure *at)
 {
     if (__builtin_expect(!r->rt.moved, 1) || r->assigned_stop == QUERY_NONE) return d;

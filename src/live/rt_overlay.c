@@ -589,7 +589,7 @@ static bool add_event(rt_overlay *o, const rt_added_call *c, uint32_t trip, int6
 {
     if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return false;
     uint32_t served = c->assigned_stop != QUERY_NONE ? c->assigned_stop : c->stop;
-    o->events[o->event_count++] = (rt_added_event){instant,       served, (uint32_t)(c - o->calls), trip,
+    o->events[o->event_count++] = (rt_added_event){instant, served, (uint32_t)(c - o->calls), trip,
                                                    c->stop_sequence, (uint32_t)(instant - day_start), kind};
     return true;
 }

@@ -39,6 +39,17 @@ struct rt_arena {
     rt_intern intern;
 };
 
+/* The blocks are mapped from the system, not malloc'd: a feed's blocks go
+ * back whole when it is freed, where malloc (its mmap threshold raised by
+ * the frees of earlier feeds and overlays) would take them from the heap and
+ * keep them there, so that a server taking in a 64 MB feed after another
+ * grew by the size of one more feed each time. */
+static rt_arena_block *block_map(size_t size)
+{
+    void *p = mmap(NULL, sizeof(rt_arena_block) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 /* n bytes aligned to `align` (a power of two), zeroed when `zero`. */
 static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
     if (n == 0) n = 1;
@@ -46,7 +57,7 @@ static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
     size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
     if (!b || at > b->size || b->size - at < n) {
         size_t size = n > 262144 ? n : 262144;
-        rt_arena_block *nb = malloc(sizeof *nb + size);
+        rt_arena_block *nb = block_map(size);
         if (!nb) return NULL;
         nb->next = b;
         nb->used = 0;
@@ -68,7 +79,7 @@ static void arena_free(struct rt_arena *a) {
     rt_arena_block *b = a->head;
     while (b) {
         rt_arena_block *next = b->next;
-        free(b);
+        munmap(b, sizeof *b + b->size);
         b = next;
     }
     free(a->intern.slots);

@@ -222,6 +222,36 @@ int32_t rt_nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first
     return best;
 }
 
+/* Sets the room for stop entries to exactly cap (cap >= stop_count). */
+static bool resize_stops(rt_overlay *o, uint32_t cap)
+{
+    if (!cap) cap = 1;
+    rt_stop_entry *s = realloc(o->stops, (size_t)cap * sizeof *s);
+    if (!s) return false;
+    o->stops = s;
+    rt_arrival_entry *a = realloc(o->arr_stops, (size_t)cap * sizeof *a);
+    if (!a) return false;
+    o->arr_stops = a;
+    o->stop_cap = cap;
+    return true;
+}
+
+/* Room for the stops of every update naming a trip of the dataset, at
+ * most, before any is built: grown by doubling, a 64 MB feed's entries left
+ * a trail of smaller copies in the heap (cut to size at the end). */
+static bool presize_stops(rt_overlay *o, const rt_feed *feed, const dataset *ds)
+{
+    uint64_t bound = 0;
+    for (uint32_t i = 0; feed && i < feed->trip_update_count; i++) {
+        const rt_trip_update *tu = &feed->trip_updates[i];
+        uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
+        uint32_t n = 0;
+        query_error qerr;
+        if (trip != QUERY_NONE && trip_detail(ds, trip, NULL, 0, &n, &qerr) == QUERY_OK) bound += n;
+    }
+    return bound > UINT32_MAX || resize_stops(o, (uint32_t)bound);
+}
+
 static rt_stop_entry *reserve_stops(rt_overlay *o, uint32_t n)
 {
     if (o->stop_count + (uint64_t)n > UINT32_MAX) return NULL;
@@ -1128,7 +1158,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
-    if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans) goto oom;
+    if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans || !presize_stops(o, feed, ds)) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
         const rt_trip_update *tu = &feed->trip_updates[i];
@@ -1216,6 +1246,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
     }
+    if (o->stop_count < o->stop_cap && !resize_stops(o, o->stop_count)) goto oom;
     qsort(o->trips, o->trip_count, sizeof *o->trips, compare_entries);
     /* a second update for the same instance: the first one in the feed stays
      * (qsort is not stable, so keep the entry whose stops come first) */

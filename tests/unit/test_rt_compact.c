@@ -5,7 +5,8 @@
  * uncertainty in 28 bits, an entity past that rejected by name).
  * Edge cases: delays at and past the 16-bit bounds, a dwell longer than 18
  * hours, negative delays, a skipped stop, propagation stopped by NO_DATA,
- * a trip delayed past midnight, and uncertainty through the export.
+ * a trip delayed past midnight, and uncertainty through the export. And
+ * the poller's decode, which gives the bytes back as it goes.
  */
 #include "test_support.h"
 #include "test_timetable_fixture.h"
@@ -314,6 +315,107 @@ static void test_uncertainty_in_28_bits(void **state)
     }
 }
 
+/* The poller's decode gives the bytes' pages back as it goes (past a MiB):
+ * a feed of 2.5 MB decodes to the same as rt_feed_decode's, field by field. */
+static void test_consuming_decode_reads_the_same(void **state)
+{
+    (void)state;
+    enum { N = 60000 };
+    TransitRealtime__FeedHeader header = TRANSIT_REALTIME__FEED_HEADER__INIT;
+    header.gtfs_realtime_version = "2.0";
+    TransitRealtime__FeedEntity *entities = calloc(N, sizeof *entities);
+    TransitRealtime__FeedEntity **es = calloc(N, sizeof *es);
+    TransitRealtime__TripUpdate *tus = calloc(N, sizeof *tus);
+    TransitRealtime__TripDescriptor *tds = calloc(N, sizeof *tds);
+    TransitRealtime__TripUpdate__StopTimeUpdate *us = calloc(3 * N, sizeof *us);
+    TransitRealtime__TripUpdate__StopTimeUpdate **ups = calloc(3 * N, sizeof *ups);
+    TransitRealtime__TripUpdate__StopTimeEvent *evs = calloc(3 * N, sizeof *evs);
+    char(*ids)[16] = calloc(N, sizeof *ids);
+    assert_true(entities && es && tus && tds && us && ups && evs && ids);
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "e%u", i);
+        tds[i] = (TransitRealtime__TripDescriptor)TRANSIT_REALTIME__TRIP_DESCRIPTOR__INIT;
+        tds[i].trip_id = i % 2 ? "N1" : "L1";
+        tds[i].start_date = "20261102";
+        for (uint32_t k = 0; k < 3; k++) {
+            uint32_t j = 3 * i + k;
+            evs[j] = (TransitRealtime__TripUpdate__StopTimeEvent)TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_EVENT__INIT;
+            evs[j].has_delay = 1;
+            evs[j].delay = (int32_t)(i % 600) - 300 + (int32_t)k;
+            evs[j].has_uncertainty = k == 1;
+            evs[j].uncertainty = (int32_t)i;
+            us[j] = (TransitRealtime__TripUpdate__StopTimeUpdate)TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_UPDATE__INIT;
+            us[j].has_stop_sequence = 1;
+            us[j].stop_sequence = k + 1;
+            us[j].stop_id = k == 2 ? "S3" : NULL;
+            if (k == 2 && i % 7 == 0) {
+                us[j].has_schedule_relationship = 1;
+                us[j].schedule_relationship =
+                    TRANSIT_REALTIME__TRIP_UPDATE__STOP_TIME_UPDATE__SCHEDULE_RELATIONSHIP__SKIPPED;
+            } else {
+                us[j].departure = &evs[j];
+            }
+            ups[j] = &us[j];
+        }
+        tus[i] = (TransitRealtime__TripUpdate)TRANSIT_REALTIME__TRIP_UPDATE__INIT;
+        tus[i].trip = &tds[i];
+        tus[i].n_stop_time_update = 3;
+        tus[i].stop_time_update = &ups[3 * i];
+        entities[i] = (TransitRealtime__FeedEntity)TRANSIT_REALTIME__FEED_ENTITY__INIT;
+        entities[i].id = ids[i];
+        entities[i].trip_update = &tus[i];
+        es[i] = &entities[i];
+    }
+    TransitRealtime__FeedMessage msg = TRANSIT_REALTIME__FEED_MESSAGE__INIT;
+    msg.header = &header;
+    msg.n_entity = N;
+    msg.entity = es;
+    size_t len = transit_realtime__feed_message__get_packed_size(&msg);
+    assert_true(len > 2u << 20);
+    uint8_t *buf = malloc(len);
+    assert_non_null(buf);
+    transit_realtime__feed_message__pack(&msg, buf);
+    char err[256];
+    rt_feed *a = rt_feed_decode(buf, len, err, sizeof err);
+    assert_non_null(a);
+    rt_feed *b = rt_feed_decode_consuming(buf, len, err, sizeof err);
+    free(buf);
+    assert_non_null(b);
+    assert_int_equal(a->trip_update_count, N);
+    assert_int_equal(b->trip_update_count, N);
+    for (uint32_t i = 0; i < N; i++) {
+        const rt_trip_update *x = &a->trip_updates[i], *y = &b->trip_updates[i];
+        assert_string_equal(x->entity_id, y->entity_id);
+        assert_string_equal(x->trip_id, y->trip_id);
+        assert_int_equal(x->start_day, y->start_day);
+        assert_int_equal(y->stop_count, 3);
+        for (uint32_t k = 0; k < 3; k++) {
+            const rt_stop_update *u = &x->stops[k], *v = &y->stops[k];
+            assert_int_equal(u->stop_sequence, v->stop_sequence);
+            assert_int_equal(u->relationship, v->relationship);
+            assert_true((u->stop_id == NULL) == (v->stop_id == NULL));
+            if (u->stop_id) assert_string_equal(u->stop_id, v->stop_id);
+            assert_int_equal(u->departure.present, v->departure.present);
+            assert_int_equal(u->departure.delay, v->departure.delay);
+            assert_int_equal(u->departure.has_uncertainty, v->departure.has_uncertainty);
+            assert_int_equal(u->departure.uncertainty, v->departure.uncertainty);
+        }
+        assert_int_equal(y->stops[0].departure.delay, (int32_t)(i % 600) - 300);
+        assert_int_equal(y->stops[1].departure.uncertainty, (int32_t)i);
+        assert_int_equal(y->stops[2].relationship, i % 7 == 0 ? RT_STOP_SKIPPED : RT_STOP_SCHEDULED);
+    }
+    rt_feed_free(a);
+    rt_feed_free(b);
+    free(entities);
+    free(es);
+    free(tus);
+    free(tds);
+    free(us);
+    free(ups);
+    free(evs);
+    free(ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_delayed_past_midnight_and_the_lead),
         cmocka_unit_test(test_lead_reaches_every_late_event),
         cmocka_unit_test(test_uncertainty_in_28_bits),
+        cmocka_unit_test(test_consuming_decode_reads_the_same),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -55,7 +55,7 @@ typedef struct rt_event {
 } rt_event;
 #define RT_UNCERTAINTY_MAX ((1 << 27) - 1)   /* |uncertainty|, seconds (over four years) */
 
-/* A StopTimeUpdate, in 56 bytes (it was 80: a 64 MB feed has 2.6 million). */
+/* A StopTimeUpdate, in 56 bytes (it was 80: a 64 MB feed has 2.3 million). */
 typedef struct rt_stop_update {
     const char *stop_id;
     const char *assigned_stop_id;  /* StopTimeProperties.assigned_stop_id: a platform change */

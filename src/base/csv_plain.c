@@ -44,32 +44,6 @@ static const uint8_t PLAIN_CLASS[256] = {
     ['}'] = PLAIN_BYTE, ['~'] = PLAIN_BYTE,
     [','] = PLAIN_COMMA, ['\n'] = PLAIN_LF, ['\r'] = PLAIN_CR};
 
-/* The first byte of [c, end) that is not plain, or where fewer than 8 bytes
- * are left: 8 bytes a step. A byte is marked in the mask when it is below
- * '!' (blanks, controls, line ends), '"', ',', DEL or above; each test's
- * lowest mark is exact (a borrow only marks bytes after a true one), so the
- * lowest of them all is the first byte that is not plain. The same bytes as
- * PLAIN_CLASS's PLAIN_BYTE; fuzz_csv_plain checks the two readers agree. */
-static const char *skip_plain_words(const char *c, const char *end)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    while (end - c >= 8) {
-        uint64_t w;
-        memcpy(&w, c, 8);
-        uint64_t quote = w ^ (ones * '"'), comma = w ^ (ones * ','), del = w ^ (ones * 0x7f);
-        uint64_t marks = ((w - ones * '!') & ~w & high) | (w & high) | ((quote - ones) & ~quote & high) |
-                         ((comma - ones) & ~comma & high) | ((del - ones) & ~del & high);
-        if (marks)
-            return c + (__builtin_ctzll(marks) >> 3);
-        c += 8;
-    }
-#else
-    (void)end;
-#endif
-    return c;
-}
-
 void csv_prefer_plain(csv_parser *p)
 {
     p->plain = true;
@@ -89,7 +63,6 @@ int csv_plain_record(csv_parser *p, const char *s, const char *end, size_t *used
         p->fields[k].flags = p->has_col[k] ? 0 : CSV_FIELD_ABSENT;
     }
     for (;; c++) {
-        c = skip_plain_words(c, end);
         if (c == end)
             return 0;   /* cut by the chunk's end: the full reader carries it */
         uint8_t k = PLAIN_CLASS[(unsigned char)*c];

@@ -386,16 +386,6 @@ static int calendar_row(void *ctx, const csv_field *f, uint64_t line)
 
 static const char *const CALDATE_KEYS[] = {"service_id", "date", "exception_type"};
 
-/* Whether a service id is the key k: ids are a few bytes, so an inline loop
- * beats a call to memcmp (once per calendar_dates row). */
-static inline bool same_key(const char *k, size_t klen, const char *s, size_t len)
-{
-    if (klen != len) return false;
-    for (size_t i = 0; i < len; i++)
-        if (k[i] != s[i]) return false;
-    return true;
-}
-
 static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
 {
     tt_builder *b = ctx;
@@ -417,7 +407,8 @@ static int calendar_date_row(void *ctx, const csv_field *f, uint64_t line)
     /* feeds list a service's dates together: the previous row's service
      * is checked first, sparing a hash lookup (a cache miss) per row */
     uint32_t svc = b->calendar_dates.n ? b->calendar_dates.v[b->calendar_dates.n - 1].service : TT_NONE;
-    if (svc == TT_NONE || !same_key(strmap_key(&b->service_ids, svc), strmap_key_len(&b->service_ids, svc), F(0)))
+    if (svc == TT_NONE || strmap_key_len(&b->service_ids, svc) != f[0].len ||
+        memcmp(strmap_key(&b->service_ids, svc), f[0].ptr, f[0].len) != 0)
         svc = service_index(b, F(0));
     tb_calendar_date *c = TB_PUSH(b->calendar_dates);
     if (svc == TT_NONE || !c) return oom(b);
@@ -728,20 +719,9 @@ static void *read_dates(void *arg)
     dates_job *j = arg;
     tt_builder *hb = &j->hb;
     j->rc = -1;
-    if (feed_has(hb->feed, "calendar_dates.txt")) {
-        /* one allocation for the rows, sized from the member (a row takes 13
-         * bytes at least, `D1,20260105,1` and its line end: rarely fewer):
-         * doubling would copy them, and touch twice their pages */
-        int64_t bytes = feed_size(hb->feed, "calendar_dates.txt");
-        size_t guess = bytes > 0 ? (size_t)(bytes / 13) + 64 : 0;
-        if (guess && tb_grow((void **)&hb->calendar_dates.v, &hb->calendar_dates.cap, sizeof(tb_calendar_date),
-                             guess) != 0) {
-            oom(hb);
-            return NULL;
-        }
-        if (read_file(hb, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &j->st.calendar_dates))
-            return NULL;
-    }
+    if (feed_has(hb->feed, "calendar_dates.txt") &&
+        read_file(hb, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &j->st.calendar_dates))
+        return NULL;
     if (hb->services.n == 0) {
         snprintf(hb->err, hb->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
         return NULL;

@@ -485,3 +485,8 @@ int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stat
     strmap_free(&w.seen);
     return rc;
 }
+
+int shapes_store_format(void)
+{
+    return SHAPES_SCHEMA_VERSION;
+}

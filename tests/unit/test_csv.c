@@ -630,6 +630,54 @@ static void test_plain_rows_as_the_full_reader(void **state)
     free(want);
 }
 
+/* stop_times.txt rows are long (about 70 bytes): the splitter takes them
+ * sixteen bytes at a time. Each byte it must leave to the full reader (a
+ * quote, a blank, a tab, a DEL, a byte above 0x7F, a lone CR, a NUL) and
+ * each it takes (a comma, CRLF) is put at every place of a long row in turn,
+ * so it falls at every lane of a block and on block edges; the transcripts
+ * must be the full reader's, whole and cut in chunks. */
+static void test_plain_long_rows_every_lane(void **state)
+{
+    (void)state;
+    static const char *const ST_KEYS[] = { "trip_id", "stop_id", "stop_sequence", "arrival_time", "departure_time" };
+    static const char header[] = "trip_id,arrival_time,departure_time,stop_id,stop_sequence,pickup_type\n";
+    static const char row[] = "r000:1000001,04:30:00,04:30:00,r000:de:11000:900100001::1,1,0\n";
+    static const char specials[] = { '"', ' ', '\t', 0x7F, (char)0xC3, '\r', '\0', ',' };
+    size_t hl = sizeof header - 1, rl = sizeof row - 1;
+    char *buf = malloc(hl + 4 * rl + 8);
+    assert_non_null(buf);
+    for (size_t k = 0; k < sizeof specials; k++) {
+        for (size_t at = 0; at + 1 < rl; at++) {
+            memcpy(buf, header, hl);
+            size_t len = hl;
+            for (int r = 0; r < 3; r++) {   /* a plain row, the changed one, a plain row */
+                memcpy(buf + len, row, rl);
+                if (r == 1) {
+                    buf[len + at] = specials[k];
+                    if (specials[k] == (char)0xC3)
+                        buf[len + at + 1] = (char)0xBC;   /* valid UTF-8: u with umlaut */
+                }
+                len += rl;
+            }
+            if (k == 0 && at == 0) {   /* and CRLF line ends */
+                memcpy(buf + len - 1, "\r\n", 2);
+                len++;
+            }
+            char *want = transcript(buf, len, ST_KEYS, 5, len, false, 0);
+            static const size_t chunks[] = { 1, 7, 16, 17, 64, 1 << 20 };
+            for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+                char *got = transcript(buf, len, ST_KEYS, 5, chunks[c], true, 0);
+                if (strcmp(got, want) != 0)
+                    fail_msg("byte 0x%02x at %zu, chunk %zu:\n%s\nwanted:\n%s", (unsigned char)specials[k], at,
+                             chunks[c], got, want);
+                free(got);
+            }
+            free(want);
+        }
+    }
+    free(buf);
+}
+
 /* ------------------------------------------------------------ parallel */
 
 typedef struct part_rec {
@@ -846,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_every_split_position),
         cmocka_unit_test(test_chunking_invariance),
         cmocka_unit_test(test_plain_rows_as_the_full_reader),
+        cmocka_unit_test(test_plain_long_rows_every_lane),
         cmocka_unit_test(test_parallel_matches_streaming),
         cmocka_unit_test(test_parallel_cuts_inside_quotes),
         cmocka_unit_test(test_parallel_small_and_empty),

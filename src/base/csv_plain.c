@@ -54,6 +54,20 @@ void csv_prefer_plain(csv_parser *p)
     p->plain = true;
 }
 
+/* A file whose rows are mostly not plain (stop_headsign texts with blanks,
+ * quoted fields) would be scanned twice, by the splitter and then the full
+ * reader: once more than PLAIN_MISSES_TOLERATED rows went back, and more
+ * than one row in four, the rest of it goes to the full reader alone. A
+ * record cut by a chunk's end, or a blank line, is a miss as well, a few per
+ * MiB. */
+#define PLAIN_MISSES_TOLERATED 256
+
+void csv_plain_missed(csv_parser *p)
+{
+    if (++p->plain_misses > PLAIN_MISSES_TOLERATED && p->plain_misses * 4 > p->rows)
+        p->plain = false;
+}
+
 /* Field `col` of the record, [from, to): kept when it is a key's. */
 static inline void plain_field(csv_parser *p, uint32_t col, const char *from, const char *to)
 {

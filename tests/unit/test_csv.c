@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "transit/csv.h"
+#include "base/csv_internal.h"   /* the plain splitter's state, for one test */
 
 /* ------------------------------------------------------------ transcripts */
 
@@ -678,6 +679,41 @@ static void test_plain_long_rows_every_lane(void **state)
     free(buf);
 }
 
+/* A file of rows that are mostly not plain (a stop_headsign with blanks)
+ * stops trying the splitter after a few hundred, and the plain rows after
+ * them still give what the full reader gives. */
+static void test_plain_given_up_on_mostly_other_rows(void **state)
+{
+    (void)state;
+    static const char *const ST_KEYS[] = { "trip_id", "stop_id", "stop_headsign" };
+    size_t cap = 2000 * 64, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    len += (size_t)snprintf(buf + len, cap - len, "trip_id,stop_id,stop_headsign\n");
+    for (int i = 0; i < 1500; i++)   /* 1,000 rows with a blank, then 500 plain ones */
+        len += (size_t)snprintf(buf + len, cap - len, i < 1000 ? "T%d,S%d,Via Roma %d\n" : "T%d,S%d,Head%d\n", i,
+                                i % 37, i % 5);
+    char *want = transcript(buf, len, ST_KEYS, 3, len, false, 0);
+    assert_non_null(strstr(want, "rc 0 rows 1500 rejected 0"));
+    char *got = transcript(buf, len, ST_KEYS, 3, 4096, true, 0);
+    assert_string_equal(got, want);
+    free(got);
+    rec r = { .nkeys = 3 };
+    sb_puts(&r.out, "");
+    csv_parser *p = csv_open("stop_times.txt", ST_KEYS, 3, record_row, &r);
+    assert_non_null(p);
+    csv_prefer_plain(p);
+    assert_int_equal(csv_feed(p, buf, len), 0);
+    assert_int_equal(csv_finish(p), 0);
+    assert_int_equal(csv_rows(p), 1500);
+    assert_false(p->plain);   /* given up: the full reader took the plain rows too */
+    assert_true(p->plain_misses > 256 && p->plain_misses < 400);
+    csv_close(p);
+    free(r.out.p);
+    free(want);
+    free(buf);
+}
+
 /* ------------------------------------------------------------ parallel */
 
 typedef struct part_rec {
@@ -895,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_chunking_invariance),
         cmocka_unit_test(test_plain_rows_as_the_full_reader),
         cmocka_unit_test(test_plain_long_rows_every_lane),
+        cmocka_unit_test(test_plain_given_up_on_mostly_other_rows),
         cmocka_unit_test(test_parallel_matches_streaming),
         cmocka_unit_test(test_parallel_cuts_inside_quotes),
         cmocka_unit_test(test_parallel_small_and_empty),

@@ -13,8 +13,9 @@ line on stderr with its time since the start.
     python3 bench/import_timeline.py --build build/release --feed build/feeds/brooklyn-x16 [--bin 0.5]
 
 Prints, per thread, one character per bin (# busy >= 75 %, + >= 25 %, . some,
-blank idle), its CPU seconds, then the progress lines with their times, the
-load average before and after, and the process's CPU and peak RSS.
+blank idle), its CPU seconds, the resident set per bin (darker is larger) and
+when it peaked, then the progress lines with their times, the load average
+before and after, and the process's CPU and peak RSS.
 Python 3 standard library only.
 """
 import argparse
@@ -45,6 +46,18 @@ def thread_cpu(pid):
             continue
         out[int(tid)] = (int(fields[11]) + int(fields[12])) / TICK
     return out
+
+
+def rss_mb(pid):
+    """The process's resident set now, in MB (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
 
 
 def draw(samples, start, end, bin_s):
@@ -110,9 +123,11 @@ def main(argv=None):
 
     reader = threading.Thread(target=read_progress, daemon=True)
     reader.start()
-    samples = []
+    samples, rss = [], []
     while True:
-        samples.append((time.monotonic(), thread_cpu(proc.pid)))
+        now = time.monotonic()
+        samples.append((now, thread_cpu(proc.pid)))
+        rss.append((now, rss_mb(proc.pid)))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -133,6 +148,14 @@ def main(argv=None):
         name = names[n] if n < len(names) else f"helper {n - 1}"
         bar = "".join(glyph(b / a.bin) for b in busy)
         print(f"{name:>16} |{bar}| {cpu:5.2f}  {first:5.2f}..{last:5.2f} s")
+    peak_t, peak = max(rss, key=lambda x: x[1]) if rss else (start, 0.0)
+    per_bin = [0.0] * nbins
+    for t, mb in rss:
+        i = min(nbins - 1, int((t - start) / a.bin))
+        per_bin[i] = max(per_bin[i], mb)
+    top = max(per_bin) or 1.0
+    print(f"{'RSS':>16} |{''.join(' .:-=+*#%@'[min(9, int(9 * mb / top + 0.5))] for mb in per_bin)}| "
+          f"peak {peak:.0f} MB at {peak_t - start:.2f} s")
     print()
     for t, line in lines:
         print(f"{t:7.2f}  {line}")

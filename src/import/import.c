@@ -3,9 +3,11 @@
  * Why it exists: it is the only code that decides when a new dataset becomes
  * visible. The writers (timetable.h, stores.h) produce files; this module
  * puts them in a temporary directory, runs them on two threads (the timetable
- * on the calling thread; the hash, schedule.sqlite then shapes.sqlite on a second one,
- * each writer with its own diag, merged at the end), checks the result by opening it as the server
- * would, and hands it to datadir.h for the atomic switch. Nothing outside the
+ * on the calling thread; the hash then schedule.sqlite on a second one;
+ * shapes.sqlite on whichever is free first; each writer with its own diag,
+ * merged at the end), checks the result by opening it as the server would
+ * (the timetable as soon as it is written, beside the store thread), and
+ * hands it to datadir.h for the atomic switch. Nothing outside the
  * temporary directory is modified before the new version is complete.
  *
  * The version's name, the SHA-256 of the feed (feed_sha256), is computed

@@ -469,10 +469,13 @@ int csv_feed_data(csv_parser *p, const char *buf, size_t len)
     }
     while (i < len) {
         size_t used;
-        bool taken = false;
-        int rc = p->plain && p->header_seen ? csv_plain_record(p, buf + i, buf + len, &used, &taken) : 0;
-        if (!taken)
+        bool taken = false, try_plain = p->plain && p->header_seen;
+        int rc = try_plain ? csv_plain_record(p, buf + i, buf + len, &used, &taken) : 0;
+        if (!taken) {
+            if (try_plain)
+                csv_plain_missed(p);
             rc = csv_process_record(p, buf + i, buf + len, false, &used);
+        }
         if (rc == REC_INCOMPLETE)
             return carry_append(p, buf + i, len - i);
         if (rc)

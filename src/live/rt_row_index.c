@@ -75,7 +75,7 @@ static uint8_t pack(const rt_departure *r)
 
 /* Fills trip t's slot: what the look-up says at each position of its
  * earliest instance, as runs; false when that does not fit in a slot. */
-static bool fill_slot(row_slot *slot, const rt_overlay *o, const dataset *ds, uint32_t t, int32_t date,
+static bool fill_slot(row_slot *slot, const rt_overlay *o, uint32_t t, int32_t date,
                       uint32_t ndates, const trip_stop_time *st, uint32_t n)
 {
     memset(slot, 0, sizeof *slot);
@@ -85,8 +85,8 @@ static bool fill_slot(row_slot *slot, const rt_overlay *o, const dataset *ds, ui
     if (n == 0 || n > UINT16_MAX) return false;
     uint32_t runs = 0;
     for (uint32_t p = 0; p < n; p++) {
-        departure d = {dataset_instant(ds, date, st[p].departure_secs), 0, date, st[p].departure_secs, st[p].stop,
-                       t, st[p].stop_sequence, p, false, 0};
+        /* the row as the timetable gives it (the look-up reads no instant) */
+        departure d = {0, 0, date, st[p].departure_secs, st[p].stop, t, st[p].stop_sequence, p, false, 0};
         rt_departure r;
         if (!rt_overlay_lookup(o, &d, &r)) return false;   /* not this instance's row: the look-up decides */
         row_run run = {(uint16_t)p, pack(&r), r.occupancy, r.delay_s};
@@ -150,7 +150,7 @@ rt_row_index *rt_row_index_build(const rt_overlay *o, const dataset *ds)
             if (trip_detail(ds, t, st, st_cap, &n, &qerr) != QUERY_OK) continue;
         }
         row_slot slot;
-        if (!fill_slot(&slot, o, ds, t, date, ndates, st, n)) continue;
+        if (!fill_slot(&slot, o, t, date, ndates, st, n)) continue;
         if (!append_slot(ix, &slot_cap, &slot)) goto oom;
         ix->bits[t / 64] |= (uint64_t)1 << (t % 64);
     }

@@ -122,16 +122,19 @@ static uint32_t compare_all_rows(const rt_overlay *o)
 static void test_index_answers_as_the_overlay(void **state)
 {
     (void)state;
-    /* T1: no prediction before 20, +120 from 20, NO_DATA from 50, -40 from 70 */
-    rt_stop_update t1[3] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)},
-        {.has_stop_sequence = true, .stop_sequence = 50, .relationship = RT_STOP_NO_DATA},
-        {.has_stop_sequence = true, .stop_sequence = 70, .departure = delay_event(-40), .departure_occupancy = 3},
+    /* T1: no prediction before 20, +120 and an occupancy at 20 (the
+     * occupancy is that stop's only), -40 from 30 */
+    rt_stop_update t1[2] = {
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120), .departure_occupancy = 3},
+        {.has_stop_sequence = true, .stop_sequence = 30, .departure = delay_event(-40)},
     };
-    /* T2: a skipped stop inside a carried delay, on Monday and on Tuesday */
-    rt_stop_update t2[2] = {
+    /* T2: a skipped stop inside a carried delay on Monday; on Tuesday a
+     * NO_DATA stop too (only the earliest instance has a slot: the other's
+     * rows ask the look-up) */
+    rt_stop_update t2[3] = {
         {.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(300)},
         {.has_stop_sequence = true, .stop_sequence = 30, .relationship = RT_STOP_SKIPPED},
+        {.has_stop_sequence = true, .stop_sequence = 60, .relationship = RT_STOP_NO_DATA},
     };
     /* T3: a new delay at every stop (more runs than a slot holds) */
     rt_stop_update t3[8];
@@ -140,9 +143,9 @@ static void test_index_answers_as_the_overlay(void **state)
                                  .departure = delay_event(60 * k)};
     rt_stop_update f1[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(90)}};
     rt_trip_update tus[7] = {
-        update("T1", g_monday, t1, 3),
+        update("T1", g_monday, t1, 2),
         update("T2", g_monday, t2, 2),
-        update("T2", g_monday + 1, t2, 1),
+        update("T2", g_monday + 1, t2, 3),
         update("T3", g_monday, t3, 8),
         update("T4", g_monday + 1, NULL, 0),
         update("T5", g_monday, NULL, 0),

@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "engine/board_predicted.h"
+#include "live/rt_row_index.h"
 #include "transit/board.h"
 #include "transit/gtfs.h"
 #include "transit/query.h"
@@ -139,7 +140,9 @@ static rt_overlay *overlay_of(const char *path, dataset *ds, int64_t now)
     if (!o) fprintf(stderr, "bench_query: %s: out of memory building the overlay\n", path);
     else
         fprintf(stderr, "bench_query: %s: %zu bytes decoded in %.1f ms, %u trip instances matched, overlay built in "
-                        "%.1f ms\n", path, len, (t1 - t0) / 1e6, stats.matched, (t2 - t1) / 1e6);
+                        "%.1f ms (its row index: %u trips, %zu KB)\n", path, len, (t1 - t0) / 1e6, stats.matched,
+                (t2 - t1) / 1e6, rt_row_index_kept(rt_overlay_row_index(o)),
+                rt_row_index_bytes(rt_overlay_row_index(o)) / 1024);
     return o;
 }
 

@@ -41,11 +41,14 @@ typedef struct rt_fetch_validators {
  * Returns 0 with the body and the answer's validators in *fresh, 1 when a
  * URL answered 304 Not Modified to *sent (nothing in *data), -1 with err.
  * A file has no validators. With headers, redirects are not followed (a
- * key must not go to another host): a 3xx is an error. */
+ * key must not go to another host): a 3xx is an error. `cancel`, when not
+ * NULL, stops a URL's transfer (-1, "canceled") within about a second of
+ * *cancel becoming nonzero (read atomically), so a server that stops does
+ * not wait out a hanging source's timeout. */
 int rt_fetch_conditional(const char *source, const char *label, unsigned timeout_s,
                          const char *const *headers, size_t nheaders, const rt_fetch_validators *sent,
-                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, char *err,
-                         size_t errlen);
+                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, const int *cancel,
+                         char *err, size_t errlen);
 
 /* libcurl's process-wide set-up and tear-down: call once at start and exit
  * (before any thread fetches, after the last has stopped). */

@@ -50,6 +50,12 @@ rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s,
  * (rt_feed_namespace.h); set before the first poll. Without it, ids are
  * used as sent. */
 void rt_ingest_set_id_lookup(rt_ingest *in, rt_id_exists_fn exists, void *ctx);
+/* How long a poll waits for sources fetched at once (several sources: each
+ * on a thread of its own) before it takes what came and leaves the others
+ * in flight for a later poll; 0 (the default) waits for every source, as a
+ * one-shot `transitd query` must. A server sets its poll interval. */
+void rt_ingest_set_poll_wait(rt_ingest *in, unsigned ms);
+/* Cancels the fetches in flight (within about a second) and waits for them. */
 void rt_ingest_free(rt_ingest *in);
 /* How many sources; the label of source i (rt_source_label). */
 size_t rt_ingest_source_count(const rt_ingest *in);

@@ -28,6 +28,7 @@ typedef struct grow_buf {
     size_t len, cap;
     bool too_big, oom;
     CURL *easy;                /* a URL's transfer, for its Content-Length */
+    const int *cancel;         /* nonzero: stop the transfer */
 } grow_buf;
 
 /* Room for `want` bytes in all, allocated once. */
@@ -192,6 +193,14 @@ static struct curl_slist *request_headers(const char *const *headers, size_t nhe
     return list;
 }
 
+/* libcurl calls it about once a second even while nothing arrives. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const grow_buf *b = arg;
+    return __atomic_load_n(b->cancel, __ATOMIC_ACQUIRE) ? 1 : 0;
+}
+
 static int fetch_url(const char *url, const char *label, unsigned timeout_s, const char *const *headers,
                      size_t nheaders, const rt_fetch_validators *sent, rt_fetch_validators *fresh,
                      grow_buf *b, char *err, size_t errlen)
@@ -220,6 +229,11 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, nheaders ? 0L : 1L);
     curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for DNS timeouts */
+    if (b->cancel) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, b);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");   /* gzip when the server offers it */
     curl_easy_setopt(c, CURLOPT_USERAGENT, "transitd (GTFS-Realtime poller)");
     CURLcode rc = curl_easy_perform(c);
@@ -230,6 +244,10 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
     curl_slist_free_all(list);
     if (b->too_big) {
         snprintf(err, errlen, "%.200s sent more than %u bytes", label, RT_FETCH_MAX_BYTES);
+        return -1;
+    }
+    if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        snprintf(err, errlen, "fetch of %.200s canceled", label);
         return -1;
     }
     if (rc != CURLE_OK) {
@@ -250,10 +268,10 @@ static int fetch_url(const char *url, const char *label, unsigned timeout_s, con
 
 int rt_fetch_conditional(const char *source, const char *label, unsigned timeout_s,
                          const char *const *headers, size_t nheaders, const rt_fetch_validators *sent,
-                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, char *err,
-                         size_t errlen)
+                         rt_fetch_validators *fresh, uint8_t **data, size_t *len, const int *cancel,
+                         char *err, size_t errlen)
 {
-    grow_buf b = {0};
+    grow_buf b = {.cancel = cancel};
     if (fresh)
         *fresh = (rt_fetch_validators){{0}, {0}};
     int rc = rt_source_is_url(source)
@@ -272,7 +290,7 @@ int rt_fetch_conditional(const char *source, const char *label, unsigned timeout
 int rt_fetch(const char *source, unsigned timeout_s, uint8_t **data, size_t *len, char *err,
              size_t errlen)
 {
-    return rt_fetch_conditional(source, source, timeout_s, NULL, 0, NULL, NULL, data, len, err, errlen);
+    return rt_fetch_conditional(source, source, timeout_s, NULL, 0, NULL, NULL, data, len, NULL, err, errlen);
 }
 
 void rt_fetch_global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }

@@ -5,17 +5,32 @@
  */
 #include "transit/rt_ingest.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "transit/rt_alerts.h"
 #include "transit/rt_encode.h"
 #include "transit/rt_fetch.h"
 #include "transit/rt_feed_merge.h"
 #include "transit/rt_feed_namespace.h"
+
+/* What one source's fetch and decode gave, before it is installed. */
+typedef struct source_poll {
+    enum { GOT_NOTHING, GOT_SAME, GOT_FEED, GOT_FETCH_ERROR, GOT_DECODE_ERROR } what;
+    rt_feed *feed;
+    uint8_t *data;                 /* fetched, not yet decoded (freed by decode_source) */
+    size_t bytes;
+    uint64_t hash;
+    rt_fetch_validators validators;
+    bool not_modified;             /* GOT_SAME from a 304 */
+    char why[224];
+} source_poll;
+
 
 typedef struct rt_source {
     char *location;
@@ -31,6 +46,12 @@ typedef struct rt_source {
     char last_error[256];
     bool merged;                      /* its good feed is in the merge */
     char feed[48];                    /* --gtfs-rt-feed: its ids' feed of a merged dataset, or "" */
+    /* its fetch on a thread of its own (several sources), under the lock: */
+    struct rt_ingest *in;
+    pthread_t fetcher;
+    bool in_flight;                   /* started and not joined yet */
+    bool fetched;                     /* ... and finished: `pending` is its result */
+    source_poll pending;
 } rt_source;
 
 /* The feed in use: the merge, and a reference to every source feed it
@@ -65,6 +86,9 @@ struct rt_ingest {
     size_t count;
     unsigned timeout_s, max_age_s;
     pthread_mutex_t lock;          /* held only to read or swap the state, never to build */
+    pthread_cond_t fetch_done;     /* a source's fetch thread finished (CLOCK_REALTIME) */
+    unsigned poll_wait_ms;         /* how long a poll waits for fetches; 0: for all of them */
+    int stopping;                  /* atomic: cancels the fetches in flight */
     feed_use *use;                 /* the feed in use, or NULL */
     uint64_t polls;                /* rounds */
     rt_overlay_stats stats;        /* of the last overlay built */
@@ -91,9 +115,17 @@ static feed_use *take_use(rt_ingest *in)
     return u;
 }
 
+void rt_ingest_set_poll_wait(rt_ingest *in, unsigned ms) { in->poll_wait_ms = ms; }
+
 void rt_ingest_free(rt_ingest *in)
 {
     if (!in) return;
+    __atomic_store_n(&in->stopping, 1, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < in->count && in->sources; i++)
+        if (in->sources[i].in_flight) {   /* no poll runs now: nobody else joins it */
+            pthread_join(in->sources[i].fetcher, NULL);
+            free(in->sources[i].pending.data);
+        }
     use_release(in->use);
     for (size_t i = 0; i < in->count; i++) {
         rt_source *s = &in->sources[i];
@@ -103,6 +135,7 @@ void rt_ingest_free(rt_ingest *in)
         free(s->location);
     }
     free(in->sources);
+    pthread_cond_destroy(&in->fetch_done);
     pthread_mutex_destroy(&in->lock);
     free(in);
 }
@@ -113,6 +146,7 @@ rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s,
     rt_ingest *in = calloc(1, sizeof *in);
     if (!in) return NULL;
     pthread_mutex_init(&in->lock, NULL);
+    pthread_cond_init(&in->fetch_done, NULL);
     in->timeout_s = timeout_s;
     in->max_age_s = max_age_s;
     in->vehicles_expire_at = INT64_MAX;
@@ -123,6 +157,7 @@ rt_ingest *rt_ingest_new_sources(const rt_source_list *list, unsigned timeout_s,
     for (size_t i = 0; i < list->count; i++) {
         const rt_source_spec *spec = &list->sources[i];
         rt_source *s = &in->sources[in->count++];
+        s->in = in;
         rt_source_label(spec->location, s->label, sizeof s->label);
         snprintf(s->feed, sizeof s->feed, "%s", spec->feed ? spec->feed : "");
         if (!(s->location = strdup(spec->location)) ||
@@ -208,35 +243,111 @@ static bool rebuild_merge(rt_ingest *in, feed_use **old)
 
 /* ------------------------------------------------------------ polling */
 
-/* What one source's fetch and decode gave, before it is installed. */
-typedef struct source_poll {
-    enum { GOT_NOTHING, GOT_SAME, GOT_FEED, GOT_FETCH_ERROR, GOT_DECODE_ERROR } what;
-    rt_feed *feed;
-    size_t bytes;
-    uint64_t hash;
-    rt_fetch_validators validators;
-    bool not_modified;             /* GOT_SAME from a 304 */
-    char why[224];
-} source_poll;
 
-static void poll_source(rt_ingest *in, rt_source *s, source_poll *out)
+/* The network part of a poll: the bytes, or a 304, or an error. */
+static void fetch_source(rt_ingest *in, rt_source *s, source_poll *out)
 {
-    uint8_t *data = NULL;
-    size_t len = 0;
     pthread_mutex_lock(&in->lock);
     rt_fetch_validators sent = s->good ? s->validators : (rt_fetch_validators){{0}, {0}};
     pthread_mutex_unlock(&in->lock);
     int rc = rt_fetch_conditional(s->location, s->label, in->timeout_s, (const char *const *)s->headers,
-                                  s->nheaders, &sent, &out->validators, &data, &len, out->why, sizeof out->why);
+                                  s->nheaders, &sent, &out->validators, &out->data, &out->bytes,
+                                  &in->stopping, out->why, sizeof out->why);
     if (rc == 1) {
         out->what = GOT_SAME;
         out->not_modified = true;
-        return;
-    }
-    if (rc != 0) {
+    } else if (rc != 0) {
         out->what = GOT_FETCH_ERROR;
-        return;
     }
+}
+
+static void *fetch_source_thread(void *arg)
+{
+    rt_source *s = arg;
+    source_poll got = {0};
+    fetch_source(s->in, s, &got);
+    pthread_mutex_lock(&s->in->lock);
+    s->pending = got;
+    s->fetched = true;
+    pthread_cond_broadcast(&s->in->fetch_done);
+    pthread_mutex_unlock(&s->in->lock);
+    return NULL;
+}
+
+/* Several sources are fetched at once, each on a thread of its own, and a
+ * poll waits for them at most poll_wait_ms (the server's poll interval): a
+ * source that hangs until its timeout (30 s or the interval) delays no other
+ * source's feed, as it did when they were fetched one after the other; its
+ * fetch stays in flight across polls and is taken by the first poll after
+ * it ends. Only the waiting overlaps: decoding stays one source at a time
+ * (decode_source), so a poll's peak memory is the fetched bytes plus one
+ * feed's decode. One source is fetched on the caller's thread. Sets got[i]
+ * for each source whose result this poll takes. */
+static void fetch_sources(rt_ingest *in, source_poll *polls, bool *got, size_t n)
+{
+    bool here[RT_MAX_SOURCES] = {false};
+    pthread_mutex_lock(&in->lock);
+    for (size_t i = 0; i < n; i++) {
+        rt_source *s = &in->sources[i];
+        if (s->in_flight)
+            continue;
+        s->fetched = false;
+        s->pending = (source_poll){0};
+        /* a thread that cannot start: fetched here */
+        s->in_flight = n > 1 && pthread_create(&s->fetcher, NULL, fetch_source_thread, s) == 0;
+        here[i] = !s->in_flight;
+    }
+    pthread_mutex_unlock(&in->lock);
+    for (size_t i = 0; i < n; i++)
+        if (here[i]) {
+            fetch_source(in, &in->sources[i], &polls[i]);
+            got[i] = true;
+        }
+    /* CLOCK_REALTIME: macOS has no pthread_condattr_setclock; a clock step
+     * only makes this one wait shorter or longer */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += in->poll_wait_ms / 1000;
+    until.tv_nsec += (long)(in->poll_wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&in->lock);
+    for (;;) {
+        bool waiting = false;
+        for (size_t i = 0; i < n; i++)
+            waiting |= in->sources[i].in_flight && !in->sources[i].fetched;
+        if (!waiting)
+            break;
+        if (!in->poll_wait_ms)
+            pthread_cond_wait(&in->fetch_done, &in->lock);
+        else if (pthread_cond_timedwait(&in->fetch_done, &in->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rt_source *s = &in->sources[i];
+        if (!s->in_flight || !s->fetched)
+            continue;
+        /* it set `fetched` under this lock, so it has only to return */
+        pthread_join(s->fetcher, NULL);
+        s->in_flight = false;
+        polls[i] = s->pending;
+        s->pending = (source_poll){0};
+        got[i] = true;
+    }
+    pthread_mutex_unlock(&in->lock);
+}
+
+/* The CPU part of a poll, for fetched bytes: the same bytes as the good
+ * feed, or a new feed decoded (and namespaced), or a decode error. */
+static void decode_source(rt_ingest *in, rt_source *s, source_poll *out)
+{
+    if (out->what != GOT_NOTHING)
+        return;
+    uint8_t *data = out->data;
+    size_t len = out->bytes;
+    out->data = NULL;
     uint64_t hash = fnv1a(data, len);
     pthread_mutex_lock(&in->lock);
     bool same = s->good && s->good_bytes == len && s->good_hash == hash;
@@ -251,7 +362,6 @@ static void poll_source(rt_ingest *in, rt_source *s, source_poll *out)
         out->what = GOT_DECODE_ERROR;
     } else if (out->feed) {
         out->what = GOT_FEED;
-        out->bytes = len;
         out->hash = hash;
     } else {
         out->what = GOT_DECODE_ERROR;
@@ -280,10 +390,13 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
     source_poll polls[RT_MAX_SOURCES];
     size_t n = in->count < RT_MAX_SOURCES ? in->count : RT_MAX_SOURCES;
     if (errlen) err[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
+    bool got[RT_MAX_SOURCES] = {false};
+    for (size_t i = 0; i < n; i++)
         polls[i] = (source_poll){0};
-        poll_source(in, &in->sources[i], &polls[i]);
-    }
+    fetch_sources(in, polls, got, n);
+    for (size_t i = 0; i < n; i++)
+        if (got[i])
+            decode_source(in, &in->sources[i], &polls[i]);
     rt_feed *old[RT_MAX_SOURCES];
     size_t nold = 0;
     bool failed = false, changed = false;
@@ -292,8 +405,9 @@ rt_poll_result rt_ingest_poll(rt_ingest *in, int64_t now, char *err, size_t errl
     for (size_t i = 0; i < n; i++) {
         rt_source *s = &in->sources[i];
         source_poll *p = &polls[i];
-        s->polls++;
-        if (p->what == GOT_SAME) {
+        if (!got[i]) {
+            /* still fetching: nothing new of it, but it may have gone stale */
+        } else if (s->polls++, p->what == GOT_SAME) {
             s->last_success = now;
             if (p->not_modified) s->not_modified++;
             else s->validators = p->validators;   /* identical bytes: their answer's validators */

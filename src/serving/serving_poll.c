@@ -54,6 +54,8 @@ serving_poller *serving_poller_start(serving *s, unsigned interval_s)
         return NULL;
     p->state = s;
     p->interval_s = interval_s ? interval_s : 1;
+    /* a hanging source must not hold the others' feeds past an interval */
+    rt_ingest_set_poll_wait(serving_realtime(s), p->interval_s * 1000u);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

@@ -140,8 +140,10 @@ def test_trickling_and_idle_clients_are_cut_at_the_deadline_while_others_are_ser
             crowd.pump(0.5)
             assert crowd.open_count() == 0, f"{crowd.open_count()} slow sockets still open"
             for kind, opened, closed, received in crowd.socks.values():
-                # they kept sending (MHD's timeout of 30 s never ran out), yet were cut at 2 s
-                assert 1.5 <= closed - opened <= 3.5, (kind, closed - opened)
+                # they kept sending (MHD's timeout of 30 s never ran out), yet were cut at
+                # 2 s; seen by this loop's pump, which the timed GETs above delay on a
+                # loaded machine, so the upper bound is far below 30 s but not tight
+                assert 1.5 <= closed - opened <= 10, (kind, closed - opened)
                 assert received == 0, "a trickled request was answered"
         finally:
             crowd.close()

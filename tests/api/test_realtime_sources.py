@@ -222,6 +222,32 @@ def test_query_reads_every_source_once(tiny_data, sources):  # noqa: F811
     assert QUERY_KEY not in p.stderr and HEADER_KEY not in p.stderr
 
 
+def test_a_hanging_source_does_not_delay_the_others(tiny_data, sources):  # noqa: F811
+    """A source that accepts the connection and never answers holds its own
+    fetch until the timeout (30 s here); the other source's feed is fetched
+    beside it, so its update shows within seconds, not after that timeout
+    (it did when the sources were fetched one after the other)."""
+    import socket
+    import time
+    a, _ = sources
+    silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)                     # the kernel accepts; nobody reads or answers
+    hanging = f"http://127.0.0.1:{silent.getsockname()[1]}/tu.pb"
+    try:
+        with Server(tiny_data / "data", "--gtfs-rt", hanging, "--gtfs-rt", a.url("/a.pb"),
+                    "--rt-interval", "1") as s:
+            t0 = time.monotonic()
+            a.serve(trip_feed(1793000000, ("a-t1", "T1", 180)), '"a1"')
+            assert wait_for(lambda: row(s, "T1")["delay_s"] == 180, timeout=20)
+            assert time.monotonic() - t0 < 25, "the good source waited for the hanging one's timeout"
+            a.serve(trip_feed(1793000100, ("a-t1", "T1", 240)), '"a2"')
+            assert wait_for(lambda: row(s, "T1")["delay_s"] == 240, timeout=20)
+            assert ready_sources(s)[a.url("/a.pb")]["merged"]
+    finally:
+        silent.close()
+
+
 @pytest.mark.parametrize("args,message", [
     (["--gtfs-rt-header", "X-Api-Key: k", "--gtfs-rt", "f.pb"], "give that first"),
     (["--gtfs-rt", "f.pb", "--gtfs-rt-header", "no-colon-zqhidden"], "NAME: VALUE"),

@@ -218,24 +218,31 @@ def test_vehicles_merge_newest_and_go_stale(tiny_data):  # noqa: F811
     """Two sources report V1: the newest position wins whichever source has
     the newer feed; a vehicle older than --rt-max-age leaves the list, the
     rows and the export at a later poll, with the same feed bytes."""
-    now = int(time.time())
     a, b = tiny_data / "veh-a.pb", tiny_data / "veh-b.pb"
-    fa = new_feed(now + 5)   # the newer feed, with the older position
-    add_vehicle(fa, "a1", "V1", "T1", lat=40.001, timestamp=now - 1)
-    fb = new_feed(now)
-    add_vehicle(fb, "b1", "V1", "T1", lat=40.002, timestamp=now)
-    add_vehicle(fb, "b2", "V9", lat=40.003, timestamp=now - 1, occupancy="FULL")
-    a.write_bytes(fa.SerializeToString())
-    b.write_bytes(fb.SerializeToString())
+
+    def write_feeds():
+        now = int(time.time())
+        fa = new_feed(now + 5)   # the newer feed, with the older position
+        add_vehicle(fa, "a1", "V1", "T1", lat=40.001, timestamp=now - 1)
+        fb = new_feed(now)
+        add_vehicle(fb, "b1", "V1", "T1", lat=40.002, timestamp=now)
+        add_vehicle(fb, "b2", "V9", lat=40.003, timestamp=now - 1, occupancy="FULL")
+        a.write_bytes(fa.SerializeToString())
+        b.write_bytes(fb.SerializeToString())
+
+    write_feeds()
     with Server(tiny_data / "data", "--gtfs-rt", str(a), "--gtfs-rt", str(b), "--rt-interval", "1",
                 "--rt-max-age", "4") as s:
-        assert wait_for(lambda: len(vehicles(s)["vehicles"]) == 2)
+        # written again once the server answers: a start slower than --rt-max-age
+        # (a loaded machine) would otherwise find every position stale already
+        write_feeds()
+        assert wait_for(lambda: len(vehicles(s)["vehicles"]) == 2, timeout=15)
         got = {v["id"]: v for v in vehicles(s)["vehicles"]}
         assert abs(got["V1"]["lat"] - 40.002) < 1e-5
         row = [d for d in departures(s, "S2") if d["trip_id"] == "T1"][0]
         assert abs(row["vehicle"]["lat"] - 40.002) < 1e-5
         # nobody sends anything newer: after --rt-max-age every vehicle is stale
-        assert wait_for(lambda: vehicles(s)["vehicles"] == [], timeout=12)
+        assert wait_for(lambda: vehicles(s)["vehicles"] == [], timeout=20)
         row = [d for d in departures(s, "S2") if d["trip_id"] == "T1"][0]
         assert "vehicle" not in row
         m = pb2().FeedMessage()

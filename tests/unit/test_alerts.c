@@ -831,7 +831,7 @@ static void *write_steadily(void *arg)
         if (r != LIVE_CREATED && r != LIVE_REPLACED)
             w->failures++;
         alert_release(a);
-        w->writes++;
+        __atomic_store_n(&w->writes, w->writes + 1, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -868,6 +868,12 @@ static void test_live_store_wal_starts_over_under_steady_writes(void **state)
     for (int i = 0; i < CHECKPOINTS; i++) {
         nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
         assert_true(live_store_checkpoint(ls) >= 0);
+        /* the writer must have written after this checkpoint before the next
+         * one, whatever the scheduler did: wait (1 ms steps, 2 s at most) for
+         * two more writes, the first of which may have begun before it */
+        int seen = __atomic_load_n(&w.writes, __ATOMIC_ACQUIRE);
+        for (int waited = 0; waited < 2000 && __atomic_load_n(&w.writes, __ATOMIC_ACQUIRE) < seen + 2; waited++)
+            nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
     }
     nanosleep(&(struct timespec){.tv_nsec = 5 * 1000 * 1000}, NULL);
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);

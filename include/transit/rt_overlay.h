@@ -53,7 +53,15 @@
  * saying `moved`, rt_overlay_assigned_stop where) leaves the scheduled stop's boards
  * and appears on the assigned stop's (rt_overlay_moved_events, merged by
  * the boards). An assigned_stop_id the dataset lacks is skipped, counted
- * (rt_overlay_stats.unknown_assigned_stop) and described (`problem`).
+ * (rt_overlay_stats.unknown_assigned_stop) and described (`problem`): the
+ * row stays at its scheduled stop.
+ * Realtime-only trips take platform changes too: a NEW or ADDED trip's, a
+ * REPLACEMENT's (each at the call its stop_time_update makes) and a
+ * DUPLICATED copy's (at the stop time propagate() places the update at; the
+ * copy's only, the original keeps its stops). Such a call
+ * (rt_added_call.assigned_stop) is an event of the assigned stop: its rows
+ * come out of rt_overlay_added_events there, still naming the call's stop
+ * (`stop`), and rt_overlay_added_assigned_stop says where they are served.
  *
  * ADDED and NEW trips (trip_id not in the dataset) have no schedule to add delays
  * to: each of their stop_time_updates that names a stop_id of the dataset
@@ -96,7 +104,8 @@ typedef struct rt_overlay_stats {
     uint32_t duplicated;       /* DUPLICATED copies shown (also in added) */
     uint32_t replaced;         /* REPLACEMENT instances shown (also in added) */
     uint32_t not_duplicable;   /* DUPLICATED of a frequency-based trip, or the copy's date out of range */
-    uint32_t assigned;         /* stop times moved to an assigned stop (platform changes) */
+    uint32_t assigned;         /* events moved to an assigned stop (platform changes), of
+                                * timetable and realtime-only trips */
     uint32_t unknown_assigned_stop;   /* assigned_stop_ids naming no stop of the dataset (skipped) */
     uint32_t properties;       /* timetable trip instances with TripProperties of their own */
     char problem[200];         /* the first skipped part, by entity id and field, or "" */
@@ -125,6 +134,7 @@ typedef struct rt_added_trip {
 /* Where a realtime-only trip calls, in order. */
 typedef struct rt_added_call {
     uint32_t stop;             /* dataset stop index */
+    uint32_t assigned_stop;    /* a platform change: the stop it is served at; else QUERY_NONE */
     uint32_t stop_sequence;
     int64_t arrival, departure;   /* Unix seconds; RT_NO_TIME where it has none (the first
                                 * call's arrival, the last's departure, a time not given) */
@@ -237,10 +247,14 @@ const rt_added_call *rt_overlay_added_calls(const rt_overlay *o, const rt_added_
 bool rt_overlay_added_at_stop(const rt_overlay *o, uint32_t stop);
 /* The added trip of a row, or NULL when the row is a dataset trip's. */
 const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure *d);
+/* The stop an added trip's row is served at when a platform change moved
+ * it there (its call's assigned_stop), else QUERY_NONE. One read. */
+uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d);
 /* The added departures at `stop` with from <= instant < to, as rows (trip,
- * stop, instant, utc_offset, service_date, secs, stop_sequence; pos and
- * distance_m 0), by instant; writes at most `max` and returns how many
- * there are in all. */
+ * stop, instant, utc_offset, service_date, secs, stop_sequence; pos: the
+ * call's index in its trip; distance_m 0), by instant; writes at most `max`
+ * and returns how many there are in all. `stop` is where the event is
+ * served: a row a platform change moved there names the call's own stop. */
 uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
                                      departure *out, uint32_t max);
 /* The same for the events of `kind` (query.h): arrival rows say .arrival. */

@@ -227,6 +227,9 @@ void api_trip_instance_find(const api_request *req, const dataset *ds, uint32_t 
  * when a platform change moved it; nothing otherwise. */
 void api_trip_instance_stop(json_writer *out, const api_request *req, const dataset *ds,
                             const api_trip_instance *ti, const trip_stop_time *st, uint32_t n, uint32_t pos);
+/* "assigned_stop":{id, name, platform_code, lat, lon} of stop index `stop`
+ * (a timetable instance's stop time, a realtime-only trip's call). */
+void api_kv_assigned_stop(json_writer *out, const api_request *req, const dataset *ds, uint32_t stop);
 /* "vehicle":{…} (the object departure rows show) when one serves the instance. */
 void api_trip_instance_vehicle(json_writer *out, const api_trip_instance *ti);
 

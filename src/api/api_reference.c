@@ -196,6 +196,12 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
     uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
     if (trip == QUERY_NONE)   /* a trip only the realtime feed has, or 404 */
         return api_realtime_trip(ds, req, date_text != NULL, date, out, prob, cache_seconds);
+    if (date_text && req->realtime && rt_overlay_dataset(req->realtime) == ds) {
+        /* that day's instance REPLACED: the replacement is where it calls */
+        const rt_added_trip *a = rt_overlay_find_added(req->realtime, req->id, date);
+        if (a && a->relationship == RT_TRIP_REPLACEMENT)
+            return api_realtime_trip(ds, req, true, date, out, prob, cache_seconds);
+    }
     uint32_t count = 0;
     query_error err = {0};
     int rc = trip_detail(ds, trip, t->stop_times, t->stop_times_cap, &count, &err);

@@ -65,8 +65,12 @@ void api_trip_instance_stop(json_writer *out, const api_request *req, const data
     if (!rt_overlay_lookup(ti->rt, &row, &r) || !r.moved)
         return;
     uint32_t stop = rt_overlay_assigned_stop(ti->rt, &row);
-    if (stop == QUERY_NONE)
-        return;
+    if (stop != QUERY_NONE)
+        api_kv_assigned_stop(out, req, ds, stop);
+}
+
+void api_kv_assigned_stop(json_writer *out, const api_request *req, const dataset *ds, uint32_t stop)
+{
     stop_info si;
     dataset_stop(ds, stop, &si);
     api_name_stop(req, stop, &si);

@@ -84,6 +84,8 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
         const rt_added_call *c = &calls[i];
         json_object_begin(out);
         api_kv_call_stop(out, req, ds, c->stop);
+        if (c->assigned_stop != QUERY_NONE)   /* a platform change: served there instead */
+            api_kv_assigned_stop(out, req, ds, c->assigned_stop);
         json_kv_int(out, "stop_sequence", c->stop_sequence);
         kv_time(out, ds, "arrival_secs", "arrival", c->arrival, day_start);
         kv_time(out, ds, "departure_secs", "departure", c->departure, day_start);

@@ -858,6 +858,8 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
             room += alerts_room(b->alerts, i, r->alerts);
         if (joined && r->added) {
             room += added_row_room(ds, x, r->added, st, near_point);
+            if (r->rt.moved)
+                room += assigned_stop_room(ds, x, r->assigned_stop);
             continue;
         }
         const trip_row *tr = &x->trips[d->trip];
@@ -907,6 +909,8 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
             *p++ = ',';
         if (joined && r->added) {
             p = put_added_row(p, ds, x, r->added, d, texts, near_point, arrival);
+            if (r->rt.moved)
+                p = put_assigned_stop(p, ds, x, r->assigned_stop);
         } else {
             assert(d->trip < x->ntrips);
             const trip_row *tr = &x->trips[d->trip];

@@ -47,6 +47,18 @@ void board_scratch_free(board_scratch *b)
     free(b);
 }
 
+/* The row as served: where a platform change moved it (r->rt.moved), a
+ * copy at its assigned stop in *at, so that the alerts of the stop the
+ * vehicle calls at apply to it, not those of the stop it left (the API's
+ * rule: README.md, "Platform changes"); else the row itself. */
+static inline const departure *served_at(const departure *d, const board_row *r, departure *at)
+{
+    if (__builtin_expect(!r->rt.moved, 1) || r->assigned_stop == QUERY_NONE) return d;
+    *at = *d;
+    at->stop = r->assigned_stop;
+    return at;
+}
+
 /* board_join, where `known` (when not NULL) already holds what the overlay
  * says of each timetable row (board_predicted asked it while choosing). */
 static void join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
@@ -78,6 +90,7 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
             if (deps[i].trip < counts.trips)
                 rt_row_index_prefetch_entry(index, rt, &deps[i]);
     }
+    departure at;
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
         board_row *r = &rows[i];
@@ -89,8 +102,10 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
             assert(rt != NULL);
             r->added = rt_overlay_added_trip(rt, d);
             r->rt = (rt_departure){.realtime = true};
+            r->assigned_stop = rt_overlay_added_assigned_stop(rt, d);
+            r->rt.moved = r->assigned_stop != QUERY_NONE;
             if (alerts)
-                r->alerts = alert_marks_added_departure(alerts, ds, d, i, r->added->route,
+                r->alerts = alert_marks_added_departure(alerts, ds, served_at(d, r, &at), i, r->added->route,
                                                         r->added->direction_id);
             continue;
         }
@@ -105,7 +120,7 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
         if (vehicles)
             r->vehicle = (uint32_t)(rt_vehicles_find_row(vehicles, d) + 1);
         if (alerts)
-            r->alerts = alert_marks_departure(alerts, ds, d, i);
+            r->alerts = alert_marks_departure(alerts, ds, served_at(d, r, &at), i);
     }
     *out = (board){deps, rows, count, false, false, realtime != NULL, alerts, vehicles};
 }

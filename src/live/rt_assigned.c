@@ -81,31 +81,51 @@ long rt_update_stop_index(const dataset *ds, const trip_stop_time *st, uint32_t 
     return -1;
 }
 
+uint32_t rt_assigned_stop_named(const dataset *ds, const rt_trip_update *tu, uint32_t i, uint32_t *unknown,
+                                char *problem, size_t problem_len)
+{
+    const char *id = tu->stops[i].assigned_stop_id;
+    if (!id) return QUERY_NONE;
+    uint32_t stop = dataset_find_stop(ds, id, strlen(id));
+    if (stop != QUERY_NONE) return stop;
+    if (!*unknown && problem_len)
+        snprintf(problem, problem_len,
+                 "entity \"%.40s\": stop_time_update %u: stop_time_properties.assigned_stop_id \"%.40s\" "
+                 "is not a stop of the dataset",
+                 tu->entity_id ? tu->entity_id : "", i, id);
+    (*unknown)++;
+    return QUERY_NONE;
+}
+
+bool rt_assigned_next(rt_assigned_walk *w, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
+                      uint32_t n, uint32_t *k, uint32_t *stop, uint32_t *unknown, char *problem,
+                      size_t problem_len)
+{
+    while (w->update < tu->stop_count) {
+        uint32_t i = w->update++;
+        const rt_stop_update *u = &tu->stops[i];
+        long at = rt_update_stop_index(ds, st, n, u, w->from);
+        if (at < (long)w->from) continue;   /* names no stop of the trip: propagate() skips it too */
+        w->from = (uint32_t)at + 1;
+        uint32_t s = rt_assigned_stop_named(ds, tu, i, unknown, problem, problem_len);
+        if (s == QUERY_NONE || s == st[at].stop) continue;   /* none, unknown, or where scheduled */
+        *k = (uint32_t)at;
+        *stop = s;
+        return true;
+    }
+    return false;
+}
+
 bool rt_assigned_note(rt_assigned *a, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
                       uint32_t n, uint32_t trip, int32_t date, int32_t offset, uint32_t first_entry,
                       uint32_t *unknown, char *problem, size_t problem_len)
 {
     a->ds = ds;
-    uint32_t from = 0;
-    for (uint32_t i = 0; i < tu->stop_count; i++) {
-        const rt_stop_update *u = &tu->stops[i];
-        long k = rt_update_stop_index(ds, st, n, u, from);
-        if (k < (long)from) continue;   /* names no stop of the trip: propagate() skips it too */
-        from = (uint32_t)k + 1;
-        if (!u->assigned_stop_id) continue;
-        uint32_t stop = dataset_find_stop(ds, u->assigned_stop_id, strlen(u->assigned_stop_id));
-        if (stop == QUERY_NONE) {
-            if (!*unknown && problem_len)
-                snprintf(problem, problem_len,
-                         "entity \"%.40s\": stop_time_update %u: stop_time_properties.assigned_stop_id \"%.40s\" "
-                         "is not a stop of the dataset",
-                         tu->entity_id ? tu->entity_id : "", i, u->assigned_stop_id);
-            (*unknown)++;
-            continue;
-        }
-        if (stop == st[k].stop) continue;   /* assigned where scheduled: nothing moves */
+    rt_assigned_walk w = {0, 0};
+    uint32_t k, stop;
+    while (rt_assigned_next(&w, ds, tu, st, n, &k, &stop, unknown, problem, problem_len)) {
         uint32_t kinds = 0;
-        if ((uint32_t)k + 1 < n && st[k].pickup_type != 1 && st[k].departure_secs != GTFS_TIME_NONE)
+        if (k + 1 < n && st[k].pickup_type != 1 && st[k].departure_secs != GTFS_TIME_NONE)
             kinds |= CAN_DEPART;
         if (k > 0 && st[k].drop_off_type != 1 && st[k].arrival_secs != GTFS_TIME_NONE) kinds |= CAN_ARRIVE;
         if (a->count == a->cap) {
@@ -115,13 +135,13 @@ bool rt_assigned_note(rt_assigned *a, const dataset *ds, const rt_trip_update *t
             a->items = items;
             a->cap = cap;
         }
-        a->items[a->count++] = (moved){first_entry + (uint32_t)k,
+        a->items[a->count++] = (moved){first_entry + k,
                                        stop,
                                        st[k].stop,
                                        trip,
                                        date,
                                        st[k].stop_sequence,
-                                       (uint32_t)k,
+                                       k,
                                        (uint32_t)((int32_t)st[k].departure_secs + offset),
                                        (uint32_t)((int32_t)st[k].arrival_secs + offset),
                                        kinds,

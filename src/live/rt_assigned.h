@@ -12,6 +12,10 @@
  * moved rows only, says where), and by (assigned stop, scheduled instant), for the
  * boards that merge them in. An overlay without platform changes allocates
  * nothing here, and boards then read nothing of it.
+ * Realtime-only trips keep their platform changes on their calls
+ * (rt_added_call.assigned_stop, rt_overlay.c); rt_assigned_stop_named and
+ * rt_assigned_next are where an update's assigned_stop_id is read and
+ * placed, for both.
  * Private to the live layer (rt_overlay.c and rt_assigned.c); boards use
  * rt_overlay.h.
  */
@@ -34,17 +38,34 @@ typedef struct rt_assigned rt_assigned;
 long rt_update_stop_index(const dataset *ds, const trip_stop_time *st, uint32_t n, const rt_stop_update *u,
                           uint32_t from);
 
+/* The stop stop_time_update i of `tu` assigns (its assigned_stop_id), or
+ * QUERY_NONE without one. An id the dataset lacks is QUERY_NONE too: counted
+ * in *unknown and, the first time, described in problem (entity id and
+ * field). */
+uint32_t rt_assigned_stop_named(const dataset *ds, const rt_trip_update *tu, uint32_t i, uint32_t *unknown,
+                                char *problem, size_t problem_len);
+
+/* The platform changes of update `tu` on stop times st[0..n), one at a time,
+ * each at the stop time propagate() places its update at (stop_sequence, else
+ * stop_id from the last one matched on): rt_assigned_next gives the next stop
+ * time (*k) assigned to a stop of the dataset other than its own (*stop), and
+ * false when none is left. Unknown ids are skipped as rt_assigned_stop_named
+ * says. Start with a zeroed walk. */
+typedef struct rt_assigned_walk {
+    uint32_t update, from;
+} rt_assigned_walk;
+bool rt_assigned_next(rt_assigned_walk *w, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
+                      uint32_t n, uint32_t *k, uint32_t *stop, uint32_t *unknown, char *problem,
+                      size_t problem_len);
+
 rt_assigned *rt_assigned_new(void);
 void rt_assigned_free(rt_assigned *a);
 
 /* Notes the platform changes of update `tu` on the trip instance whose stop
  * times are st[0..n) (trip `trip` on service date `date`, times shifted by
- * `offset`), its stop entries numbered from `first_entry`: each
- * stop_time_update with an assigned_stop_id, at the stop time propagate()
- * gives it (stop_sequence, else stop_id from the last one matched on). An
- * assigned_stop_id the dataset lacks is skipped, counted in *unknown and,
- * the first time, described in problem (entity id and field). false when
- * out of memory. */
+ * `offset`), its stop entries numbered from `first_entry`: each that
+ * rt_assigned_next gives (an unknown stop skipped, counted and described).
+ * false when out of memory. */
 bool rt_assigned_note(rt_assigned *a, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
                       uint32_t n, uint32_t trip, int32_t date, int32_t offset, uint32_t first_entry,
                       uint32_t *unknown, char *problem, size_t problem_len);

@@ -104,7 +104,8 @@ enum { ADDED_DEPARTURE = 1, ADDED_ARRIVAL = 2, ADDED_ARRIVAL_ONLY = 4 };
 
 typedef struct rt_added_event {
     int64_t instant;           /* Unix seconds */
-    uint32_t stop;
+    uint32_t stop;             /* where it is served: the call's assigned stop, else its stop */
+    uint32_t call;             /* in calls[] */
     uint32_t trip;             /* ntrips + index in added[] */
     uint32_t stop_sequence;
     uint32_t secs;             /* seconds after noon minus 12 h of the service date */
@@ -573,10 +574,14 @@ static int64_t event_instant(const rt_event *e, int64_t sched)
     return RT_NO_TIME;
 }
 
-static bool add_call(rt_overlay *o, uint32_t stop, uint32_t stop_sequence, int64_t arrival, int64_t departure)
+/* A call of the trip being added; `assigned`: the stop a platform change
+ * serves it at, or QUERY_NONE (also where it names the call's own stop). */
+static bool add_call(rt_overlay *o, uint32_t stop, uint32_t assigned, uint32_t stop_sequence, int64_t arrival,
+                     int64_t departure)
 {
     if (!grow((void **)&o->calls, &o->call_cap, o->call_count, sizeof *o->calls)) return false;
-    o->calls[o->call_count++] = (rt_added_call){stop, stop_sequence, arrival, departure};
+    o->calls[o->call_count++] =
+        (rt_added_call){stop, assigned == stop ? QUERY_NONE : assigned, stop_sequence, arrival, departure};
     return true;
 }
 
@@ -585,8 +590,9 @@ static bool add_event(rt_overlay *o, const rt_added_call *c, uint32_t trip, int6
                       uint32_t kind)
 {
     if (!grow((void **)&o->events, &o->event_cap, o->event_count, sizeof *o->events)) return false;
-    o->events[o->event_count++] =
-        (rt_added_event){instant, c->stop, trip, c->stop_sequence, (uint32_t)(instant - day_start), kind};
+    uint32_t served = c->assigned_stop != QUERY_NONE ? c->assigned_stop : c->stop;
+    o->events[o->event_count++] = (rt_added_event){instant, served, (uint32_t)(c - o->calls), trip,
+                                                   c->stop_sequence, (uint32_t)(instant - day_start), kind};
     return true;
 }
 
@@ -677,7 +683,9 @@ static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_u
             continue;
         }
         uint32_t seq = u->has_stop_sequence ? u->stop_sequence : k >= 0 ? st[k].stop_sequence : i + 1;
-        if (!add_call(o, stop, seq, arr, dep)) return false;
+        uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
+                                                   sizeof stats->problem);
+        if (!add_call(o, stop, assigned, seq, arr, dep)) return false;
     }
     return true;
 }
@@ -749,8 +757,16 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
         if (dep == RT_NO_TIME) dep = at;
         if (at == RT_NO_TIME) at = dep;
         if (dep == RT_NO_TIME) continue;
-        if (!add_call(o, st[k].stop, st[k].stop_sequence, at, dep)) return -1;
+        if (!add_call(o, st[k].stop, QUERY_NONE, st[k].stop_sequence, at, dep)) return -1;
     }
+    /* the copy's platform changes (the original keeps its stops), at the
+     * calls their updates are placed at */
+    rt_assigned_walk walk = {0, 0};
+    uint32_t k, assigned;
+    while (rt_assigned_next(&walk, ds, tu, st, n, &k, &assigned, &stats->unknown_assigned_stop, stats->problem,
+                            sizeof stats->problem))
+        for (uint32_t c = first_call; c < o->call_count; c++)
+            if (o->calls[c].stop_sequence == st[k].stop_sequence) o->calls[c].assigned_stop = assigned;
     rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
                        .relationship = RT_TRIP_DUPLICATED};
     if (!keep_str(o, "", tu->new_trip_id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
@@ -846,6 +862,8 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     }
     for (uint32_t st = 0; st < o->nstops; st++) o->stop_events[st + 1] += o->stop_events[st];
     assert(o->stop_events[o->nstops] == o->event_count);
+    for (uint32_t i = 0; i < o->event_count; i++)   /* served at an assigned stop */
+        stats->assigned += o->events[i].stop != o->calls[o->events[i].call].stop;
     return 0;
 }
 
@@ -882,6 +900,12 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
     return &o->added[d->trip - o->ntrips];
 }
 
+uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d)
+{
+    const rt_added_trip *a = rt_overlay_added_trip(o, d);
+    return a && d->pos < a->call_count ? o->calls[a->first_call + d->pos].assigned_stop : QUERY_NONE;
+}
+
 uint32_t rt_overlay_added_departures(const rt_overlay *o, uint32_t stop, int64_t from, int64_t to,
                                      departure *out, uint32_t max)
 {
@@ -910,14 +934,16 @@ uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t 
         if (!(e->kind & wanted)) continue;
         if (n++ >= max) continue;
         assert(e->stop == stop && e->trip >= o->ntrips && e->trip - o->ntrips < o->added_count);
+        const rt_added_trip *t = &o->added[e->trip - o->ntrips];
         out[n - 1] = (departure){.instant = e->instant,
-                             .utc_offset = dataset_utc_offset(o->ds, e->instant),
-                             .service_date = o->added[e->trip - o->ntrips].service_date,
-                             .secs = e->secs,
-                             .stop = e->stop,
-                             .trip = e->trip,
-                             .stop_sequence = e->stop_sequence,
-                             .arrival = (e->kind & ADDED_DEPARTURE) == 0};
+                                 .utc_offset = dataset_utc_offset(o->ds, e->instant),
+                                 .service_date = t->service_date,
+                                 .secs = e->secs,
+                                 .stop = o->calls[e->call].stop,   /* a moved row names its call's stop */
+                                 .trip = e->trip,
+                                 .stop_sequence = e->stop_sequence,
+                                 .pos = e->call - t->first_call,
+                                 .arrival = (e->kind & ADDED_DEPARTURE) == 0};
     }
     return n;
 }

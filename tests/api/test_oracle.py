@@ -343,8 +343,8 @@ class QueryMaker:
 
 # ------------------------------------------------------------ comparison
 
-def oracle_row(feed, e):
-    route_id = feed.trip_route[feed.trip_index[e.trip_id]]
+def oracle_row(feed, e, route_of=None):
+    route_id = route_of(e.trip_id) if route_of else feed.trip_route[feed.trip_index[e.trip_id]]
     return (e.stop_id, e.trip_id, str(e.service_date), e.secs, e.instant, e.utc_offset,
             e.stop_sequence, route_id, e.route_short_name, "arrival" if e.arrival else "departure")
 
@@ -414,14 +414,15 @@ def multiset_diff(a, b):
     return left, extra
 
 
-def compare_one(feed, query, result, events, check_distance):
+def compare_one(feed, query, result, events, check_distance, route_of=None):
     """None when the engine's answer matches the oracle's events, else a
-    readable description of the difference."""
+    readable description of the difference. route_of(trip_id) gives a row's
+    route_id where the feed alone cannot (realtime-only trips)."""
     key = "arrivals" if query.get("op") == "stop-arrivals" else "departures"
     if not isinstance(result, dict) or key not in result:
         return f"expected {key}, got {json.dumps(result)[:500]}"
     limit = query["limit"]
-    full = normalise_ties([oracle_row(feed, e) for e in events])
+    full = normalise_ties([oracle_row(feed, e, route_of) for e in events])
     got_rows = [engine_row(d) for d in result[key]]
     got = normalise_ties(got_rows)
     problems = []

@@ -19,6 +19,15 @@ the row does not move). 2 % of the delayed stop times are assigned to
 another stop nearby (a platform change: the row is served there, oracle
 rule R7), and further queries ask the boards of those stops and of the
 stops they left, by prediction and by schedule.
+
+Realtime-only trips (rules R8-R10) come after those 20,000 updates, on the
+day after (whose instances none of them touches): NEW trips (a timetable trip's first stops
+under a new id, at times shifted by up to an hour), DUPLICATED copies (a
+later start, a delay at one stop) and REPLACEMENTs (each update's stop
+called at its time), a fifth of their calls assigned to a stop nearby and a
+few to a stop the dataset lacks (the call stays where the feed has it).
+Further queries ask the boards where those trips are served and where they
+were scheduled.
 """
 import datetime
 import json
@@ -42,6 +51,7 @@ UPDATES = 20000
 SEED = "transitd-oracle-realtime"
 STOP_QUERIES, NEARBY_QUERIES, KIND_QUERIES, SCHEDULED_QUERIES = 700, 150, 150, 200
 ASSIGNED_SHARE, ASSIGNED_QUERIES = 0.02, 300
+NEW_TRIPS, DUPLICATES, REPLACEMENTS, ONLY_ASSIGNED, ONLY_UNKNOWN, ONLY_QUERIES = 300, 300, 300, 0.2, 0.01, 400
 LIMITS = [1, 2, 3, 5, 10, 20, 50]
 
 
@@ -117,13 +127,90 @@ def make_updates(feed, day, rng):
     return updates
 
 
+def realtime_only_updates(feed, day, updates, rng):
+    """NEW trips, DUPLICATED copies and REPLACEMENTs (oracle_realtime's form)
+    of instances `updates` leaves alone, their calls assigned to stops nearby
+    (ONLY_ASSIGNED of them) or to unknown stops (ONLY_UNKNOWN)."""
+    nearby_stop = nearby_stop_picker(feed, rng)
+    touched = {(u["trip_id"], u["start_date"]) for u in updates}
+    trips = sorted(t for t in feed.trip_times if feed.runs_on(t, day) and (feed.trip_ids[t], day) not in touched
+                   and len(feed.trip_times[t][0]) >= 3)
+    rng.shuffle(trips)
+    base = feed.service_day_base(day)
+
+    def assigned(stop_id, what):
+        roll = rng.random()
+        if roll < ONLY_UNKNOWN:
+            what["assigned_stop_id"] = f"NOPE-{stop_id}"
+        elif roll < ONLY_ASSIGNED:
+            what["assigned_stop_id"] = nearby_stop(stop_id)
+        return what
+
+    out = []
+    for i, trip in enumerate(trips[:NEW_TRIPS]):
+        seqs, _, deps, stops = feed.trip_times[trip]
+        shift = rng.randint(-3600, 3600)
+        n = min(len(seqs), rng.randint(2, 8))
+        out.append({"relationship": "NEW", "trip_id": f"rt-new-{i}", "route_id": feed.trip_route[trip],
+                    "start_date": day, "calls": [
+                        (stops[k], seqs[k], assigned(stops[k], {"departure_time": base + deps[k] + shift,
+                                                                 "arrival_time": base + deps[k] + shift}))
+                        for k in range(n)]})
+    for i, trip in enumerate(trips[NEW_TRIPS:NEW_TRIPS + DUPLICATES]):
+        seqs, _, deps, stops = feed.trip_times[trip]
+        k = rng.randrange(len(seqs))
+        stops_said = [(seqs[k], assigned(stops[k], {"departure_delay": rng.randint(-120, 600)}))]
+        out.append({"relationship": "DUPLICATED", "trip_id": feed.trip_ids[trip], "start_date": day,
+                    "stops": stops_said, "new_trip_id": f"{feed.trip_ids[trip]}-dup",
+                    "new_start_date": day, "new_start_secs": deps[0] + rng.randint(300, 5400)})
+    for trip in trips[NEW_TRIPS + DUPLICATES:NEW_TRIPS + DUPLICATES + REPLACEMENTS]:
+        seqs, arrs, deps, stops = feed.trip_times[trip]
+        delay = rng.randint(-120, 900)
+        said = []
+        for j in sorted(rng.sample(range(len(seqs)), min(len(seqs), rng.randint(2, 6)))):
+            what = ({"departure_delay": delay} if rng.random() < 0.5 else
+                    {"arrival_time": base + arrs[j] + delay, "departure_delay": delay})
+            said.append((seqs[j], assigned(stops[j], what)))
+        out.append({"relationship": "REPLACEMENT", "trip_id": feed.trip_ids[trip], "start_date": day,
+                    "stops": said})
+    return out
+
+
 def encode(updates, now):
+    g = pb2()
     m = new_feed(timestamp=now)
     for i, u in enumerate(updates):
+        relationship = u.get("relationship")
+        if relationship == "NEW":
+            e = m.entity.add()
+            e.id = f"n{i}"
+            tu = e.trip_update
+            tu.trip.trip_id = u["trip_id"]
+            tu.trip.route_id = u["route_id"]
+            tu.trip.start_date = u["start_date"].strftime("%Y%m%d")
+            tu.trip.schedule_relationship = g.TripDescriptor.NEW
+            for stop_id, seq, what in u["calls"]:
+                c = tu.stop_time_update.add()
+                c.stop_id = stop_id
+                c.stop_sequence = seq
+                c.arrival.time = what["arrival_time"]
+                c.departure.time = what["departure_time"]
+                if "assigned_stop_id" in what:
+                    c.stop_time_properties.assigned_stop_id = what["assigned_stop_id"]
+            continue
         e = add_trip_update(m, f"u{i}", u["trip_id"], u["start_date"].strftime("%Y%m%d"), u["stops"],
-                            canceled=u["canceled"])
+                            canceled=u.get("canceled", False))
         if u.get("deleted"):
-            e.trip_update.trip.schedule_relationship = pb2().TripDescriptor.DELETED
+            e.trip_update.trip.schedule_relationship = g.TripDescriptor.DELETED
+        if relationship == "REPLACEMENT":
+            e.trip_update.trip.schedule_relationship = g.TripDescriptor.REPLACEMENT
+        if relationship == "DUPLICATED":
+            e.trip_update.trip.schedule_relationship = g.TripDescriptor.DUPLICATED
+            p = e.trip_update.trip_properties
+            p.trip_id = u["new_trip_id"]
+            p.start_date = u["new_start_date"].strftime("%Y%m%d")
+            secs = u["new_start_secs"]
+            p.start_time = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
     return m.SerializeToString()
 
 
@@ -187,6 +274,30 @@ def assigned_queries(feed, pred, rng):
     return qs
 
 
+def realtime_only_queries(feed, pred, rng):
+    """Boards where realtime-only trips are served (assigned or not) and where
+    moved calls were scheduled, around their events: stop departures,
+    arrivals, both and nearby."""
+    served = sorted((stop, e.stop_id, e.instant) for stop, events in pred.added.items() for e, _, _ in events)
+    moved = [s for s in served if s[0] != s[1]]
+    qs = []
+    for _ in range(ONLY_QUERIES):
+        stop, scheduled, instant = rng.choice(moved if rng.random() < 0.6 else served)
+        where = stop if rng.random() < 0.8 else scheduled
+        q = {"op": "stop-departures", "stop": where, "time": to.format_time(feed, rng, instant - rng.randrange(0, 900)),
+             "window": rng.choice([15, 30, 60]), "limit": rng.choice([2, 3, 5, 20, 500]), "_case": "realtime-only"}
+        roll = rng.random()
+        if roll < 0.25:
+            q["kind"] = rng.choice(["arrivals", "both"])
+        elif roll < 0.4:
+            _, lat, lon, _, _ = feed.stops[where]
+            q = {"op": "departures", "lat": round(lat + rng.uniform(-0.002, 0.002), 6),
+                 "lon": round(lon + rng.uniform(-0.002, 0.002), 6), "radius": rng.choice([200, 500]),
+                 "time": q["time"], "window": q["window"], "limit": q["limit"], "_case": "realtime-only nearby"}
+        qs.append(q)
+    return qs
+
+
 def run_batch(data_dir, rt_file, queries):
     lines = "".join(json.dumps({k: v for k, v in q.items() if k != "_case"}) + "\n" for q in queries)
     p = subprocess.run([transitd_bin(), "query", "--data", data_dir, "--gtfs-rt", str(rt_file), "batch"],
@@ -224,7 +335,8 @@ def as_predicted(result):
             for d in out[key]:
                 d = dict(d)
                 event = "arrival" if "arrival" in d else "departure"
-                if d.get("predicted") and abs(d["delay_s"]) <= oracle_realtime.MOVES_AT_MOST:
+                if (d.get("predicted") and d.get("delay_s") is not None
+                        and abs(d["delay_s"]) <= oracle_realtime.MOVES_AT_MOST):
                     d[event] = d["predicted"]
                 rows.append(d)
             out[key] = rows
@@ -275,6 +387,8 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
     day = pick_day(feed, rng)
     updates = make_updates(feed, day, rng)
     assert len(updates) == UPDATES
+    updates += realtime_only_updates(feed, day + datetime.timedelta(days=1), updates,
+                                     random.Random(SEED + "-realtime-only"))
     pred = oracle_realtime.Predictions(feed, updates)
     rt_file = tmp_path_factory.mktemp("oracle_rt") / "trip-updates.pb"
     rt_file.write_bytes(encode(updates, feed.service_day_base(day) + 12 * 3600))
@@ -287,21 +401,27 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
     queries += at_assigned
     scheduled += [dict(q, realtime="scheduled", _case=q["_case"] + " (scheduled)")
                   for q in arng.sample(at_assigned, ASSIGNED_QUERIES // 4)]
+    orng = random.Random(SEED + "-realtime-only-queries")
+    realtime_only = realtime_only_queries(feed, pred, orng)
+    queries += realtime_only
+    scheduled += [dict(q, realtime="scheduled", _case=q["_case"] + " (scheduled)")
+                  for q in orng.sample(realtime_only, ONLY_QUERIES // 4)]
     started = time.monotonic()
     results = run_batch(data, rt_file, queries + scheduled)
     engine_s = time.monotonic() - started
-    failures, compared, moved, predicted_rows, assigned_rows = [], 0, 0, 0, 0
+    failures, compared, moved, predicted_rows, assigned_rows, only_rows, only_moved = [], 0, 0, 0, 0, 0, 0
     for q, r in zip(queries + scheduled, results):
         if q.get("realtime") == "scheduled":
-            problem = to.compare_one(feed, q, r, scheduled_events(pred, q), False)
+            problem = to.compare_one(feed, q, r, scheduled_events(pred, q), False, pred.route_of)
         else:
             events = predicted_events(pred, q)
-            problem = to.compare_one(feed, q, as_predicted(r), events, False)
+            problem = to.compare_one(feed, q, as_predicted(r), events, False, pred.route_of)
             if q["op"] == "departures":
                 problem = "\n".join(filter(None, [problem, distance_problem(r, events)])) or None
             t = feed.parse_query_time(q["time"])
             moved += sum(1 for d in to.answer_rows(r)
-                         if d.get("predicted") and abs(d["delay_s"]) <= oracle_realtime.MOVES_AT_MOST
+                         if d.get("predicted") and d.get("delay_s") is not None
+                         and abs(d["delay_s"]) <= oracle_realtime.MOVES_AT_MOST
                          and not t <= unix(d["scheduled"]) < t + q["window"] * 60)
         problem = "\n".join(filter(None, [problem] + said_problems(pred, r)[:to.SHOW])) or None
         if problem:
@@ -309,9 +429,13 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
         rows = to.answer_rows(r)
         compared += len(rows)
         assigned_rows += sum(1 for d in rows if "assigned_stop" in d)
+        only_rows += sum(1 for d in rows if d.get("added"))
+        only_moved += sum(1 for d in rows if d.get("added") and "assigned_stop" in d)
         predicted_rows += sum(1 for d in rows if d.get("predicted"))
     print(f"\n{FEED} realtime: {len(updates)} updates ({len(pred.hidden)} DELETED, {len(pred.moved)} stop times "
-          f"assigned to another stop, shown on {assigned_rows} rows) on {day}, "
+          f"assigned to another stop, shown on {assigned_rows} rows; {len(pred.added_routes)} realtime-only trips, "
+          f"{pred.added_moved} of their events at an assigned stop, {only_rows} of their rows shown, "
+          f"{only_moved} of them moved) on {day}, "
           f"{len(queries)} predicted and "
           f"{len(scheduled)} scheduled queries, {compared} rows ({predicted_rows} predicted, {moved} "
           f"moved into the window from outside it), {len(failures)} mismatches; prepare {prep_s:.1f}s, "
@@ -326,3 +450,5 @@ def test_predicted_boards_match_oracle(tmp_path_factory):
     # engine and an oracle that both predicted nothing would otherwise agree
     assert compared >= 6000 and predicted_rows >= 3000 and moved >= 1200, (compared, predicted_rows, moved)
     assert assigned_rows >= 100, assigned_rows
+    # about half of what they were when set (2026-11-26: 454 and 216)
+    assert only_rows >= 220 and only_moved >= 100, (only_rows, only_moved)

@@ -3,7 +3,8 @@ directory: small valid feeds (trip updates with delays, SKIPPED and
 NO_DATA stops, a CANCELED trip, ADDED trips, an alert; NEW, DUPLICATED,
 REPLACEMENT and DELETED trips with TripProperties, a platform change by
 StopTimeProperties.assigned_stop_id (to a platform, a station's other
-platform, with NO_DATA, to an unknown stop) and TripProperties of a timetable
+platform, with NO_DATA, to an unknown stop; on NEW, DUPLICATED and
+REPLACEMENT trips too) and TripProperties of a timetable
 trip; vehicle positions alone, mixed with trip updates, and with
 multi_carriage_details; unknown fields of every wire type, a header twice and
 last, cuts inside an entity, a varint and a length, an overlong varint), so
@@ -64,6 +65,9 @@ platform_more = (field_bytes(2, field_varint(1, 1) + field_varint(5, 2) + field_
 platform_last = field_bytes(2, field_varint(1, 3) + field_bytes(2, field_varint(1, 90)) +
                             field_bytes(6, field_bytes(1, "S4")))
 trip_props = field_bytes(6, field_bytes(4, "SH9") + field_bytes(5, "Short") + field_bytes(6, "S"))
+# a NEW trip's call at S3 at 08:25 served at S4
+platform_new_call = field_bytes(2, field_bytes(4, "S3") + field_bytes(2, field_varint(2, 1793625900)) +
+                                field_bytes(6, field_bytes(1, "S4")))
 
 
 def carriages(entity, *details):
@@ -116,6 +120,12 @@ seeds = {
     "platform": feed(_append(trip_update("p1", "T1", "20261102", [(1, 0)]), platform_change)),
     "platform-more": feed(_append(trip_update("p2", "T1", "20261102", []), platform_more),
                           _append(trip_update("p3", "T3", "20261102", []), platform_last)),
+    # platform changes of realtime-only trips: a NEW trip's call, a DUPLICATED copy's, a REPLACEMENT's
+    "platform-realtime-only": feed(
+        _append(added_trip("n2", "X2", "R1", "20261102", [("P1", 1793624700), ("S2", 1793625300)]),
+                platform_new_call).replace(field_varint(4, 1), field_varint(4, 8), 1),
+        _append(trip_update("d2", "T1", "20261102", [], relationship=6), duplicate_props + platform_change),
+        _append(trip_update("r2", "T3", "20261102", [(1, 300)], relationship=5), platform_last)),
     "trip-properties": feed(_append(trip_update("tp", "T1", "20261102", [(2, 30)]), trip_props),
                             vehicle_entity("v1", "BUS1", "T1", "20261102", occupancy=1)),
     "carriages": feed(carriages(vehicle_entity("v1", "TRAIN1", "T1", "20261102", occupancy=2),

@@ -12,6 +12,14 @@ a dict of any of departure_delay, arrival_delay, departure_time,
 arrival_time (Unix seconds), skipped=True and assigned_stop_id (a platform
 change: the call is served at that stop instead, rule R7), in increasing
 stop_sequence.
+
+Realtime-only trips (rules R8-R10) are dicts with `relationship`:
+  - "NEW": trip_id (not in the feed), route_id, start_date and calls, a list
+    of (stop_id, stop_sequence, what) with what a dict of departure_time,
+    arrival_time and assigned_stop_id;
+  - "DUPLICATED": trip_id, start_date, stops as above, and new_trip_id,
+    new_start_date, new_start_secs (TripProperties);
+  - "REPLACEMENT": trip_id, start_date and stops as above.
 """
 import collections
 
@@ -44,9 +52,29 @@ class Predictions:
         self.moved_to = collections.defaultdict(list)   # that stop -> [(trip, date, seq, scheduled stop)]
         self.late = collections.Counter()    # stop_id -> the largest delay there (>= 0)
         self.early = collections.Counter()   # stop_id -> the largest early running (>= 0)
+        self.added = collections.defaultdict(list)   # served stop -> [Event at its scheduled stop]
+        self.added_routes = {}  # realtime-only trip_id -> route_id
+        self.added_moved = 0    # realtime-only events served at an assigned stop
         for u in updates:
+            relationship = u.get("relationship")
+            if relationship == "NEW":
+                self._new_trip(u)
+                continue
             trip = feed.trip_index.get(u["trip_id"])
             day = u["start_date"]
+            if relationship == "DUPLICATED":
+                if trip is not None and trip in feed.trip_times and u["new_trip_id"] not in feed.trip_index:
+                    self._duplicate(trip, u)
+                continue        # the original instance is untouched
+            if relationship == "REPLACEMENT":
+                if trip is None or trip not in feed.trip_times or not feed.runs_on(trip, day):
+                    continue
+                if (trip, day) in self.instances:
+                    continue
+                self.instances.add((trip, day))
+                self.hidden.add((trip, day))
+                self._replacement(trip, day, u)
+                continue
             if trip is None or trip not in feed.trip_times or not feed.runs_on(trip, day):
                 continue
             if (trip, day) in self.instances:
@@ -75,7 +103,6 @@ class Predictions:
 
     def _propagate(self, trip, day, u):
         seqs, arrs, deps, stops = self.feed.trip_times[trip]
-        base = self.feed.service_day_base(day)
         if u.get("deleted"):
             self.hidden.add((trip, day))
             return
@@ -84,6 +111,14 @@ class Predictions:
                 for arrival in (False, True):
                     self._note(trip, day, seq, stop_id, arrival, Said(None, True, False))
             return
+        for (seq, arrival, stop_id), said in self._predict(seqs, arrs, deps, stops, day, u).items():
+            self._note(trip, day, seq, stop_id, arrival, said)
+
+    def _predict(self, seqs, arrs, deps, stops, day, u):
+        """R2-R4 over one instance's stop times (GTFS seconds on `day`):
+        {(stop_sequence, arrival, stop_id): Said} for every event with a word."""
+        base = self.feed.service_day_base(day)
+        out = {}
         given = dict(u["stops"])
         carry = None            # the delay carried to stops without an update
         last = None             # the last predicted departure
@@ -93,7 +128,7 @@ class Predictions:
             if what is not None:
                 if what.get("skipped"):
                     for arrival in (False, True):
-                        self._note(trip, day, seq, stop_id, arrival, Said(None, True, True))
+                        out[(seq, arrival, stop_id)] = Said(None, True, True)
                     continue    # the delay carries past a skipped stop
                 d_dep = _delay(what, "departure", sched_dep)
                 if d_dep is None:
@@ -102,8 +137,8 @@ class Predictions:
                 if d_arr is None:
                     d_arr = _delay(what, "departure", sched_dep)
                 if d_dep is not None:
-                    self._note(trip, day, seq, stop_id, False, Said(d_dep, False, False))
-                    self._note(trip, day, seq, stop_id, True, Said(d_arr, False, False))
+                    out[(seq, False, stop_id)] = Said(d_dep, False, False)
+                    out[(seq, True, stop_id)] = Said(d_arr, False, False)
                     carry, last = d_dep, sched_dep + d_dep
                     continue
             if carry is None:
@@ -111,9 +146,111 @@ class Predictions:
             # carried: no event earlier than the departure before it
             arrives = max(sched_arr + carry, last)
             departs = max(sched_dep + carry, last)
-            self._note(trip, day, seq, stop_id, True, Said(arrives - sched_arr, False, False))
-            self._note(trip, day, seq, stop_id, False, Said(departs - sched_dep, False, False))
+            out[(seq, True, stop_id)] = Said(arrives - sched_arr, False, False)
+            out[(seq, False, stop_id)] = Said(departs - sched_dep, False, False)
             last = departs
+        return out
+
+    # ------------------------------------------------------------ realtime-only trips
+
+    def _assigned(self, what, stop_id):
+        """R7 for a call: the stop it is served at."""
+        assigned = what.get("assigned_stop_id")
+        return assigned if assigned in self.feed.stops else stop_id
+
+    def _add_trip(self, trip_id, route_id, day, calls):
+        """R8: calls ((stop_id, served_at, stop_sequence, arrival, departure), in
+        order) become a departure at each but the last and an arrival at each but
+        the first, served where the call is (named by its own stop)."""
+        if not calls or len(calls) < 2:
+            return
+        self.added_routes[trip_id] = route_id
+        short = self.feed.routes[route_id]
+        base = self.feed.service_day_base(day)
+        for i, (stop_id, served, seq, arr, dep) in enumerate(calls):
+            for arrival, when in ((False, dep if i + 1 < len(calls) else None), (True, arr if i else None)):
+                if when is None:
+                    continue
+                kind = "arrival" if arrival else "departure"
+                last = i + 1 == len(calls)
+                self.added[served].append((oracle.Event(when, stop_id, short, trip_id, day, when - base, seq,
+                                                 self.feed.utc_offset(when), 0.0, arrival), kind, last))
+                self.added_moved += served != stop_id
+
+    def _new_trip(self, u):
+        """R8: a NEW trip calls where its updates say, at their times."""
+        if u["trip_id"] in self.feed.trip_index or u["route_id"] not in self.feed.routes:
+            return
+        calls = []
+        for stop_id, seq, what in u["calls"]:
+            dep, arr = what.get("departure_time"), what.get("arrival_time")
+            dep, arr = (dep if dep is not None else arr), (arr if arr is not None else dep)
+            if stop_id in self.feed.stops and dep is not None:
+                calls.append((stop_id, self._assigned(what, stop_id), seq, arr, dep))
+        self._add_trip(u["trip_id"], u["route_id"], u["start_date"], calls)
+
+    def _duplicate(self, trip, u):
+        """R9: a copy of the trip on new_start_date, its times shifted so that it
+        leaves at new_start_secs, the update's predictions (R2-R4) over them;
+        skipped stops are not called at. The copy's platform changes are its own."""
+        seqs, arrs, deps, stops = self.feed.trip_times[trip]
+        shift = u["new_start_secs"] - deps[0]
+        arrs, deps = [a + shift for a in arrs], [d + shift for d in deps]
+        day = u["new_start_date"]
+        base = self.feed.service_day_base(day)
+        said = self._predict(seqs, arrs, deps, stops, day, u)
+        given = dict(u["stops"])
+        calls = []
+        for seq, arr, dep, stop_id in zip(seqs, arrs, deps, stops):
+            d, a = said.get((seq, False, stop_id), NOTHING), said.get((seq, True, stop_id), NOTHING)
+            if d.canceled:
+                continue
+            calls.append((stop_id, self._assigned(given.get(seq, {}), stop_id), seq,
+                          base + arr + (a.delay or 0), base + dep + (d.delay or 0)))
+        self._add_trip(u["new_trip_id"], self.feed.trip_route[trip], day, calls)
+
+    def _replacement(self, trip, day, u):
+        """R10: the instance is hidden; a trip of the same id calls at the
+        scheduled stop of each update's stop_sequence (skipped ones not), at its
+        time, else the scheduled time plus its delay."""
+        seqs, arrs, deps, stops = self.feed.trip_times[trip]
+        base = self.feed.service_day_base(day)
+        where = {seq: (arr, dep, stop_id) for seq, arr, dep, stop_id in zip(seqs, arrs, deps, stops)}
+        calls = []
+        for seq, what in u["stops"]:
+            if what.get("skipped") or seq not in where:
+                continue
+            arr_s, dep_s, stop_id = where[seq]
+            dep = what.get("departure_time")
+            if dep is None and "departure_delay" in what:
+                dep = base + dep_s + what["departure_delay"]
+            arr = what.get("arrival_time")
+            if arr is None and "arrival_delay" in what:
+                arr = base + arr_s + what["arrival_delay"]
+            dep, arr = (dep if dep is not None else arr), (arr if arr is not None else dep)
+            if dep is not None:
+                calls.append((stop_id, self._assigned(what, stop_id), seq, arr, dep))
+        self._add_trip(self.feed.trip_ids[trip], self.feed.trip_route[trip], day, calls)
+
+    def added_events(self, targets, t_from, window_s, kind="departures"):
+        """R8-R10: the realtime-only trips' events of `kind` at their own
+        instants in [t_from, t_from + window_s), served at the stops `targets`
+        ((stop_id, distance) pairs), with that stop's distance."""
+        out = []
+        for served, distance in targets:
+            for e, what, last in self.added.get(served, ()):
+                wanted = (what == "departure" if kind == "departures" else what == "arrival"
+                          if kind == "arrivals" else what == "departure" or last)
+                if wanted and t_from <= e.instant < t_from + window_s:
+                    out.append(e._replace(distance_m=distance))
+        return out
+
+    def route_of(self, trip_id):
+        """The route_id of a row's trip, of the timetable or realtime-only."""
+        trip = self.feed.trip_index.get(trip_id)
+        if trip_id in self.added_routes and (trip is None or self.feed.trip_ids[trip] == trip_id):
+            return self.added_routes[trip_id]
+        return self.feed.trip_route[trip]
 
     def of(self, e):
         """What realtime says of an oracle Event."""
@@ -163,7 +300,8 @@ class Predictions:
         """A board by schedule: the scheduled `events` of [t_from, t_from +
         window_s) at `targets` less the hidden and moved ones, plus those
         moved there."""
-        out = self.visible(events) + self.moved_events(targets, t_from, window_s, kind)
+        out = (self.visible(events) + self.moved_events(targets, t_from, window_s, kind) +
+               self.added_events(targets, t_from, window_s, kind))
         out.sort(key=oracle.order_key)
         return out
 
@@ -190,12 +328,19 @@ class Predictions:
         wide = self.feed.stop_events(stop_id, t_from - late, window_s + late + early, kind)
         served = self.moved_events(self.stop_targets(stop_id), t_from - MOVES_AT_MOST,
                                    window_s + 2 * MOVES_AT_MOST, kind)
-        return self._by_prediction(wide, t_from, window_s, served)
+        out = self._by_prediction(wide, t_from, window_s, served)
+        return self._with_added(out, self.stop_targets(stop_id), t_from, window_s, kind)
+
+    def _with_added(self, events, targets, t_from, window_s, kind):
+        out = events + self.added_events(targets, t_from, window_s, kind)
+        out.sort(key=oracle.order_key)
+        return out
 
     def nearby_departures(self, lat, lon, radius_m, t_from, window_s, kind="departures"):
         near = [s for s, _ in self.feed.nearby_stops(lat, lon, radius_m)]
         late, early = self._slack(near)
         wide = self.feed.nearby_departures(lat, lon, radius_m, t_from - late, window_s + late + early, kind)
-        served = self.moved_events(self.feed.nearby_stops(lat, lon, radius_m), t_from - MOVES_AT_MOST,
-                                   window_s + 2 * MOVES_AT_MOST, kind)
-        return self._by_prediction(wide, t_from, window_s, served)
+        targets = self.feed.nearby_stops(lat, lon, radius_m)
+        served = self.moved_events(targets, t_from - MOVES_AT_MOST, window_s + 2 * MOVES_AT_MOST, kind)
+        out = self._by_prediction(wide, t_from, window_s, served)
+        return self._with_added(out, targets, t_from, window_s, kind)

@@ -6,6 +6,10 @@
  * it is scheduled moves nothing, a second update of an instance brings no
  * moves of its own, and an overlay without platform changes has none to
  * offer; TripProperties reach the instance's rows and no other instance's.
+ * Realtime-only trips (NEW, DUPLICATED) take platform changes on their calls:
+ * their events are at the assigned stop, the rows naming the call's stop;
+ * a copy's change is the copy's only; an unknown stop leaves the call where
+ * it is.
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
@@ -217,12 +221,74 @@ static void test_trip_properties_reach_their_instance_only(void **state)
     rt_overlay_release(o);
 }
 
+static rt_event time_event(uint32_t secs)
+{
+    return (rt_event){.present = true, .has_time = true, .time = dataset_instant(g_ds, g_monday, secs)};
+}
+
+static void test_realtime_only_trips_are_served_at_their_assigned_stops(void **state)
+{
+    (void)state;
+    rt_stop_update n[3] = {
+        {.stop_id = "S1", .departure = time_event(H(10, 0)), .assigned_stop_id = "S4"},
+        {.stop_id = "S2", .departure = time_event(H(10, 10)), .assigned_stop_id = "NOPE"},
+        {.stop_id = "S3", .arrival = time_event(H(10, 20)), .assigned_stop_id = "S3"},   /* its own stop */
+    };
+    rt_stop_update d[1] = {
+        {.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(0), .assigned_stop_id = "S5"}};
+    rt_trip_update tus[2] = {trip_update("new", "N1", n, 3), trip_update("dup", "T2", d, 1)};
+    tus[0].relationship = RT_TRIP_NEW;
+    tus[0].route_id = "R1";
+    tus[1].relationship = RT_TRIP_DUPLICATED;
+    tus[1].new_trip_id = "T2-dup";
+    tus[1].new_start_day = g_monday;
+    tus[1].new_start_secs = (int32_t)H(11, 0);
+    rt_feed f = feed_of(tus, 2);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.added, 2);
+    assert_int_equal(stats.assigned, 2);   /* N1's departure at S4, the copy's at S5 */
+    assert_int_equal(stats.unknown_assigned_stop, 1);
+    assert_non_null(strstr(stats.problem, "entity \"new\": stop_time_update 1: "
+                                          "stop_time_properties.assigned_stop_id \"NOPE\""));
+    assert_int_equal(rt_overlay_moved_count(o), 0);   /* no timetable row moved */
+    int64_t from = dataset_instant(g_ds, g_monday, H(9, 0)), to = dataset_instant(g_ds, g_monday, H(12, 0));
+    departure rows[4];
+    /* N1 leaves from S4, naming S1; nothing of it at S1 */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S1"), from, to, rows, 4), 0);
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S4"), from, to, rows, 4), 1);
+    assert_int_equal(rows[0].stop, stop_index("S1"));
+    assert_int_equal(rows[0].pos, 0);
+    assert_int_equal(rt_overlay_added_assigned_stop(o, &rows[0]), stop_index("S4"));
+    /* the unknown assignment leaves the call at S2; the own-stop one moves nothing */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S2"), from, to, rows, 4), 1);
+    assert_int_equal(rows[0].pos, 1);
+    assert_int_equal(rt_overlay_added_assigned_stop(o, &rows[0]), QUERY_NONE);
+    assert_int_equal(rt_overlay_added_events(o, QUERY_ARRIVALS, stop_index("S3"), from, to, rows, 4), 1);
+    assert_int_equal(rt_overlay_added_assigned_stop(o, &rows[0]), QUERY_NONE);
+    /* the copy leaves from S5 at 11:00; the original T2 is not moved */
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S5"), from, to, rows, 4), 1);
+    assert_int_equal(rows[0].stop, stop_index("S1"));
+    assert_int_equal(rows[0].instant, dataset_instant(g_ds, g_monday, H(11, 0)));
+    assert_string_equal(rt_overlay_added_trip(o, &rows[0])->trip_id, "T2-dup");
+    const rt_added_trip *copy = rt_overlay_find_added(o, "T2-dup", g_monday);
+    assert_non_null(copy);
+    const rt_added_call *calls = rt_overlay_added_calls(o, copy);
+    assert_int_equal(calls[0].assigned_stop, stop_index("S5"));
+    assert_int_equal(calls[1].assigned_stop, QUERY_NONE);
+    rt_departure r;
+    assert_false(lookup(o, "T2", 1, 0, H(9, 0), &r));   /* the original has no update of its own */
+    rt_overlay_release(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moved_rows_are_served_at_the_assigned_stop),
         cmocka_unit_test(test_a_second_update_of_an_instance_moves_nothing),
         cmocka_unit_test(test_trip_properties_reach_their_instance_only),
+        cmocka_unit_test(test_realtime_only_trips_are_served_at_their_assigned_stops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -112,7 +112,7 @@ PORT ?= 8080
 # The first python3 that has pytest, requests and brotli (pyenv's, or Debian's after `make deps`).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, requests, brotli' 2>/dev/null && { echo $$p; break; }; done)
 
-.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-merge bench-http bench-alerts bench-realtime bench-realtime-large bench-compression bench-tls bench-replicas bench-client bench-national bench-streams clean demo-feed
+.PHONY: client all deps run serve-release release-build test unit api bench bench-smoke bench-import bench-query bench-csv bench-hash bench-import-scale bench-calendars bench-merge bench-merge-reuse bench-http bench-alerts bench-realtime bench-realtime-large bench-compression bench-tls bench-replicas bench-client bench-national bench-streams clean demo-feed
 
 all: $(TRANSITD)
 
@@ -263,6 +263,10 @@ bench-calendars: release-build
 # them changed), and stop departures on the merged dataset against Brooklyn alone
 bench-merge: release-build
 	@$(PYTHON) bench/merge_bench.py --build $(RELEASE_BUILD)
+
+# Three feeds, one changed, re-imported (what reusing unchanged stores saves), against BASE when given
+bench-merge-reuse: release-build
+	@$(PYTHON) bench/merge_reuse_ab.py $(if $(BASE),--build base=$(BASE)) --build this=$(RELEASE_BUILD) --runs 7
 
 # National and continental size (issue #28): the generated national feed (bench/national_gen.py) at
 # NATIONAL_SIZES Brooklyns against Brooklyn in the same run: import, stores, serving RSS, req/s,

@@ -73,6 +73,9 @@ typedef struct datadir_marker {
     char builder[32];       /* TRANSITD_VERSION of the writer */
     uint64_t feed_bytes;    /* the bytes the version's hash ran over (feed_hashed_bytes);
                                0: not recorded (markers written before it was) */
+    char shapes_input[65];  /* the digest of shapes.sqlite's inputs (import/store_reuse.h), "" when
+                               not recorded: the store may then not be reused */
+    uint64_t shapes_rows;   /* the shapes.txt rows its build read */
 } datadir_marker;
 
 /* Reads dir/COMPLETE. Returns 0, or -1 when absent or unreadable (the

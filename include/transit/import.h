@@ -86,6 +86,7 @@ struct import_result {
     char previous[DATADIR_VERSION_LEN + 1];  /* active before this import, or "" */
     bool noop;        /* the version was already active and complete */
     bool reused;      /* an already built, complete version was re-activated */
+    bool shapes_reused;  /* shapes.sqlite was taken from the active version, its inputs unchanged */
     bool activated;   /* DATA/current now points at `version` */
     bool refused;     /* the guard refused activation (the message is in err) */
     double seconds;   /* wall time of the whole import */

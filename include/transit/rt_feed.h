@@ -43,48 +43,55 @@ typedef enum rt_stop_relationship {
     RT_STOP_UNSCHEDULED = 3,
 } rt_stop_relationship;
 
+/* A StopTimeEvent, in 16 bytes: a 64 MB feed has millions of them (the
+ * flags share the uncertainty's word, which rt_feed.c keeps within
+ * RT_UNCERTAINTY_MAX, rejecting an entity past it). */
 typedef struct rt_event {
-    bool present;              /* the StopTimeEvent was in the update */
-    bool has_delay, has_time, has_uncertainty;
-    int32_t delay;             /* seconds, late > 0 */
     int64_t time;              /* Unix seconds */
-    int32_t uncertainty;
+    int32_t delay;             /* seconds, late > 0 */
+    int32_t uncertainty : 28;  /* seconds */
+    bool present : 1;          /* the StopTimeEvent was in the update */
+    bool has_delay : 1, has_time : 1, has_uncertainty : 1;
 } rt_event;
+#define RT_UNCERTAINTY_MAX ((1 << 27) - 1)   /* |uncertainty|, seconds (over four years) */
 
+/* A StopTimeUpdate, in 56 bytes (it was 80: a 64 MB feed has 2.3 million). */
 typedef struct rt_stop_update {
-    bool has_stop_sequence;
-    uint32_t stop_sequence;
     const char *stop_id;
+    const char *assigned_stop_id;  /* StopTimeProperties.assigned_stop_id: a platform change */
     rt_event arrival, departure;
-    rt_stop_relationship relationship;
+    uint32_t stop_sequence;
+    bool has_stop_sequence;
+    uint8_t relationship;      /* rt_stop_relationship */
     uint8_t departure_occupancy;   /* departure_occupancy_status + 1 (0..RT_OCCUPANCY_MAX + 1);
                                     * 0 when absent, so a zeroed update has none */
-    const char *assigned_stop_id;  /* StopTimeProperties.assigned_stop_id: a platform change */
 } rt_stop_update;
+_Static_assert(sizeof(rt_event) == 16, "rt_event is 16 bytes");
+_Static_assert(sizeof(rt_stop_update) <= 56, "rt_stop_update is at most 56 bytes");
 
 typedef struct rt_trip_update {
     const char *entity_id;
     const char *trip_id, *route_id;
     const char *start_time;    /* "HH:MM:SS" as sent (hours may exceed 23) */
     const char *start_date;    /* "YYYYMMDD" as sent */
-    int32_t start_secs;        /* start_time in seconds, or -1 */
-    int32_t start_day;         /* start_date in days since 1970-01-01, or INT32_MIN */
-    int direction_id;          /* 0, 1, or -1 when absent */
-    rt_trip_relationship relationship;
     const char *vehicle_id, *vehicle_label;
-    bool has_timestamp, has_delay;
-    uint64_t timestamp;
-    int32_t delay;             /* trip-level delay (experimental in the spec) */
     /* TripProperties (experimental in the spec): a DUPLICATED trip's new
      * trip_id, start_date and start_time (all three required then), and a
      * shape, headsign and short name that stand in for the schedule's */
     const char *new_trip_id, *new_start_date, *new_start_time;
-    int32_t new_start_day;     /* new_start_date in days, or INT32_MIN */
-    int32_t new_start_secs;    /* new_start_time in seconds, or -1 */
     const char *shape_id, *headsign, *short_name;
     rt_stop_update *stops;     /* in feed order: by stop_sequence when given */
+    uint64_t timestamp;
+    int32_t start_secs;        /* start_time in seconds, or -1 */
+    int32_t start_day;         /* start_date in days since 1970-01-01, or INT32_MIN */
+    int32_t new_start_day;     /* new_start_date in days, or INT32_MIN */
+    int32_t new_start_secs;    /* new_start_time in seconds, or -1 */
+    int32_t delay;             /* trip-level delay (experimental in the spec) */
     uint32_t stop_count;
-} rt_trip_update;
+    rt_trip_relationship relationship;
+    int8_t direction_id;       /* 0, 1, or -1 when absent */
+    bool has_timestamp, has_delay;
+} rt_trip_update;               /* fields by size: 152 bytes, where it was 168 */
 
 typedef struct rt_translation {
     const char *text, *language;
@@ -138,6 +145,12 @@ typedef struct rt_feed {
  * or a required field is missing): truncated varint at byte 812"). The feed
  * comes with one reference. */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
+/* rt_feed_decode for bytes the caller frees right after without reading
+ * them again (the poller's): the pages of the entities decoded are given
+ * back to the system as the decode goes (madvise), so that the bytes and
+ * the decoded feed are not both held whole (a 64 MB feed decodes to about
+ * 180 MB). The contents of data are undefined afterwards. */
+rt_feed *rt_feed_decode_consuming(uint8_t *data, size_t len, char *err, size_t errlen);
 /* Another reference to feed (thread-safe), for a reader that uses it while
  * the poller may drop its own; returns feed. */
 rt_feed *rt_feed_retain(rt_feed *feed);

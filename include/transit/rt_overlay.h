@@ -195,8 +195,9 @@ void rt_overlay_slack(const rt_overlay *o, uint32_t *late_s, uint32_t *early_s);
  * the schedule at `stop`, seconds: at least back to the earliest event there
  * scheduled before `from` and predicted at or after it (moved by a delay of
  * at most RT_OVERLAY_SLACK_MAX), at most the stop's late slack, and 0 when
- * no event there is. It may reach up to 5 minutes further back than
- * needed (the window starts are bucketed); a stop's largest delay, which
+ * no event there is. It may reach up to 6 minutes further back than
+ * needed (the window starts are bucketed by 5 minutes, the leads kept in
+ * whole minutes); a stop's largest delay, which
  * one late trip of the day sets, no longer holds every board there. Cheap:
  * two reads besides the slack's. */
 uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from);

@@ -36,5 +36,8 @@ int schedule_store_write_days(const feed_t *feed, const char *path, struct days_
  * but valid database. */
 int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,
                        char *err, size_t errlen);
+/* shapes.sqlite's format number (its user_version): a new one makes every
+ * recorded input digest stale (import/store_reuse.h). */
+int shapes_store_format(void);
 
 #endif

@@ -315,7 +315,10 @@ static void print_summary(FILE *out, const char *feed, const char *data_dir,
     for (int p = 0; p < IMPORT_PHASE_COUNT; p++) {
         if (!r->phase_done[p])
             continue;
-        fprintf(out, "%-20s %8.2f\n", import_phase_name((import_phase)p), r->phase_seconds[p]);
+        fprintf(out, "%-20s %8.2f%s\n", import_phase_name((import_phase)p), r->phase_seconds[p],
+                p == IMPORT_PHASE_SHAPES && r->shapes_reused
+                    ? "  (shapes.txt unchanged: shapes.sqlite taken from the active version)"
+                    : "");
         if (p == IMPORT_PHASE_TIMETABLE) {
             fprintf(out, "%-20s %8.2f\n", "  parse", r->timetable.parse_seconds);
             fprintf(out, "%-20s %8.2f\n", "  build", r->timetable.build_seconds);
@@ -368,6 +371,11 @@ static void json_summary(json_writer *w, const char *feed, const char *data_dir,
     json_kv_bool(w, "refused", r->refused);
     json_kv_bool(w, "noop", r->noop);
     json_kv_bool(w, "reused", r->reused);
+    json_key(w, "stores_reused");
+    json_array_begin(w);
+    if (r->shapes_reused)
+        json_str(w, "shapes.sqlite");
+    json_array_end(w);
     json_kv_double(w, "seconds", r->seconds, 4);
     if (error)
         json_kv_string(w, "error", error);

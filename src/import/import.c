@@ -29,6 +29,7 @@
  * beside the build.
  */
 #include "import/days_handoff.h"
+#include "import/store_reuse.h"
 #include "transit/import.h"
 #include "transit/live_store.h"
 #include "transit/stores.h"
@@ -129,6 +130,8 @@ typedef struct run {
     const import_options *o;
     import_result *r;
     uint64_t feed_bytes;   /* feed_hashed_bytes, recorded in the marker */
+    char shapes_input[65]; /* the digest of shapes.sqlite's inputs (store_reuse.h), "" when unknown */
+    bool shapes_clean;     /* its build reported no problem: the digest goes into the marker */
     pthread_mutex_t report_lock;
 } run;
 
@@ -170,6 +173,27 @@ typedef struct store_job {
     char err[512];
 } store_job;
 
+/* shapes.sqlite from the active version when the digest of its inputs is
+ * the one recorded there (store_reuse.h; not with --force): true when it was
+ * taken. The digest is kept for this version's marker either way. */
+static bool take_shapes(run *ru, const feed_t *feed, const char *dir, const char *path)
+{
+    char derr[256];
+    if (store_reuse_shapes_digest(feed, shapes_store_format(), ru->shapes_input, derr, sizeof derr) != 0) {
+        ru->shapes_input[0] = '\0';
+        return false;
+    }
+    uint64_t rows = 0;
+    if (ru->o->force || !store_reuse_from_active(ru->o->data_dir, "shapes.sqlite", ru->shapes_input, dir, &rows))
+        return false;
+    struct stat st;
+    memset(&ru->r->shapes, 0, sizeof ru->r->shapes);
+    ru->r->shapes.shapes = rows;
+    ru->r->shapes.bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    ru->r->shapes_reused = true;
+    return true;
+}
+
 static void *store_thread(void *arg)
 {
     store_job *j = arg;
@@ -191,8 +215,12 @@ static void *store_thread(void *arg)
     phase_done(j->ru, IMPORT_PHASE_SCHEDULE, now_seconds() - t);
     t = now_seconds();
     snprintf(path, sizeof path, "%s/shapes.sqlite", j->dir);
-    j->rc = shapes_store_write(j->feed, path, j->shapes_diag, &j->ru->r->shapes, j->err,
-                               sizeof j->err);
+    if (take_shapes(j->ru, j->feed, j->dir, path)) {
+        j->rc = 0;
+        j->ru->r->shapes.seconds = now_seconds() - t;
+    } else {
+        j->rc = shapes_store_write(j->feed, path, j->shapes_diag, &j->ru->r->shapes, j->err, sizeof j->err);
+    }
     if (j->rc == 0)
         phase_done(j->ru, IMPORT_PHASE_SHAPES, now_seconds() - t);
     return NULL;
@@ -414,6 +442,10 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
         pthread_join(thread, NULL);
     if (have_days)
         days_handoff_destroy(&days);
+    ru->shapes_clean = true;
+    for (int k = 0; k < DIAG_KIND_COUNT; k++)
+        if (shapes_diag.count[k])
+            ru->shapes_clean = false;
     merge_diags(&r->diag, &timetable_diag, &schedule_diag, &shapes_diag);
     diag_destroy(&timetable_diag);
     diag_destroy(&schedule_diag);
@@ -446,6 +478,7 @@ static void forget_build(import_result *r)
     memset(&r->timetable, 0, sizeof r->timetable);
     memset(&r->schedule, 0, sizeof r->schedule);
     memset(&r->shapes, 0, sizeof r->shapes);
+    r->shapes_reused = false;
     diag_destroy(&r->diag);
     diag_init(&r->diag);
 }
@@ -500,6 +533,10 @@ static int install_version(run *ru, const char *tmp, char *err, size_t errlen)
     m.imported_at = (int64_t)time(NULL);
     snprintf(m.builder, sizeof m.builder, "%s", TRANSITD_VERSION);
     m.feed_bytes = ru->feed_bytes;
+    if (ru->shapes_input[0] && ru->shapes_clean) {
+        memcpy(m.shapes_input, ru->shapes_input, sizeof m.shapes_input);
+        m.shapes_rows = r->shapes.shapes;
+    }
     if (datadir_write_marker(tmp, &m, err, errlen) != 0 ||
         datadir_install(o->data_dir, tmp, r->version, err, errlen) != 0) {
         datadir_remove_tree(tmp);

@@ -358,3 +358,8 @@ int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stat
     free(w.points);
     return rc;
 }
+
+int shapes_store_format(void)
+{
+    return SHAPES_SCHEMA_VERSION;
+}

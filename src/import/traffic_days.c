@@ -18,12 +18,23 @@
 /* qsort has no context argument in C11; the comparator's context is per thread. */
 static _Thread_local const uint64_t *g_bits;
 static _Thread_local uint32_t g_words;
+static _Thread_local const uint32_t *g_first;   /* per distinct set: the first service that has it */
 
-static int cmp_service_bits(const void *a, const void *b)
+/* Distinct sets (by index) in the order of their words. */
+static int cmp_set_bits(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = memcmp(g_bits + (size_t)x * g_words, g_bits + (size_t)y * g_words, g_words * sizeof *g_bits);
-    return c ? c : (x < y ? -1 : x > y);
+    uint32_t x = g_first[*(const uint32_t *)a], y = g_first[*(const uint32_t *)b];
+    return memcmp(g_bits + (size_t)x * g_words, g_bits + (size_t)y * g_words, g_words * sizeof *g_bits);
+}
+
+static uint64_t hash_words(const uint64_t *w, uint32_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (uint32_t i = 0; i < n; i++) {
+        h = (h ^ w[i]) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    return h;
 }
 
 static int fail(char *err, size_t errlen, const char *what)
@@ -83,26 +94,47 @@ int traffic_days_build(traffic_days *out, const tb_calendar *cal, size_t ncal, c
     int32_t lo, hi;
     if (date_range(cal, ncal, dates, ndates, &lo, &hi, err, errlen)) return -1;
     uint32_t ndays = (uint32_t)(hi - lo + 1), words = (ndays + 63) / 64;
+    if (nservices > (1u << 30)) return fail(err, errlen, "calendar.txt/calendar_dates.txt: more than 2^30 services");
     uint64_t *bits = calloc((size_t)nservices * words + 1, sizeof *bits);
-    uint32_t *order = malloc(((size_t)nservices + 1) * sizeof *order);
+    /* the distinct sets are found by hashing each service's words once (a
+     * day-by-day feed has as many services as trips, and a handful of sets);
+     * only those few are sorted */
+    uint32_t nslots = 16;
+    while (nslots < 2 * (uint64_t)nservices) nslots <<= 1;
+    uint32_t *slot = calloc(nslots, sizeof *slot);                         /* distinct set + 1, or 0 */
+    uint32_t *first = malloc(((size_t)nservices + 1) * sizeof *first);     /* per distinct set */
+    uint32_t *order = malloc(((size_t)nservices + 1) * sizeof *order);     /* distinct sets, sorted */
     out->set_of = malloc(((size_t)nservices + 1) * sizeof *out->set_of);
-    if (!bits || !order || !out->set_of) goto oom;
+    if (!bits || !slot || !first || !order || !out->set_of) goto oom;
     fill_bits(bits, words, lo, cal, ncal, dates, ndates);
-    for (uint32_t i = 0; i < nservices; i++) order[i] = i;
+    uint32_t nsets = 0;
+    for (uint32_t s = 0; s < nservices; s++) {
+        const uint64_t *w = bits + (size_t)s * words;
+        uint32_t i = (uint32_t)hash_words(w, words) & (nslots - 1);
+        for (;; i = (i + 1) & (nslots - 1)) {
+            if (!slot[i]) {
+                first[nsets] = s;
+                slot[i] = ++nsets;
+                break;
+            }
+            if (memcmp(bits + (size_t)first[slot[i] - 1] * words, w, words * sizeof *w) == 0) break;
+        }
+        out->set_of[s] = slot[i] - 1;   /* for now the set's number in order of first appearance */
+    }
+    for (uint32_t k = 0; k < nsets; k++) order[k] = k;
     g_bits = bits;
     g_words = words;
-    qsort(order, nservices, sizeof *order, cmp_service_bits);
-    /* distinct sets in sorted order, compacted to the front of order's words */
-    uint32_t nsets = 0;
-    for (uint32_t r = 0; r < nservices; r++) {
-        const uint64_t *w = bits + (size_t)order[r] * words;
-        if (r == 0 || memcmp(w, bits + (size_t)order[r - 1] * words, words * sizeof *w) != 0) nsets++;
-        out->set_of[order[r]] = nsets - 1;
-    }
+    g_first = first;
+    qsort(order, nsets, sizeof *order, cmp_set_bits);
+    /* slot's first nsets entries become each set's rank in the sorted order */
+    for (uint32_t r = 0; r < nsets; r++) slot[order[r]] = r;
+    for (uint32_t s = 0; s < nservices; s++) out->set_of[s] = slot[out->set_of[s]];
     out->sets = malloc(((size_t)nsets * words + 1) * sizeof *out->sets);
     if (!out->sets) goto oom;
-    for (uint32_t s = 0; s < nservices; s++)
-        memcpy(out->sets + (size_t)out->set_of[s] * words, bits + (size_t)s * words, words * sizeof *bits);
+    for (uint32_t r = 0; r < nsets; r++)
+        memcpy(out->sets + (size_t)r * words, bits + (size_t)first[order[r]] * words, words * sizeof *bits);
+    free(slot);
+    free(first);
     free(bits);
     free(order);
     out->first_day = lo;
@@ -112,6 +144,8 @@ int traffic_days_build(traffic_days *out, const tb_calendar *cal, size_t ncal, c
     return 0;
 oom:
     free(bits);
+    free(slot);
+    free(first);
     free(order);
     traffic_days_free(out);
     return fail(err, errlen, "out of memory while computing the services' days");

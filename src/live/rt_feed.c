@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gtfs-realtime.pb-c.h"
 #include "transit/rt_feed_wire.h"
@@ -37,6 +39,17 @@ struct rt_arena {
     rt_intern intern;
 };
 
+/* The blocks are mapped from the system, not malloc'd: a feed's blocks go
+ * back whole when it is freed, where malloc (its mmap threshold raised by
+ * the frees of earlier feeds and overlays) would take them from the heap and
+ * keep them there, so that a server taking in a 64 MB feed after another
+ * grew by the size of one more feed each time. */
+static rt_arena_block *block_map(size_t size)
+{
+    void *p = mmap(NULL, sizeof(rt_arena_block) + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 /* n bytes aligned to `align` (a power of two), zeroed when `zero`. */
 static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
     if (n == 0) n = 1;
@@ -44,7 +57,7 @@ static void *arena_take(struct rt_arena *a, size_t n, size_t align, bool zero) {
     size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
     if (!b || at > b->size || b->size - at < n) {
         size_t size = n > 262144 ? n : 262144;
-        rt_arena_block *nb = malloc(sizeof *nb + size);
+        rt_arena_block *nb = block_map(size);
         if (!nb) return NULL;
         nb->next = b;
         nb->used = 0;
@@ -66,7 +79,7 @@ static void arena_free(struct rt_arena *a) {
     rt_arena_block *b = a->head;
     while (b) {
         rt_arena_block *next = b->next;
-        free(b);
+        munmap(b, sizeof *b + b->size);
         b = next;
     }
     free(a->intern.slots);
@@ -197,6 +210,12 @@ static void reject(rt_feed *f, const char *entity_id, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(f->first_rejection + n, sizeof f->first_rejection - (size_t)n, fmt, ap);
     va_end(ap);
+}
+
+/* false when the event's uncertainty is past RT_UNCERTAINTY_MAX (rt_event
+ * keeps it in 28 bits). */
+static bool event_fits(const TransitRealtime__TripUpdate__StopTimeEvent *e) {
+    return !e || !e->has_uncertainty || (e->uncertainty >= -RT_UNCERTAINTY_MAX && e->uncertainty <= RT_UNCERTAINTY_MAX);
 }
 
 static void copy_event(rt_event *out, const TransitRealtime__TripUpdate__StopTimeEvent *e) {
@@ -347,10 +366,16 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
             reject(f, entity_id, "SCHEDULED stop_time_update %u has no arrival or departure delay/time", i);
             return false;
         }
+        if (!event_fits(u->arrival) || !event_fits(u->departure)) {
+            reject(f, entity_id, "stop_time_update %u: uncertainty %d is out of range (at most %d seconds either way)",
+                   i, event_fits(u->arrival) ? u->departure->uncertainty : u->arrival->uncertainty,
+                   RT_UNCERTAINTY_MAX);
+            return false;
+        }
         s->has_stop_sequence = u->has_stop_sequence;
         s->stop_sequence = u->stop_sequence;
         s->stop_id = arena_str_shared(a, u->stop_id, oom);
-        s->relationship = srel;
+        s->relationship = (uint8_t)srel;
         s->departure_occupancy = u->has_departure_occupancy_status &&
                                          (unsigned)u->departure_occupancy_status <= RT_OCCUPANCY_MAX
                                      ? (uint8_t)(u->departure_occupancy_status + 1)
@@ -616,7 +641,23 @@ static TransitRealtime__FeedHeader *unpack_header(const uint8_t *data, size_t le
  * and one entity. The first walk only sizes the arrays (no entity is
  * unpacked twice). A malformed entity still fails the whole feed, as the
  * whole-message unpack did. */
-rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen) {
+/* Gives back to the system the whole pages of data[*released, upto) (data:
+ * the caller's buffer of `len`, which is no longer read; nothing outside it
+ * is touched), once they are more than a MiB; *released moves on. */
+static void release_behind(uint8_t *data, size_t len, size_t *released, size_t upto)
+{
+    if (upto - *released < ((size_t)1 << 20)) return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)data + *released + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)data + upto) & ~(page - 1);
+    if (upto <= len && to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+    *released = upto;
+}
+
+/* rt_feed_decode; with `consume`, data is the caller's to free unread
+ * afterwards, and the pages of the entities decoded are given back as the
+ * decode goes (see rt_feed_decode_consuming). */
+static rt_feed *decode_feed(const uint8_t *data, size_t len, uint8_t *consume, char *err, size_t errlen) {
     if (!data && len) {
         snprintf(err, errlen, "no data");
         return NULL;
@@ -651,7 +692,7 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
     if (o.vehicles && !(f->vehicles = arena_alloc(f->arena, sizeof *f->vehicles * o.vehicles))) goto oom;
     char why[200];
     pb_wire_field fld;
-    size_t pos = 0, index = 0;
+    size_t pos = 0, index = 0, released = 0;
     while (!oom && pb_wire_next(data, len, 0, &pos, &fld, why, sizeof why) == 1) {
         if (fld.number != FEED_ENTITY)
             continue;
@@ -664,6 +705,7 @@ rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errle
         decode_entity(f, e, &oom);
         transit_realtime__feed_entity__free_unpacked(e, NULL);
         index++;
+        if (consume) release_behind(consume, len, &released, pos);
     }
     if (oom) goto oom;
     intern_done(f->arena);
@@ -675,6 +717,16 @@ out:
     rt_feed_free(f);
     transit_realtime__feed_header__free_unpacked(h, NULL);
     return NULL;
+}
+
+rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen)
+{
+    return decode_feed(data, len, NULL, err, errlen);
+}
+
+rt_feed *rt_feed_decode_consuming(uint8_t *data, size_t len, char *err, size_t errlen)
+{
+    return decode_feed(data, len, data, err, errlen);
 }
 
 rt_feed *rt_feed_retain(rt_feed *feed)

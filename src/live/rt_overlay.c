@@ -35,23 +35,49 @@ enum {
     STOP_HIDDEN = 16,         /* the instance is DELETED or REPLACED (also canceled) */
     STOP_MOVED = 32,          /* a platform change: served at an assigned stop (rt_assigned.h) */
     STOP_PROPS = 64,          /* the instance has TripProperties (rt_trip_properties.h) */
+    STOP_WIDE = 128,          /* the entry's delays or arrival do not fit 16 bits: see wide[] */
 };
 /* bits 8-11 of a stop entry's flags: departure_occupancy_status + 1 (0: none) */
 #define STOP_OCCUPANCY_SHIFT 8
 
-typedef struct rt_stop_entry {
+/* A stop of an instance as propagate() works it out while the overlay is
+ * built (full width), for the instance at hand only. */
+typedef struct rt_full_stop {
     uint32_t stop_sequence;
     uint32_t secs;             /* scheduled departure of this instance, GTFS seconds */
     int32_t delay;
     uint32_t flags;
+} rt_full_stop;
+
+typedef struct rt_full_arrival {
+    uint32_t secs;             /* scheduled arrival of this instance, GTFS seconds */
+    int32_t delay;
+} rt_full_arrival;
+
+/* The same as kept, 16 bytes a stop where it was 24 (a 64 MB feed updates
+ * 9 million stops): 12 here, the delay in 16 bits. The rare stop whose
+ * delays (beyond 9 hours) or dwell (beyond 18 hours) do not fit has
+ * STOP_WIDE and its full values in wide[], found by entry index. */
+typedef struct rt_stop_entry {
+    uint32_t stop_sequence;
+    uint32_t secs;             /* scheduled departure of this instance, GTFS seconds */
+    int16_t delay;             /* the departure's, seconds (0 with STOP_WIDE) */
+    uint16_t flags;
 } rt_stop_entry;
 
 /* The arrival beside each stop entry (arr_stops[i] goes with stops[i]): kept
  * apart so that a departure row reads no more than it did. */
 typedef struct rt_arrival_entry {
-    uint32_t secs;             /* scheduled arrival of this instance, GTFS seconds */
-    int32_t delay;
+    uint16_t before;           /* scheduled departure minus scheduled arrival, seconds */
+    int16_t delay;             /* the arrival's, seconds */
 } rt_arrival_entry;
+
+/* A STOP_WIDE entry's values. */
+typedef struct rt_wide_entry {
+    uint32_t k;                /* the entry's index in stops[] */
+    uint32_t arr_secs;
+    int32_t delay, arr_delay;
+} rt_wide_entry;
 
 /* A trip's first instance (the earliest date) where a row reads it in one
  * load, not three (bitmap, trip_first, trips[]): most rows are of it. */
@@ -80,15 +106,18 @@ typedef struct rt_lead_span {
 /* A window starting in a bucket reads from the earliest late event that
  * reaches into the bucket, at most this much more than it needs to. */
 #define LEAD_BUCKET_S 300
+/* A bucket's lead is kept in whole minutes (rounded up: a board may read up
+ * to a minute more than it needs), one byte a bucket: a feed of 20 days
+ * over 4,500 stops has 26 million buckets. */
+#define LEAD_UNIT_S 60
 #define LEAD_NONE 0
-#define LEAD_FAR UINT16_MAX
+#define LEAD_FAR UINT8_MAX
 
-/* The same while the overlay is built, with its stop. */
-typedef struct rt_late_note {
-    uint32_t stop;
-    uint32_t delay;
-    int64_t sched;
-} rt_late_note;
+/* While the overlay is built, per stop: the earliest scheduled instant of
+ * its late events and the latest predicted one (what its buckets span). */
+typedef struct rt_late_span {
+    int64_t first_sched, last_at;
+} rt_late_span;
 
 typedef struct rt_trip_entry {
     uint32_t trip;
@@ -126,6 +155,11 @@ struct rt_overlay {
     rt_stop_entry *stops;
     rt_arrival_entry *arr_stops;   /* beside stops, stop_cap of them */
     uint32_t stop_count, stop_cap;
+    rt_wide_entry *wide;       /* the STOP_WIDE entries' values, by k */
+    uint32_t wide_count, wide_cap;
+    rt_full_stop *scratch;     /* while building: the instance at hand, full width */
+    rt_full_arrival *scratch_arr;
+    uint32_t scratch_cap;
     /* ADDED trips */
     rt_added_trip *added;
     uint32_t added_count, added_cap;
@@ -146,12 +180,13 @@ struct rt_overlay {
      * it must read there (rt_overlay_stop_lead); NULL lead_of when the
      * table would be too large (the lead is then the stop's late slack) */
     rt_lead_span *lead_of;
-    uint16_t *lead_back;       /* the spans' buckets: how long before the bucket's end the earliest
-                                * late event reaching it is scheduled (LEAD_NONE: none;
-                                * LEAD_FAR: that or more) */
+    uint8_t *lead_back;        /* the spans' buckets: how long before the bucket's end the earliest
+                                * late event reaching it is scheduled, LEAD_UNIT_S (LEAD_NONE:
+                                * none; LEAD_FAR: that or more) */
     int64_t late_base;
-    rt_late_note *notes;       /* while building: one per late event, unordered */
-    uint32_t note_count, note_cap;
+    rt_late_span *late_spans;  /* while building: per dataset stop (note_late), or NULL */
+    uint64_t late_count;       /* while building: the late events noted */
+    int64_t late_lo, late_hi;  /* while building: their earliest scheduled and latest predicted instants */
     rt_vehicles *vehicles;     /* published with it, or NULL */
     rt_assigned *assigned;     /* platform changes, or NULL without any */
     rt_properties_set *properties;   /* TripProperties of timetable instances, or NULL without any */
@@ -190,6 +225,36 @@ int32_t rt_nearest_service_date(const dataset *ds, uint32_t trip, uint32_t first
     return best;
 }
 
+/* Sets the room for stop entries to exactly cap (cap >= stop_count). */
+static bool resize_stops(rt_overlay *o, uint32_t cap)
+{
+    if (!cap) cap = 1;
+    rt_stop_entry *s = realloc(o->stops, (size_t)cap * sizeof *s);
+    if (!s) return false;
+    o->stops = s;
+    rt_arrival_entry *a = realloc(o->arr_stops, (size_t)cap * sizeof *a);
+    if (!a) return false;
+    o->arr_stops = a;
+    o->stop_cap = cap;
+    return true;
+}
+
+/* Room for the stops of every update naming a trip of the dataset, at
+ * most, before any is built: grown by doubling, a 64 MB feed's entries left
+ * a trail of smaller copies in the heap (cut to size at the end). */
+static bool presize_stops(rt_overlay *o, const rt_feed *feed, const dataset *ds)
+{
+    uint64_t bound = 0;
+    for (uint32_t i = 0; feed && i < feed->trip_update_count; i++) {
+        const rt_trip_update *tu = &feed->trip_updates[i];
+        uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
+        uint32_t n = 0;
+        query_error qerr;
+        if (trip != QUERY_NONE && trip_detail(ds, trip, NULL, 0, &n, &qerr) == QUERY_OK) bound += n;
+    }
+    return bound > UINT32_MAX || resize_stops(o, (uint32_t)bound);
+}
+
 static rt_stop_entry *reserve_stops(rt_overlay *o, uint32_t n)
 {
     if (o->stop_count + (uint64_t)n > UINT32_MAX) return NULL;
@@ -205,6 +270,78 @@ static rt_stop_entry *reserve_stops(rt_overlay *o, uint32_t n)
         o->stop_cap = cap;
     }
     return o->stops + o->stop_count;
+}
+
+static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size);
+
+/* Room for the instance at hand (n stops) in the build's full-width
+ * scratch; false when out of memory. */
+static bool reserve_scratch(rt_overlay *o, uint32_t n)
+{
+    if (n <= o->scratch_cap) return true;
+    rt_full_stop *s = realloc(o->scratch, (size_t)n * sizeof *s);
+    if (!s) return false;
+    o->scratch = s;
+    rt_full_arrival *a = realloc(o->scratch_arr, (size_t)n * sizeof *a);
+    if (!a) return false;
+    o->scratch_arr = a;
+    o->scratch_cap = n;
+    return true;
+}
+
+/* Appends the instance at hand (the scratch's first n) to the kept entries,
+ * each in 16 bits where it fits, else STOP_WIDE with a wide[] record. false
+ * when out of memory. */
+static bool pack_entries(rt_overlay *o, uint32_t n)
+{
+    rt_stop_entry *s = reserve_stops(o, n);
+    if (!s) return false;
+    rt_arrival_entry *a = o->arr_stops + o->stop_count;
+    for (uint32_t k = 0; k < n; k++) {
+        const rt_full_stop *f = &o->scratch[k];
+        const rt_full_arrival *fa = &o->scratch_arr[k];
+        uint32_t before = f->secs - fa->secs;
+        bool fits = f->secs >= fa->secs && before <= UINT16_MAX && f->delay >= INT16_MIN && f->delay <= INT16_MAX &&
+                    fa->delay >= INT16_MIN && fa->delay <= INT16_MAX;
+        assert(f->flags <= UINT16_MAX && !(f->flags & STOP_WIDE));
+        if (fits) {
+            s[k] = (rt_stop_entry){f->stop_sequence, f->secs, (int16_t)f->delay, (uint16_t)f->flags};
+            a[k] = (rt_arrival_entry){(uint16_t)before, (int16_t)fa->delay};
+            continue;
+        }
+        if (!grow((void **)&o->wide, &o->wide_cap, o->wide_count, sizeof *o->wide)) return false;
+        o->wide[o->wide_count++] = (rt_wide_entry){o->stop_count + k, fa->secs, f->delay, fa->delay};
+        s[k] = (rt_stop_entry){f->stop_sequence, f->secs, 0, (uint16_t)(f->flags | STOP_WIDE)};
+        a[k] = (rt_arrival_entry){0, 0};
+    }
+    return true;
+}
+
+/* The wide[] record of STOP_WIDE entry k (appended in k order). */
+static const rt_wide_entry *wide_of(const rt_overlay *o, uint32_t k)
+{
+    uint32_t a = 0, b = o->wide_count;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (o->wide[mid].k < k) a = mid + 1;
+        else b = mid;
+    }
+    assert(a < o->wide_count && o->wide[a].k == k);
+    return &o->wide[a];
+}
+
+/* Entry k at full width. */
+static void unpack_entry(const rt_overlay *o, uint32_t k, rt_full_stop *f, rt_full_arrival *fa)
+{
+    const rt_stop_entry *s = &o->stops[k];
+    const rt_arrival_entry *a = &o->arr_stops[k];
+    *f = (rt_full_stop){s->stop_sequence, s->secs, s->delay, s->flags & ~(uint32_t)STOP_WIDE};
+    *fa = (rt_full_arrival){s->secs - a->before, a->delay};
+    if (s->flags & STOP_WIDE) {
+        const rt_wide_entry *w = wide_of(o, k);
+        f->delay = w->delay;
+        *fa = (rt_full_arrival){w->arr_secs, w->arr_delay};
+    }
 }
 
 /* The delay an event states for a stop scheduled at `sched` (Unix seconds). */
@@ -230,12 +367,12 @@ static bool event_delay(const rt_event *e, int64_t sched, int32_t *delay)
  * departure's delay; a carried delay makes an arrival no earlier than the
  * departure before it. */
 static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st, uint32_t n,
-                      int32_t service_date, int32_t offset, rt_stop_entry *out, rt_arrival_entry *arr,
+                      int32_t service_date, int32_t offset, rt_full_stop *out, rt_full_arrival *arr,
                       rt_overlay_stats *stats)
 {
     for (uint32_t k = 0; k < n; k++) {
-        arr[k] = (rt_arrival_entry){(uint32_t)((int32_t)st[k].arrival_secs + offset), 0};
-        out[k] = (rt_stop_entry){st[k].stop_sequence, (uint32_t)((int32_t)st[k].departure_secs + offset), 0, 0};
+        arr[k] = (rt_full_arrival){(uint32_t)((int32_t)st[k].arrival_secs + offset), 0};
+        out[k] = (rt_full_stop){st[k].stop_sequence, (uint32_t)((int32_t)st[k].departure_secs + offset), 0, 0};
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED)
             out[k].flags = STOP_CANCELED;
     }
@@ -320,8 +457,8 @@ static void propagate(const dataset *ds, const rt_trip_update *tu, const trip_st
 }
 
 /* Widens the slack of the instance's stops (st[k].stop) by its predictions. */
-static void note_slack(rt_overlay *o, const trip_stop_time *st, uint32_t n, const rt_stop_entry *out,
-                       const rt_arrival_entry *arr)
+static void note_slack(rt_overlay *o, const trip_stop_time *st, uint32_t n, const rt_full_stop *out,
+                       const rt_full_arrival *arr)
 {
     for (uint32_t k = 0; k < n; k++) {
         if (st[k].stop >= o->nstops) continue;
@@ -366,45 +503,45 @@ static bool grow(void **items, uint32_t *cap, uint32_t count, size_t size)
  * search among its events made boards slower than they were (bench_query
  * --rt: 10.4 µs against 8.5). */
 
-/* Notes the instance's events at its stops (st[k].stop) that a board moves
- * later: predicted, not canceled, delay in (0, RT_OVERLAY_SLACK_MAX] (what
- * board_predicted.c moves a row by). false when out of memory. */
-static bool note_late(rt_overlay *o, const trip_stop_time *st, uint32_t n, int32_t date, const rt_stop_entry *out,
-                      const rt_arrival_entry *arr)
-{
-    int64_t day = dataset_instant(o->ds, date, 0);   /* the instance's instants are day + secs */
-    for (uint32_t k = 0; k < n; k++) {
-        if (st[k].stop >= o->nstops || (out[k].flags & STOP_CANCELED)) continue;
-        int32_t delays[2] = {(out[k].flags & STOP_PREDICTED) ? out[k].delay : 0,
-                             (out[k].flags & STOP_ARR_PREDICTED) ? arr[k].delay : 0};
-        uint32_t secs[2] = {out[k].secs, arr[k].secs};
-        for (int i = 0; i < 2; i++) {
-            if (delays[i] <= 0 || delays[i] > RT_OVERLAY_SLACK_MAX) continue;
-            if (i == 1 && delays[1] == delays[0] && secs[1] == secs[0]) continue;   /* the same event twice */
-            if (!grow((void **)&o->notes, &o->note_cap, o->note_count, sizeof *o->notes)) return false;
-            o->notes[o->note_count++] =
-                (rt_late_note){st[k].stop, (uint32_t)delays[i], day + secs[i]};
-        }
-    }
-    return true;
-}
+/* The late events of an instance (stops st[k].stop, entries out/arr, on
+ * `date`) that a board moves later: predicted, not canceled, delay in
+ * (0, RT_OVERLAY_SLACK_MAX] (what board_predicted.c moves a row by); an
+ * arrival the same as its departure counts once. Calls each with its stop,
+ * scheduled instant and delay. */
+#define FOR_EACH_LATE(o, st, n, date, out, arr, STOP, SCHED, DELAY, ...)                                    \
+    do {                                                                                                    \
+        int64_t day_ = dataset_instant((o)->ds, (date), 0);   /* the instance's instants are day + secs */ \
+        for (uint32_t k_ = 0; k_ < (n); k_++) {                                                             \
+            if ((st)[k_].stop >= (o)->nstops || ((out)[k_].flags & STOP_CANCELED)) continue;                \
+            int32_t delays_[2] = {((out)[k_].flags & STOP_PREDICTED) ? (out)[k_].delay : 0,                 \
+                                  ((out)[k_].flags & STOP_ARR_PREDICTED) ? (arr)[k_].delay : 0};            \
+            uint32_t secs_[2] = {(out)[k_].secs, (arr)[k_].secs};                                           \
+            for (int i_ = 0; i_ < 2; i_++) {                                                                \
+                if (delays_[i_] <= 0 || delays_[i_] > RT_OVERLAY_SLACK_MAX) continue;                       \
+                if (i_ == 1 && delays_[1] == delays_[0] && secs_[1] == secs_[0]) continue;                  \
+                uint32_t STOP = (st)[k_].stop;                                                              \
+                int64_t SCHED = day_ + secs_[i_];                                                           \
+                int32_t DELAY = delays_[i_];                                                                \
+                __VA_ARGS__                                                                                 \
+            }                                                                                               \
+        }                                                                                                   \
+    } while (0)
 
-/* Orders the notes by scheduled instant (lo the earliest, hi - lo within
- * 32 bits): a radix sort, a byte a pass, through `tmp` (room for as many).
- * Stable, so the stops' runs taken from it in order come out sorted. */
-static void sort_notes(rt_late_note *notes, rt_late_note *tmp, uint32_t n, int64_t lo)
+/* Widens the stops' late spans by the instance's late events: the first of
+ * finish_late's two passes, which keeps no event (a 64 MB feed has millions:
+ * a note each and a sorted copy of them were 160 MB while the overlay was
+ * built). */
+static void note_late(rt_overlay *o, const trip_stop_time *st, uint32_t n, int32_t date, const rt_full_stop *out,
+                      const rt_full_arrival *arr)
 {
-    rt_late_note *from = notes, *to = tmp;
-    for (int shift = 0; shift < 32; shift += 8) {
-        uint32_t count[257] = {0};
-        for (uint32_t i = 0; i < n; i++) count[((uint64_t)(from[i].sched - lo) >> shift & 0xff) + 1]++;
-        for (int k = 0; k < 256; k++) count[k + 1] += count[k];
-        for (uint32_t i = 0; i < n; i++) to[count[(uint64_t)(from[i].sched - lo) >> shift & 0xff]++] = from[i];
-        rt_late_note *t = from;
-        from = to;
-        to = t;
-    }
-    /* four passes: the sorted notes are back in `notes` */
+    FOR_EACH_LATE(o, st, n, date, out, arr, stop, sched, delay, {
+        rt_late_span *span = &o->late_spans[stop];
+        if (sched < span->first_sched) span->first_sched = sched;
+        if (sched + delay > span->last_at) span->last_at = sched + delay;
+        if (sched < o->late_lo) o->late_lo = sched;
+        if (sched + delay > o->late_hi) o->late_hi = sched + delay;
+        o->late_count++;
+    });
 }
 
 static int32_t bucket_of(int32_t rel)
@@ -412,77 +549,66 @@ static int32_t bucket_of(int32_t rel)
     return rel >= 0 ? rel / LEAD_BUCKET_S : -(int32_t)((-(int64_t)rel + LEAD_BUCKET_S - 1) / LEAD_BUCKET_S);
 }
 
-/* Fills the stops' buckets from the notes (sorted by scheduled instant,
- * then grouped by stop) and frees the notes. Without notes, or when the
- * instants span more than int32 seconds or the buckets would outnumber
- * 4 x the events + the stops, no table: every lead is the stop's late
- * slack. false when out of memory. */
-static bool finish_late(rt_overlay *o)
+/* Fills the stops' buckets from their late events, in a second pass over
+ * the instances kept (their stops from the schedule, st: room for st_cap):
+ * a bucket keeps the most any event reaching it was scheduled before its
+ * end, the earliest such event's. Without events, or when their instants
+ * span more than int32 seconds or the buckets would outnumber 16 x the
+ * events + 1024, no table: every lead is the stop's late slack. Frees the
+ * spans. false when out of memory. */
+static bool finish_late(rt_overlay *o, trip_stop_time **st, uint32_t *st_cap)
 {
-    uint32_t n = o->note_count;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (uint32_t i = 0; i < n; i++) {
-        if (o->notes[i].sched < lo) lo = o->notes[i].sched;
-        if (o->notes[i].sched + o->notes[i].delay > hi) hi = o->notes[i].sched + o->notes[i].delay;
-    }
-    rt_late_event *events = NULL;
-    uint32_t *run = NULL;      /* per stop s: its events are [run[s], run[s + 1]) */
+    uint64_t n = o->late_count;
+    int64_t lo = o->late_lo, hi = o->late_hi;
     bool ok = true;
     if (!n || hi - lo > INT32_MAX) goto done;
     o->late_base = lo;
     ok = false;
-    rt_late_note *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) goto done;
-    sort_notes(o->notes, tmp, n, lo);
-    free(tmp);
-    events = malloc(n * sizeof *events);
-    run = calloc((size_t)o->nstops + 2, sizeof *run);
-    if (!events || !run) goto done;
-    for (uint32_t i = 0; i < n; i++) run[o->notes[i].stop + 2]++;
-    for (uint32_t s = 0; s < o->nstops; s++) run[s + 2] += run[s + 1];
-    for (uint32_t i = 0; i < n; i++) {
-        const rt_late_note *e = &o->notes[i];
-        int32_t sched = (int32_t)(e->sched - lo);
-        events[run[e->stop + 1]++] = (rt_late_event){sched, sched + (int32_t)e->delay};
-    }
-    free(o->notes);
-    o->notes = NULL;
-    o->note_count = o->note_cap = 0;
-    /* each stop's buckets: from its earliest event's to its latest prediction's */
     if (!(o->lead_of = calloc((size_t)o->nstops + 1, sizeof *o->lead_of))) goto done;
     uint64_t total = 0;
     for (uint32_t s = 0; s < o->nstops; s++) {
-        if (run[s] == run[s + 1]) continue;
-        int32_t last = INT32_MIN;
-        for (uint32_t i = run[s]; i < run[s + 1]; i++) last = events[i].at > last ? events[i].at : last;
-        int32_t first = bucket_of(events[run[s]].sched);
-        o->lead_of[s] = (rt_lead_span){(uint32_t)total, first, (uint32_t)(bucket_of(last) - first + 1)};
+        const rt_late_span *span = &o->late_spans[s];
+        if (span->first_sched > span->last_at) continue;   /* no late event */
+        int32_t first = bucket_of((int32_t)(span->first_sched - lo)), last = bucket_of((int32_t)(span->last_at - lo));
+        o->lead_of[s] = (rt_lead_span){(uint32_t)total, first, (uint32_t)(last - first + 1)};
         total += o->lead_of[s].count;
     }
-    if (total > 16 * (uint64_t)n + 1024) {
+    if (total > 16 * n + 1024) {
         free(o->lead_of);
         o->lead_of = NULL;
         ok = true;
         goto done;
     }
     if (!(o->lead_back = calloc(total ? total : 1, sizeof *o->lead_back))) goto done;   /* LEAD_NONE */
-    for (uint32_t s = 0; s < o->nstops; s++) {
-        const rt_lead_span *span = &o->lead_of[s];
-        uint16_t *back = o->lead_back + span->first;
-        /* by scheduled instant, the first event to reach a bucket is its
-         * earliest; the buckets an event reaches at or past its own are a
-         * run from there, and the runs before it reach from no later, so
-         * the unset buckets are those past the furthest run yet */
-        int32_t filled = -1;
-        for (uint32_t i = run[s]; i < run[s + 1]; i++) {
-            int32_t b = bucket_of(events[i].sched) - span->bucket, e = bucket_of(events[i].at) - span->bucket;
-            for (b = b > filled + 1 ? b : filled + 1; b <= e; b++) {
-                /* the bucket ends after the event is scheduled: at least 1 */
-                int64_t before = ((int64_t)span->bucket + b + 1) * LEAD_BUCKET_S - events[i].sched;
-                back[b] = before >= LEAD_FAR ? LEAD_FAR : (uint16_t)before;
-            }
-            if (e > filled) filled = e;
+    for (uint32_t i = 0; i < o->trip_count; i++) {
+        const rt_trip_entry *e = &o->trips[i];
+        uint32_t count = 0;
+        query_error qerr;
+        if (trip_detail(o->ds, e->trip, *st, *st_cap, &count, &qerr) != QUERY_OK || count != e->stop_count) continue;
+        if (count > *st_cap) {
+            trip_stop_time *bigger = realloc(*st, count * sizeof **st);
+            if (!bigger) goto done;
+            *st = bigger;
+            *st_cap = count;
+            trip_detail(o->ds, e->trip, *st, *st_cap, &count, &qerr);
         }
+        if (!reserve_scratch(o, count)) goto done;
+        for (uint32_t k = 0; k < count; k++)
+            unpack_entry(o, e->first_stop + k, &o->scratch[k], &o->scratch_arr[k]);
+        FOR_EACH_LATE(o, *st, count, e->service_date, o->scratch, o->scratch_arr, stop, sched, delay, {
+            const rt_lead_span *span = &o->lead_of[stop];
+            uint8_t *back = o->lead_back + span->first;
+            int32_t rel = (int32_t)(sched - lo);
+            int32_t b = bucket_of(rel) - span->bucket, end = bucket_of(rel + delay) - span->bucket;
+            assert(b >= 0 && end < (int32_t)span->count);
+            for (; b <= end; b++) {
+                /* the bucket ends after the event is scheduled: at least 1 */
+                int64_t before = ((int64_t)span->bucket + b + 1) * LEAD_BUCKET_S - rel;
+                int64_t units = (before + LEAD_UNIT_S - 1) / LEAD_UNIT_S;
+                uint8_t v = units >= LEAD_FAR ? LEAD_FAR : (uint8_t)units;
+                if (v > back[b]) back[b] = v;
+            }
+        });
     }
     ok = true;
 done:
@@ -490,11 +616,8 @@ done:
         free(o->lead_of);
         o->lead_of = NULL;
     }
-    free(events);
-    free(run);
-    free(o->notes);
-    o->notes = NULL;
-    o->note_count = o->note_cap = 0;
+    free(o->late_spans);
+    o->late_spans = NULL;
     return ok;
 }
 
@@ -525,9 +648,10 @@ uint32_t rt_overlay_stop_lead(const rt_overlay *o, uint32_t stop, int64_t from)
     int32_t bucket = bucket_of((int32_t)rel);
     int64_t b = (int64_t)bucket - span->bucket;
     if (b < 0 || b >= span->count) return 0;
-    uint16_t back = o->lead_back[span->first + b];
+    uint32_t back = o->lead_back[span->first + b];
     if (back == LEAD_NONE) return 0;
     if (back == LEAD_FAR) return late;
+    back *= LEAD_UNIT_S;
     /* the earliest is scheduled `back` before the bucket's end, the window
      * starts `ahead` before it */
     int64_t ahead = ((int64_t)bucket + 1) * LEAD_BUCKET_S - rel;
@@ -743,8 +867,8 @@ static int add_replacement(rt_overlay *o, const dataset *ds, const rt_trip_updat
  * entries `out`/`arr` hold the copy's shifted times and propagated delays
  * (propagate()); -1 when out of memory. */
 static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_info *ti,
-                         const trip_stop_time *st, uint32_t n, const rt_stop_entry *out,
-                         const rt_arrival_entry *arr, rt_overlay_stats *stats)
+                         const trip_stop_time *st, uint32_t n, const rt_full_stop *out,
+                         const rt_full_arrival *arr, rt_overlay_stats *stats)
 {
     int32_t date = tu->new_start_day;
     uint32_t first_call = o->call_count;
@@ -963,16 +1087,17 @@ static bool note_instance(rt_overlay *o, const dataset *ds, const rt_trip_update
                               &stats->unknown_assigned_stop, stats->problem, sizeof stats->problem))
             return false;
         for (uint32_t i = before; i < rt_assigned_noted(o->assigned); i++) {
-            uint32_t k = rt_assigned_entry(o->assigned, i);
-            o->stops[k].flags |= STOP_MOVED;
-            rt_assigned_set_delays(o->assigned, i, (o->stops[k].flags & STOP_PREDICTED) ? o->stops[k].delay : 0,
-                                   (o->stops[k].flags & STOP_ARR_PREDICTED) ? o->arr_stops[k].delay : 0);
+            uint32_t k = rt_assigned_entry(o->assigned, i) - o->stop_count;   /* in the scratch */
+            assert(k < n);
+            o->scratch[k].flags |= STOP_MOVED;
+            rt_assigned_set_delays(o->assigned, i, (o->scratch[k].flags & STOP_PREDICTED) ? o->scratch[k].delay : 0,
+                                   (o->scratch[k].flags & STOP_ARR_PREDICTED) ? o->scratch_arr[k].delay : 0);
         }
     }
     if (rt_properties_given(tu)) {
         if (!o->properties && !(o->properties = rt_properties_new())) return false;
         if (!rt_properties_note(o->properties, tu, o->stop_count, n)) return false;
-        for (uint32_t k = 0; k < n; k++) o->stops[o->stop_count + k].flags |= STOP_PROPS;
+        for (uint32_t k = 0; k < n; k++) o->scratch[k].flags |= STOP_PROPS;
         stats->properties++;
     }
     return true;
@@ -1014,7 +1139,10 @@ static uint32_t entry_of(const rt_overlay *o, const departure *d)
         }
         if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
         uint32_t k = e->first_stop + a;
-        if ((d->arrival ? o->arr_stops[k].secs : o->stops[k].secs) == d->secs) return k;
+        rt_full_stop f;
+        rt_full_arrival fa;
+        unpack_entry(o, k, &f, &fa);
+        if ((d->arrival ? fa.secs : f.secs) == d->secs) return k;
     }
     return UINT32_MAX;
 }
@@ -1050,11 +1178,15 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     o->trip_bits = calloc((size_t)o->ntrips / 64 + 1, sizeof *o->trip_bits);
     o->nstops = dataset_stop_count(ds);
     o->slack = calloc(2 * (size_t)o->nstops + 2, sizeof *o->slack);
+    o->late_spans = malloc(((size_t)o->nstops + 1) * sizeof *o->late_spans);
+    o->late_lo = INT64_MAX;
+    o->late_hi = INT64_MIN;
+    for (uint32_t s = 0; o->late_spans && s < o->nstops; s++) o->late_spans[s] = (rt_late_span){INT64_MAX, INT64_MIN};
     uint32_t nupdates = feed ? feed->trip_update_count : 0;
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
-    if (!o->trip_bits || !o->trips || !st || !o->slack) goto oom;
+    if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans || !presize_stops(o, feed, ds)) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
         const rt_trip_update *tu = &feed->trip_updates[i];
@@ -1093,11 +1225,10 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
                 stats->not_duplicable++;
                 continue;
             }
-            rt_stop_entry *copy = reserve_stops(o, n);   /* scratch past the kept entries */
-            if (!copy) goto oom;
+            if (!reserve_scratch(o, n)) goto oom;
             int32_t shift = tu->new_start_secs - (int32_t)st[0].departure_secs;
-            propagate(ds, tu, st, n, tu->new_start_day, shift, copy, o->arr_stops + o->stop_count, stats);
-            if (add_duplicate(o, ds, tu, &ti, st, n, copy, o->arr_stops + o->stop_count, stats)) goto oom;
+            propagate(ds, tu, st, n, tu->new_start_day, shift, o->scratch, o->scratch_arr, stats);
+            if (add_duplicate(o, ds, tu, &ti, st, n, o->scratch, o->scratch_arr, stats)) goto oom;
             continue;
         }
         int32_t offset = 0, start = -1;
@@ -1120,14 +1251,15 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
             stats->not_running++;
             continue;
         }
-        rt_stop_entry *out = reserve_stops(o, n);
-        if (!out) goto oom;
-        propagate(ds, tu, st, n, date, offset, out, o->arr_stops + o->stop_count, stats);
+        if (!reserve_scratch(o, n)) goto oom;
+        rt_full_stop *out = o->scratch;
+        rt_full_arrival *arr = o->scratch_arr;
+        propagate(ds, tu, st, n, date, offset, out, arr, stats);
         if (tu->relationship == RT_TRIP_DELETED || tu->relationship == RT_TRIP_REPLACEMENT)
             for (uint32_t k = 0; k < n; k++) {
                 out[k].flags = STOP_CANCELED | STOP_HIDDEN;
                 out[k].delay = 0;
-                o->arr_stops[o->stop_count + k].delay = 0;
+                arr[k].delay = 0;
             }
         if (tu->relationship == RT_TRIP_DELETED) stats->deleted++;
         if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
@@ -1135,12 +1267,14 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         if (tu->relationship != RT_TRIP_DELETED && tu->relationship != RT_TRIP_REPLACEMENT &&
             !note_instance(o, ds, tu, st, n, trip, date, offset, stats))
             goto oom;
-        note_slack(o, st, n, out, o->arr_stops + o->stop_count);
-        if (!note_late(o, st, n, date, out, o->arr_stops + o->stop_count)) goto oom;
+        note_slack(o, st, n, out, arr);
+        note_late(o, st, n, date, out, arr);
+        if (!pack_entries(o, n)) goto oom;
         o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
         o->stop_count += n;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
     }
+    if (o->stop_count < o->stop_cap && !resize_stops(o, o->stop_count)) goto oom;
     qsort(o->trips, o->trip_count, sizeof *o->trips, compare_entries);
     /* a second update for the same instance: the first one in the feed stays
      * (qsort is not stable, so keep the entry whose stops come first) */
@@ -1165,14 +1299,17 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
         o->trip_first[t] = i;
         uint32_t late = i + 1 < kept && o->trips[i + 1].trip == t ? o->heads[t].late : 0;
         for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++) {
-            int32_t d = o->stops[k].delay > o->arr_stops[k].delay ? o->stops[k].delay : o->arr_stops[k].delay;
+            rt_full_stop f;
+            rt_full_arrival fa;
+            unpack_entry(o, k, &f, &fa);
+            int32_t d = f.delay > fa.delay ? f.delay : fa.delay;
             if (d > 0 && (uint32_t)d > late) late = (uint32_t)d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d;
         }
         o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
     }
     stats->matched = kept;
     if (!finish_assigned(o, stats)) goto oom;
-    if (!finish_late(o)) goto oom;
+    if (!finish_late(o, &st, &st_cap)) goto oom;
     if (finish_added(o, ds, stats)) goto oom;
     free(st);
     st = NULL;
@@ -1201,6 +1338,9 @@ void rt_overlay_release(rt_overlay *o)
     free(o->trips);
     free(o->stops);
     free(o->arr_stops);
+    free(o->wide);
+    free(o->scratch);
+    free(o->scratch_arr);
     free(o->added);
     free(o->added_ids);
     free(o->calls);
@@ -1209,7 +1349,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->slack);
     free(o->lead_of);
     free(o->lead_back);
-    free(o->notes);
+    free(o->late_spans);
     rt_assigned_free(o->assigned);
     rt_properties_free(o->properties);
     rt_row_index_free(o->row_index);
@@ -1280,12 +1420,15 @@ static void fill_instance(uint32_t flags, rt_departure *out)
 
 /* Fills `out` from stop entry `k` of an instance when it is the row's
  * (frequency-based instances differ by their times); false when not. */
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out);
+
 static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
 {
     const rt_stop_entry *s = &o->stops[k];
+    if (__builtin_expect((s->flags & STOP_WIDE) != 0, 0)) return fill_wide(o, k, d, out);
     if (d->arrival) {
         const rt_arrival_entry *ae = &o->arr_stops[k];
-        if (ae->secs != d->secs) return false;
+        if (s->secs - ae->before != d->secs) return false;
         out->has_prediction = (s->flags & STOP_ARR_PREDICTED) != 0;
         out->delay_s = ae->delay;
     } else {
@@ -1300,6 +1443,24 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
     out->hidden = (s->flags & STOP_HIDDEN) != 0;
     if (__builtin_expect((s->flags & (STOP_MOVED | STOP_PROPS)) != 0, 0))
         fill_instance(s->flags, out);
+    return true;
+}
+
+/* fill() for a STOP_WIDE entry, from its full values. */
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
+{
+    rt_full_stop f;
+    rt_full_arrival fa;
+    unpack_entry(o, k, &f, &fa);
+    if ((d->arrival ? fa.secs : f.secs) != d->secs) return false;
+    out->has_prediction = (f.flags & (d->arrival ? STOP_ARR_PREDICTED : STOP_PREDICTED)) != 0;
+    out->delay_s = d->arrival ? fa.delay : f.delay;
+    if (!d->arrival) out->occupancy = (uint8_t)(f.flags >> STOP_OCCUPANCY_SHIFT & 15);
+    out->realtime = true;
+    out->canceled = (f.flags & STOP_CANCELED) != 0;
+    out->skipped = (f.flags & STOP_SKIPPED) != 0;
+    out->hidden = (f.flags & STOP_HIDDEN) != 0;
+    fill_instance(f.flags, out);
     return true;
 }
 

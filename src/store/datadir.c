@@ -220,6 +220,10 @@ int datadir_read_marker(const char *version_dir, datadir_marker *m)
             snprintf(m->builder, sizeof m->builder, "%s", value);
         else if (strcmp(key, "feed_bytes") == 0)
             m->feed_bytes = strtoull(value, NULL, 10);
+        else if (strcmp(key, "shapes_input") == 0 && strlen(value) == 64)
+            memcpy(m->shapes_input, value, 65);
+        else if (strcmp(key, "shapes_rows") == 0)
+            m->shapes_rows = strtoull(value, NULL, 10);
     }
     fclose(f);
     return (have_magic && have_version && have_sequence) ? 0 : -1;
@@ -245,6 +249,9 @@ int datadir_write_marker(const char *version_dir, const datadir_marker *m, char 
                      "builder %s\nfeed_bytes %llu\n",
                      m->version, (unsigned long long)m->sequence, (long long)m->imported_at,
                      m->builder[0] ? m->builder : "unknown", (unsigned long long)m->feed_bytes);
+    if (m->shapes_input[0] && n > 0 && (size_t)n < sizeof text)
+        n += snprintf(text + n, sizeof text - (size_t)n, "shapes_input %s\nshapes_rows %llu\n", m->shapes_input,
+                      (unsigned long long)m->shapes_rows);
     ssize_t w = write(fd, text, (size_t)n);
     int e = errno;
     if (w != n || fsync(fd) != 0) {

@@ -11,6 +11,7 @@
  * walked as protobuf-c unpacked; what protobuf-c unpacks (with a header
  * transitd supports) it decodes too, unless it refused a rule protobuf-c does
  * not check (an overlong varint, field number 0, a tag past 32 bits, a group).
+ * rt_feed_decode_consuming (the poller's) decodes a copy the same way.
  * `make fuzz` builds build/fuzz/fuzz_rt_feed_wire; its seeds are
  * tests/fuzz/seeds/rt_feed_wire/ (unknown fields of each wire type,
  * truncations, a header twice or last) and make_seeds.py's feeds.
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gtfs-realtime.pb-c.h"
@@ -88,6 +90,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                !strstr(err, "out of memory") && !stricter_rule(err)) {
         fprintf(stderr, "fuzz_rt_feed_wire: protobuf-c unpacks what the streaming decode refuses: %s\n", err);
         __builtin_trap();
+    }
+    /* the poller's decode, which gives the bytes' pages back as it goes,
+     * decodes the same from a copy it may spoil */
+    uint8_t *copy = malloc(size ? size : 1);
+    if (copy) {
+        memcpy(copy, data, size);
+        char err2[512] = "";
+        rt_feed *g = rt_feed_decode_consuming(copy, size, err2, sizeof err2);
+        free(copy);
+        if (!f != !g || (!f && strcmp(err, err2) != 0 && !strstr(err2, "out of memory")) ||
+            (f && g && (f->trip_update_count != g->trip_update_count || f->alert_count != g->alert_count ||
+                        f->vehicle_count != g->vehicle_count || f->rejected != g->rejected ||
+                        f->ignored != g->ignored))) {
+            fprintf(stderr, "fuzz_rt_feed_wire: the consuming decode differs (%s / %s)\n", err, err2);
+            __builtin_trap();
+        }
+        rt_feed_free(g);
     }
     if (whole) transit_realtime__feed_message__free_unpacked(whole, NULL);
     rt_feed_free(f);

@@ -30,9 +30,14 @@
  * --date YYYYMMDD sets the service date of the queries (the feed's, for --rt).
  * --only NAME times that kind alone (the others are not run): a profiler's
  * view of one path.
+ * --evict KB writes a buffer of that many kilobytes before each timed call
+ * (untimed): a server's caches hold more than its last query (the kernel's
+ * sockets, libmicrohttpd, the JSON, other processes), so its queries find
+ * less of their data cached than a loop of queries alone does. Paths that
+ * read more distinct cache lines lose more under it.
  *
  * Usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] [--date YYYYMMDD]
- *                    [--only NAME]
+ *                    [--only NAME] [--evict KB]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +46,7 @@
 #include <time.h>
 
 #include "engine/board_predicted.h"
+#include "live/rt_row_index.h"
 #include "transit/board.h"
 #include "transit/gtfs.h"
 #include "transit/query.h"
@@ -134,7 +140,9 @@ static rt_overlay *overlay_of(const char *path, dataset *ds, int64_t now)
     if (!o) fprintf(stderr, "bench_query: %s: out of memory building the overlay\n", path);
     else
         fprintf(stderr, "bench_query: %s: %zu bytes decoded in %.1f ms, %u trip instances matched, overlay built in "
-                        "%.1f ms\n", path, len, (t1 - t0) / 1e6, stats.matched, (t2 - t1) / 1e6);
+                        "%.1f ms (its row index: %u trips, %zu KB)\n", path, len, (t1 - t0) / 1e6, stats.matched,
+                (t2 - t1) / 1e6, rt_row_index_kept(rt_overlay_row_index(o)),
+                rt_row_index_bytes(rt_overlay_row_index(o)) / 1024);
     return o;
 }
 
@@ -142,12 +150,13 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         fprintf(stderr, "usage: bench_query DATA_DIR [--queries N] [--warmup N] [--seed N] [--rt FEED.pb] "
-                        "[--date YYYYMMDD] [--only NAME]\n");
+                        "[--date YYYYMMDD] [--only NAME] [--evict KB]\n");
         return argc < 2 ? 2 : 0;
     }
     int nq = 20000, warm = 2000;
     uint64_t seed = 1;
     const char *rt_path = NULL, *date_arg = NULL, *only = NULL;
+    long evict_kb = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--queries") == 0) nq = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--warmup") == 0) warm = atoi(argv[i + 1]);
@@ -155,14 +164,21 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--rt") == 0) rt_path = argv[i + 1];
         else if (strcmp(argv[i], "--date") == 0) date_arg = argv[i + 1];
         else if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+        else if (strcmp(argv[i], "--evict") == 0) evict_kb = atol(argv[i + 1]);
         else {
             fprintf(stderr, "bench_query: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    if (nq < 10 || warm < 0) {
-        fprintf(stderr, "bench_query: --queries must be >= 10 and --warmup >= 0\n");
+    if (nq < 10 || warm < 0 || evict_kb < 0 || evict_kb > 1024 * 1024) {
+        fprintf(stderr, "bench_query: --queries must be >= 10, --warmup >= 0 and --evict between 0 and 1048576\n");
         return 2;
+    }
+    size_t evict_len = (size_t)evict_kb * 1024;
+    unsigned char *evict = evict_len ? malloc(evict_len) : NULL;
+    if (evict_len && !evict) {
+        fprintf(stderr, "bench_query: out of memory for --evict\n");
+        return 1;
     }
     char err[512];
     dataset *ds = dataset_open(argv[1], err, sizeof err);
@@ -251,6 +267,8 @@ int main(int argc, char **argv)
             query_error qe;
             board b;
             int rc;
+            if (evict)
+                for (size_t b = 0; b < evict_len; b += 64) evict[b] = (unsigned char)(evict[b] + i);
             double a = now_ns();
             switch (k) {
             case NEARBY:
@@ -309,6 +327,7 @@ int main(int argc, char **argv)
     }
     printf("%s}\n", json);
     for (int k = 0; k < KINDS; k++) free(t[k].ns);
+    free(evict);
     board_scratch_free(bscratch);
     free(deps);
     free(rts);

@@ -211,6 +211,15 @@ void rt_overlay_prefetch_stop_lead(const rt_overlay *o, uint32_t stop, int64_t f
  * reads what rt_overlay_prefetch_trip asks for. */
 uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip);
 
+/* The service dates of a trip's instances, earliest first (a frequency-
+ * based trip may have several on one date): writes at most `max`, returns
+ * how many there are (0: the overlay has none of the trip). */
+uint32_t rt_overlay_trip_dates(const rt_overlay *o, uint32_t trip, int32_t *dates, uint32_t max);
+/* The overlay's row index (live/rt_row_index.h): rt_overlay_lookup of a
+ * timetable row in one read where it can be. Never NULL. */
+typedef struct rt_row_index rt_row_index;
+const rt_row_index *rt_overlay_row_index(const rt_overlay *o);
+
 /* Starts loading what rt_overlay_lookup will read for `d`: call it for every
  * row of a response first, so their cache misses overlap. It reads where the
  * row's trip instance lies; rt_overlay_prefetch_trip over every row before

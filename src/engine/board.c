@@ -1,8 +1,9 @@
 /* board.c — departure rows joined with realtime and alerts; see board.h.
  *
- * The join asks the overlay for every row's entry in a first pass (prefetch)
- * and reads them in a second, so that the cache misses of a 50-row board
- * overlap instead of queuing one behind the other.
+ * The join asks for every row's realtime in passes (its trip's slot of the
+ * overlay's row index, else the overlay's head and then its entry) and
+ * reads them after, so that the cache misses of a 50-row board overlap
+ * instead of queuing one behind the other.
  */
 #include "transit/board.h"
 
@@ -12,6 +13,7 @@
 
 #include "engine/board_accessible.h"
 #include "engine/board_predicted.h"
+#include "live/rt_row_index.h"
 #include "transit/rt_merge.h"
 
 struct board_scratch {
@@ -76,10 +78,18 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
     dataset_get_counts(ds, &counts);
     /* the vehicles of running trips: a bit test a row when there are any */
     const rt_vehicles *vehicles = rt && rt_vehicles_count(rt_overlay_vehicles(rt)) ? rt_overlay_vehicles(rt) : NULL;
-    if (rt && !known)
+    /* each row's look-up (rt_row_index.h: its trip's slot, else the
+     * overlay's head and then its entry) asked for in passes, so that the
+     * misses of a board's rows overlap */
+    const rt_row_index *index = rt && !known ? rt_overlay_row_index(rt) : NULL;
+    if (index) {
         for (uint32_t i = 0; i < count; i++)
             if (deps[i].trip < counts.trips)
-                rt_overlay_prefetch(rt, &deps[i]);
+                rt_row_index_prefetch(index, rt, &deps[i]);
+        for (uint32_t i = 0; i < count; i++)
+            if (deps[i].trip < counts.trips)
+                rt_row_index_prefetch_entry(index, rt, &deps[i]);
+    }
     departure at;
     for (uint32_t i = 0; i < count; i++) {
         const departure *d = &deps[i];
@@ -102,7 +112,7 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
         if (known)
             r->rt = known[i];
         else if (rt)
-            rt_overlay_lookup(rt, d, &r->rt);
+            rt_row_index_lookup(index, rt, d, &r->rt);
         if (r->rt.has_properties)
             r->properties = rt_overlay_row_properties(rt, d);
         if (r->rt.moved)

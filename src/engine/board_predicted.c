@@ -22,6 +22,7 @@
 
 #include "engine/board_accessible.h"
 #include "engine/board_moved.h"
+#include "live/rt_row_index.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ typedef struct choice {
     predicted_scratch *p;
     const dataset *ds;
     const rt_overlay *rt;
+    const rt_row_index *rows;  /* the overlay's: each row's look-up in one read */
     int64_t from, to;
     uint32_t limit;
     uint32_t early;            /* the largest early slack of the stops searched */
@@ -186,28 +188,31 @@ static void prefetch_stop(void *ctx, uint32_t stop, int step)
     if (!c->p->by_schedule) rt_overlay_prefetch_stop_lead(c->rt, stop, c->from, step);
 }
 
+/* What a row's look-up reads (its trip's slot in the row index), asked for
+ * as the scan hands the row over, a batch before visit reads it. */
 static void prefetch_row(void *ctx, const departure *d)
 {
     const choice *c = ctx;
-    rt_overlay_prefetch_trip(c->rt, d);
+    rt_row_index_prefetch(c->rows, c->rt, d);
 }
 
 static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n)
 {
     choice *c = ctx;
     bool moves = rt_overlay_moved_count(c->rt) != 0;
-    /* what each row's look-up reads, asked for a pass ahead */
-    for (uint32_t i = 0; i < n; i++) rt_overlay_prefetch(c->rt, &rows[i]);
+    /* the rows the overlay answers: what their look-up reads, a pass ahead */
+    for (uint32_t i = 0; i < n; i++) rt_row_index_prefetch_entry(c->rows, c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
         const departure *d = &rows[i];
         /* before the window, and its trip never late enough to reach it */
-        if (d->instant < c->from && (int64_t)rt_overlay_trip_late(c->rt, d->trip) < c->from - d->instant) continue;
+        if (d->instant < c->from && (int64_t)rt_row_index_trip_late(c->rows, c->rt, d->trip) < c->from - d->instant)
+            continue;
         /* full, and this row (so every later one) is predicted after the
          * limit-th: the first `limit` are settled */
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
-        if (rt_overlay_lookup(c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
+        if (rt_row_index_lookup(c->rows, c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
         if (moves && x->rt.moved) continue;   /* served at its assigned stop (add_moved) */
         if (x->rt.has_prediction && !x->rt.canceled && !c->p->by_schedule &&
             x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
@@ -315,7 +320,8 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
+    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
+                INT64_MAX};
     query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
     accessible_filter filter;
     int rc = stop_events_scan(ds, s, kind, stop, from, window_s,
@@ -349,7 +355,8 @@ int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratc
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
+    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
+                INT64_MAX};
     query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
     accessible_filter filter;
     int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s,

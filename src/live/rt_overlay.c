@@ -19,6 +19,7 @@
 #include "transit/gtfs.h"
 
 #include "live/rt_assigned.h"
+#include "live/rt_row_index.h"
 #include "live/rt_trip_properties.h"
 
 #include <assert.h>
@@ -189,6 +190,7 @@ struct rt_overlay {
     rt_vehicles *vehicles;     /* published with it, or NULL */
     rt_assigned *assigned;     /* platform changes, or NULL without any */
     rt_properties_set *properties;   /* TripProperties of timetable instances, or NULL without any */
+    rt_row_index *row_index;   /* a row's answer in one read (rt_row_index.h), built last */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -1310,6 +1312,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     if (!finish_late(o, &st, &st_cap)) goto oom;
     if (finish_added(o, ds, stats)) goto oom;
     free(st);
+    st = NULL;
+    if (!(o->row_index = rt_row_index_build(o, ds))) goto oom;
     return o;
 oom:
     free(st);
@@ -1348,6 +1352,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->late_spans);
     rt_assigned_free(o->assigned);
     rt_properties_free(o->properties);
+    rt_row_index_free(o->row_index);
     free(o);
 }
 
@@ -1385,6 +1390,19 @@ void rt_overlay_prefetch(const rt_overlay *o, const departure *d)
         if (d->arrival) __builtin_prefetch(&o->arr_stops[h->first_stop + d->pos]);
     }
 }
+
+uint32_t rt_overlay_trip_dates(const rt_overlay *o, uint32_t trip, int32_t *dates, uint32_t max)
+{
+    if (trip >= o->ntrips || !(o->trip_bits[trip / 64] >> (trip % 64) & 1)) return 0;
+    uint32_t n = 0;
+    for (uint32_t i = o->trip_first[trip]; i < o->trip_count && o->trips[i].trip == trip; i++) {
+        if (n < max) dates[n] = o->trips[i].service_date;
+        n++;
+    }
+    return n;
+}
+
+const rt_row_index *rt_overlay_row_index(const rt_overlay *o) { return o->row_index; }
 
 uint32_t rt_overlay_trip_late(const rt_overlay *o, uint32_t trip)
 {

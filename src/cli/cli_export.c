@@ -24,6 +24,7 @@
 #include "transit/api.h"
 #include "transit/cli.h"
 #include "transit/datadir.h"
+#include "transit/fd_io.h"
 #include "transit/feed_validity.h"
 #include "transit/json_writer.h"
 #include "transit/query.h"
@@ -55,48 +56,10 @@ static int usage_error(const char *fmt, const char *arg)
  * version's files are never written again). */
 static int copy_file(const char *src, const char *dst, char *err, size_t cap)
 {
-    unlink(dst);
-    if (link(src, dst) == 0)
+    if (file_link_or_copy(src, dst) == 0)
         return 0;
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (in < 0 || out < 0) {
-        snprintf(err, cap, "cannot copy %s to %s: %s", src, dst, strerror(errno));
-        if (in >= 0)
-            close(in);
-        return -1;
-    }
-    char buf[1 << 16];
-    int rc = 0;
-    for (;;) {
-        ssize_t r = read(in, buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            rc = r < 0 ? -1 : 0;
-            break;
-        }
-        for (ssize_t done = 0; done < r;) {
-            ssize_t w = write(out, buf + done, (size_t)(r - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                rc = -1;
-                break;
-            }
-            done += w;
-        }
-        if (rc)
-            break;
-    }
-    if (rc || fsync(out) != 0)
-        rc = -1;
-    if (close(out) != 0)
-        rc = -1;
-    close(in);
-    if (rc)
-        snprintf(err, cap, "cannot copy %s to %s: %s", src, dst, strerror(errno));
-    return rc;
+    snprintf(err, cap, "cannot copy %s to %s: %s", src, dst, strerror(errno));
+    return -1;
 }
 
 typedef struct exported {

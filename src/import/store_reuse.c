@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "transit/datadir.h"
+#include "transit/fd_io.h"
 #include "transit/sha256.h"
 #include "transit/version.h"
 
@@ -46,48 +47,6 @@ int store_reuse_shapes_digest(const feed_t *feed, int format, char out[65], char
     return 0;
 }
 
-/* Copies from to to (a new file), when a link cannot be made. */
-static int copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (out < 0) {
-        close(in);
-        return -1;
-    }
-    char buf[1 << 16];
-    int rc = 0;
-    for (;;) {
-        ssize_t got = read(in, buf, sizeof buf);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            rc = got < 0 ? -1 : 0;
-            break;
-        }
-        for (ssize_t done = 0; done < got;) {
-            ssize_t w = write(out, buf + done, (size_t)(got - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                rc = -1;
-                break;
-            }
-            done += w;
-        }
-        if (rc != 0)
-            break;
-    }
-    close(in);
-    if (close(out) != 0)
-        rc = -1;
-    if (rc != 0)
-        unlink(to);
-    return rc;
-}
-
 bool store_reuse_from_active(const char *data_dir, const char *store, const char *digest, const char *dir,
                              uint64_t *rows)
 {
@@ -99,7 +58,7 @@ bool store_reuse_from_active(const char *data_dir, const char *store, const char
         return false;
     snprintf(from, sizeof from, "%s/%s", vdir, store);
     snprintf(to, sizeof to, "%s/%s", dir, store);
-    if (link(from, to) != 0 && copy_file(from, to) != 0)
+    if (file_link_or_copy(from, to) != 0)
         return false;
     *rows = m.shapes_rows;
     return true;

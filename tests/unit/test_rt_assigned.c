@@ -13,6 +13,7 @@
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
+#include "test_rt_fixture.h"
 #include "test_timetable_fixture.h"
 
 #include "transit/gtfs.h"
@@ -61,21 +62,11 @@ static int teardown(void **state)
 
 #define H(h, m) ((uint32_t)((h) * 3600 + (m) * 60))
 
-static rt_event delay_event(int32_t delay)
-{
-    return (rt_event){.present = true, .has_delay = true, .delay = delay};
-}
-
 static rt_trip_update trip_update(const char *entity_id, const char *trip_id, rt_stop_update *stops, uint32_t n)
 {
     return (rt_trip_update){.entity_id = entity_id, .trip_id = trip_id, .start_date = "20261102",
                             .start_day = g_monday, .start_secs = -1, .direction_id = -1, .new_start_day = INT32_MIN,
                             .new_start_secs = -1, .stops = stops, .stop_count = n};
-}
-
-static rt_feed feed_of(rt_trip_update *tus, uint32_t n)
-{
-    return (rt_feed){.version = "2.0", .trip_updates = tus, .trip_update_count = n};
 }
 
 static uint32_t stop_index(const char *id)
@@ -105,12 +96,12 @@ static void test_moved_rows_are_served_at_the_assigned_stop(void **state)
 {
     (void)state;
     rt_stop_update u[3] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(60), .assigned_stop_id = "S5"},
-        {.has_stop_sequence = true, .stop_sequence = 30, .departure = delay_event(60), .assigned_stop_id = "NOPE"},
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(60), .assigned_stop_id = "S5"},
+        {.has_stop_sequence = true, .stop_sequence = 30, .departure = test_rt_delay(60), .assigned_stop_id = "NOPE"},
         {.has_stop_sequence = true, .stop_sequence = 40, .relationship = RT_STOP_NO_DATA, .assigned_stop_id = "S4"},
     };
     rt_trip_update tus[1] = {trip_update("e1", "T1", u, 3)};
-    rt_feed f = feed_of(tus, 1);
+    rt_feed f = test_rt_feed_of(tus, 1);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -168,11 +159,11 @@ static void test_moved_rows_are_served_at_the_assigned_stop(void **state)
 static void test_a_second_update_of_an_instance_moves_nothing(void **state)
 {
     (void)state;
-    rt_stop_update first[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(0)}};
+    rt_stop_update first[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(0)}};
     rt_stop_update second[1] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(0), .assigned_stop_id = "S5"}};
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(0), .assigned_stop_id = "S5"}};
     rt_trip_update tus[2] = {trip_update("a", "T1", first, 1), trip_update("b", "T1", second, 1)};
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -188,13 +179,13 @@ static void test_a_second_update_of_an_instance_moves_nothing(void **state)
 static void test_trip_properties_reach_their_instance_only(void **state)
 {
     (void)state;
-    rt_stop_update u1[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(30)}};
-    rt_stop_update u2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(0)}};
+    rt_stop_update u1[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = test_rt_delay(30)}};
+    rt_stop_update u2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(0)}};
     rt_trip_update tus[2] = {trip_update("p", "T2", u2, 1), trip_update("q", "T1", u1, 1)};
     tus[0].headsign = "Short";
     tus[0].short_name = "S";
     tus[0].shape_id = "SH9";
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -235,7 +226,7 @@ static void test_realtime_only_trips_are_served_at_their_assigned_stops(void **s
         {.stop_id = "S3", .arrival = time_event(H(10, 20)), .assigned_stop_id = "S3"},   /* its own stop */
     };
     rt_stop_update d[1] = {
-        {.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(0), .assigned_stop_id = "S5"}};
+        {.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(0), .assigned_stop_id = "S5"}};
     rt_trip_update tus[2] = {trip_update("new", "N1", n, 3), trip_update("dup", "T2", d, 1)};
     tus[0].relationship = RT_TRIP_NEW;
     tus[0].route_id = "R1";
@@ -243,7 +234,7 @@ static void test_realtime_only_trips_are_served_at_their_assigned_stops(void **s
     tus[1].new_trip_id = "T2-dup";
     tus[1].new_start_day = g_monday;
     tus[1].new_start_secs = (int32_t)H(11, 0);
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);

@@ -9,6 +9,7 @@
  * the poller's decode, which gives the bytes back as it goes.
  */
 #include "test_support.h"
+#include "test_rt_fixture.h"
 #include "test_timetable_fixture.h"
 
 #include "gtfs-realtime.pb-c.h"
@@ -59,20 +60,14 @@ static int teardown(void **state)
     return 0;
 }
 
-static rt_event delay_event(int32_t delay)
-{
-    return (rt_event){.present = true, .has_delay = true, .delay = delay};
-}
-
 static rt_trip_update trip_update(const char *trip_id, rt_stop_update *stops, uint32_t n)
 {
-    return (rt_trip_update){.trip_id = trip_id, .start_date = "20261102", .start_day = g_monday,
-                            .start_secs = -1, .direction_id = -1, .stops = stops, .stop_count = n};
+    return test_rt_monday_update(trip_id, g_monday, stops, n);
 }
 
 static rt_overlay *build(rt_trip_update *tus, uint32_t n)
 {
-    rt_feed f = {.version = "2.0", .trip_updates = tus, .trip_update_count = n};
+    rt_feed f = test_rt_feed_of(tus, n);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -124,7 +119,7 @@ static void test_delays_at_and_past_16_bits(void **state)
     (void)state;
     const int32_t delays[] = {32767, 32768, -32768, -32769, 40000, -40000, 200000, 0};
     for (size_t i = 0; i < sizeof delays / sizeof *delays; i++) {
-        rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(delays[i])}};
+        rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(delays[i])}};
         rt_trip_update tu = trip_update("N1", u, 1);
         rt_overlay *o = build(&tu, 1);
         expect(o, "N1", 0, H(23, 40), false, delays[i]);
@@ -146,8 +141,8 @@ static void test_long_dwell_kept_whole(void **state)
 {
     (void)state;
     rt_stop_update u[2] = {
-        {.has_stop_sequence = true, .stop_sequence = 2, .arrival = delay_event(120), .departure = delay_event(-60)},
-        {.has_stop_sequence = true, .stop_sequence = 3, .departure = delay_event(30)},
+        {.has_stop_sequence = true, .stop_sequence = 2, .arrival = test_rt_delay(120), .departure = test_rt_delay(-60)},
+        {.has_stop_sequence = true, .stop_sequence = 3, .departure = test_rt_delay(30)},
     };
     rt_trip_update tu = trip_update("L1", u, 2);
     rt_overlay *o = build(&tu, 1);
@@ -169,9 +164,9 @@ static void test_negative_no_data_and_skipped(void **state)
 {
     (void)state;
     rt_stop_update u[3] = {
-        {.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(-120)},
+        {.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(-120)},
         {.has_stop_sequence = true, .stop_sequence = 2, .relationship = RT_STOP_NO_DATA},
-        {.has_stop_sequence = true, .stop_sequence = 4, .arrival = delay_event(-45)},
+        {.has_stop_sequence = true, .stop_sequence = 4, .arrival = test_rt_delay(-45)},
     };
     rt_trip_update tu = trip_update("N1", u, 3);
     rt_overlay *o = build(&tu, 1);
@@ -182,7 +177,7 @@ static void test_negative_no_data_and_skipped(void **state)
     rt_overlay_release(o);
 
     rt_stop_update w[2] = {
-        {.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(50000)},
+        {.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(50000)},
         {.has_stop_sequence = true, .stop_sequence = 2, .relationship = RT_STOP_SKIPPED},
     };
     tu = trip_update("N1", w, 2);
@@ -200,7 +195,7 @@ static void test_negative_no_data_and_skipped(void **state)
 static void test_delayed_past_midnight_and_the_lead(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(1500)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(1500)}};
     rt_trip_update tu = trip_update("N1", u, 1);
     rt_overlay *o = build(&tu, 1);
     expect(o, "N1", 0, H(23, 40), false, 1500);
@@ -225,9 +220,9 @@ static void test_lead_reaches_every_late_event(void **state)
     static const int32_t delays[] = {30, 299, 300, 301, 900, 3600, 32767, 40000};
     uint32_t s3 = dataset_find_stop(g_ds, "S3", 2);
     for (size_t i = 0; i < sizeof delays / sizeof *delays; i++) {
-        rt_stop_update a[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(delays[i])}};
+        rt_stop_update a[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(delays[i])}};
         rt_stop_update b[1] = {
-            {.has_stop_sequence = true, .stop_sequence = 3, .departure = delay_event(delays[(i + 3) % 8])}};
+            {.has_stop_sequence = true, .stop_sequence = 3, .departure = test_rt_delay(delays[(i + 3) % 8])}};
         rt_trip_update tus[2] = {trip_update("N1", a, 1), trip_update("L1", b, 1)};
         rt_overlay *o = build(tus, 2);
         const struct { uint32_t secs; int32_t delay; } events[2] = {{H(24, 10), delays[i]},

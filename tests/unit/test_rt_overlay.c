@@ -9,6 +9,7 @@
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
+#include "test_rt_fixture.h"
 #include "test_timetable_fixture.h"
 
 #include "transit/api.h"
@@ -62,20 +63,9 @@ static int teardown(void **state)
     return 0;
 }
 
-static rt_event delay_event(int32_t delay)
-{
-    return (rt_event){.present = true, .has_delay = true, .delay = delay};
-}
-
 static rt_trip_update trip_update(const char *trip_id, rt_stop_update *stops, uint32_t n)
 {
-    return (rt_trip_update){.trip_id = trip_id, .start_date = "20261102", .start_day = g_monday,
-                            .start_secs = -1, .direction_id = -1, .stops = stops, .stop_count = n};
-}
-
-static rt_feed feed_of(rt_trip_update *tus, uint32_t n)
-{
-    return (rt_feed){.version = "2.0", .trip_updates = tus, .trip_update_count = n};
+    return test_rt_monday_update(trip_id, g_monday, stops, n);
 }
 
 /* The row of trip_id at stop_sequence on `date`, departing at secs. */
@@ -118,11 +108,11 @@ static void test_delay_carries_until_no_data(void **state)
 {
     (void)state;
     rt_stop_update u[2] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)},
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(120)},
         {.has_stop_sequence = true, .stop_sequence = 40, .relationship = RT_STOP_NO_DATA},
     };
     rt_trip_update tu = trip_update("T1", u, 2);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -154,12 +144,12 @@ static uint32_t stop_index(const char *id)
 static void test_slack_trip_late_and_rows_by_position(void **state)
 {
     (void)state;
-    rt_stop_update mon[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(300)}};
-    rt_stop_update tue[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(-120)}};
+    rt_stop_update mon[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(300)}};
+    rt_stop_update tue[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = test_rt_delay(-120)}};
     rt_trip_update tus[2] = {trip_update("T1", mon, 1), trip_update("T1", tue, 1)};
     tus[1].start_date = "20261103";
     tus[1].start_day = g_monday + 1;
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -208,13 +198,13 @@ static void test_slack_trip_late_and_rows_by_position(void **state)
 static void test_stop_lead_reaches_the_rows_delayed_into_the_window(void **state)
 {
     (void)state;
-    rt_stop_update t1[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(300)}};
-    rt_stop_update t2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(600)}};
-    rt_stop_update early[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(-120)}};
+    rt_stop_update t1[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(300)}};
+    rt_stop_update t2[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(600)}};
+    rt_stop_update early[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = test_rt_delay(-120)}};
     rt_trip_update tus[3] = {trip_update("T1", t1, 1), trip_update("T2", t2, 1), trip_update("T1", early, 1)};
     tus[2].start_date = "20261103";   /* Tuesday's T1 runs early */
     tus[2].start_day = g_monday + 1;
-    rt_feed f = feed_of(tus, 3);
+    rt_feed f = test_rt_feed_of(tus, 3);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     assert_non_null(o);
     int64_t mon = dataset_instant(g_ds, g_monday, 0), tue = dataset_instant(g_ds, g_monday + 1, 0);
@@ -248,7 +238,7 @@ static void test_stop_lead_reaches_the_rows_delayed_into_the_window(void **state
     rt_overlay_release(o);
     /* canceled: stays where the schedule has it */
     tus[1].relationship = RT_TRIP_CANCELED;
-    f = feed_of(tus + 1, 1);
+    f = test_rt_feed_of(tus + 1, 1);
     o = rt_overlay_build(&f, g_ds, 0, NULL);
     assert_non_null(o);
     assert_int_equal(rt_overlay_stop_lead(o, s1, mon + H(9, 1)), 0);
@@ -268,7 +258,7 @@ static void test_time_wins_and_trip_delay_fills_the_start(void **state)
     rt_trip_update tu = trip_update("T1", u, 1);
     tu.has_delay = true;
     tu.delay = 60;
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     expect_delay(o, "T1", 10, H(8, 0), 60);
     expect_delay(o, "T1", 20, H(8, 10), 60);
@@ -281,11 +271,11 @@ static void test_skipped_stop_and_stop_id_matching(void **state)
 {
     (void)state;
     rt_stop_update u[2] = {
-        {.stop_id = "S2", .departure = delay_event(-30)},
+        {.stop_id = "S2", .departure = test_rt_delay(-30)},
         {.stop_id = "S3", .relationship = RT_STOP_SKIPPED},
     };
     rt_trip_update tu = trip_update("T1", u, 2);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     expect_delay(o, "T1", 20, H(8, 10), -30);
     bool found;
@@ -300,7 +290,7 @@ static void test_canceled_trip(void **state)
     (void)state;
     rt_trip_update tu = trip_update("T2", NULL, 0);
     tu.relationship = RT_TRIP_CANCELED;
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.canceled, 1);
@@ -317,13 +307,13 @@ static void test_canceled_trip(void **state)
 static void test_frequency_run_by_start_time(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(90)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(90)}};
     rt_trip_update tu = trip_update("F1", u, 1);
     tu.start_time = "07:30:00";
     tu.start_secs = (int32_t)H(7, 30);
     rt_trip_update no_start = trip_update("F1", u, 1);
     rt_trip_update tus[2] = {tu, no_start};
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.matched, 1);
@@ -353,7 +343,7 @@ static void test_frequency_run_by_start_time(void **state)
 static void test_what_matches_nothing_is_counted(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 99, .departure = delay_event(10)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 99, .departure = test_rt_delay(10)}};
     rt_trip_update tus[5] = {
         trip_update("NOPE", NULL, 0),
         trip_update("T1", NULL, 0),
@@ -363,7 +353,7 @@ static void test_what_matches_nothing_is_counted(void **state)
     };
     tus[1].start_day = days_from_civil(2026, 11, 7);   /* a Saturday */
     tus[2].relationship = RT_TRIP_ADDED;
-    rt_feed f = feed_of(tus, 5);
+    rt_feed f = test_rt_feed_of(tus, 5);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.unknown_trip, 1);
@@ -380,11 +370,11 @@ static void test_what_matches_nothing_is_counted(void **state)
 static void test_date_from_now(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(45)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 10, .departure = test_rt_delay(45)}};
     rt_trip_update tu = trip_update("T1", u, 1);
     tu.start_date = NULL;
     tu.start_day = INT32_MIN;
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     /* Tuesday 2026-11-03 07:00 local: Tuesday's 08:00 run, not Monday's */
     rt_overlay *o = rt_overlay_build(&f, g_ds, dataset_instant(g_ds, g_monday + 1, H(7, 0)), NULL);
     bool found;
@@ -416,10 +406,10 @@ static void departures_json(const char *stop, const rt_overlay *o, json_writer *
 static void test_departure_rows_carry_realtime(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(120)}};
     rt_trip_update tus[2] = {trip_update("T1", u, 1), trip_update("T2", NULL, 0)};
     tus[1].relationship = RT_TRIP_CANCELED;
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     json_writer w;
 
@@ -494,7 +484,7 @@ static void test_added_trip_departs_where_it_has_times(void **state)
         {.stop_id = "S5", .arrival = time_event(g_monday, H(8, 45))},
     };
     rt_trip_update tu = added_trip("X1", "R1", u, 5);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_non_null(o);
@@ -540,8 +530,8 @@ static void test_added_trips_counted(void **state)
     s1_to_s2(timed, H(8, 5), H(8, 9));
     s1_to_s2(later, H(9, 5), H(9, 9));
     rt_stop_update delays[2] = {
-        {.stop_id = "S1", .departure = delay_event(60)},
-        {.stop_id = "S2", .departure = delay_event(60)},
+        {.stop_id = "S1", .departure = test_rt_delay(60)},
+        {.stop_id = "S2", .departure = test_rt_delay(60)},
     };
     rt_trip_update tus[5] = {
         added_trip("X1", "R9", timed, 2),    /* unknown route */
@@ -553,7 +543,7 @@ static void test_added_trips_counted(void **state)
     tus[4].entity_id = "e7";
     tus[4].start_date = NULL;
     tus[4].start_day = INT32_MIN;            /* the date of its first time */
-    rt_feed f = feed_of(tus, 5);
+    rt_feed f = test_rt_feed_of(tus, 5);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.added_no_route, 1);
@@ -605,7 +595,7 @@ static void test_added_departures_in_answers(void **state)
     s1_to_s2(tie, H(8, 0), H(8, 10));
     rt_trip_update tus[3] = {added_trip("X1", "R1", u, 2), added_trip("A0", "R1", tie, 2),
                              added_trip("Z9", "R1", tie, 2)};
-    rt_feed f = feed_of(tus, 3);
+    rt_feed f = test_rt_feed_of(tus, 3);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     json_writer w;
     api_param params[] = {{"time", "2026-11-02T07:00:00-05:00"}, {"window", "180"}, {"limit", "50"}};
@@ -692,12 +682,12 @@ static void test_arrival_delays(void **state)
 {
     (void)state;
     rt_stop_update u[3] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .arrival = delay_event(60), .departure = delay_event(120)},
-        {.has_stop_sequence = true, .stop_sequence = 40, .departure = delay_event(30)},
-        {.has_stop_sequence = true, .stop_sequence = 50, .arrival = delay_event(-15)},
+        {.has_stop_sequence = true, .stop_sequence = 20, .arrival = test_rt_delay(60), .departure = test_rt_delay(120)},
+        {.has_stop_sequence = true, .stop_sequence = 40, .departure = test_rt_delay(30)},
+        {.has_stop_sequence = true, .stop_sequence = 50, .arrival = test_rt_delay(-15)},
     };
     rt_trip_update tu = trip_update("T1", u, 3);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     bool found;
     rt_departure r = arrival_row(o, "T1", 10, 0, H(8, 0), &found);
@@ -723,11 +713,11 @@ static void test_arrivals_of_canceled_and_skipped(void **state)
 {
     (void)state;
     rt_stop_update u[2] = {
-        {.stop_id = "S2", .departure = delay_event(-30)},
+        {.stop_id = "S2", .departure = test_rt_delay(-30)},
         {.stop_id = "S3", .relationship = RT_STOP_SKIPPED},
     };
     rt_trip_update tu = trip_update("T1", u, 2);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     bool found;
     rt_departure r = arrival_row(o, "T1", 30, 2, H(8, 20), &found);
@@ -749,7 +739,7 @@ static void test_added_trip_arrivals(void **state)
         {.stop_id = "S5", .arrival = time_event(g_monday, H(8, 45))},
     };
     rt_trip_update tu = added_trip("X1", "R1", u, 4);
-    rt_feed f = feed_of(&tu, 1);
+    rt_feed f = test_rt_feed_of(&tu, 1);
     rt_overlay_stats stats;
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
     assert_int_equal(stats.added, 1);
@@ -780,12 +770,12 @@ static void test_added_trip_arrivals(void **state)
 static void test_arrival_rows_carry_realtime(void **state)
 {
     (void)state;
-    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .arrival = delay_event(60),
-                            .departure = delay_event(120)}};
+    rt_stop_update u[1] = {{.has_stop_sequence = true, .stop_sequence = 20, .arrival = test_rt_delay(60),
+                            .departure = test_rt_delay(120)}};
     rt_stop_update x[2];
     s1_to_s2(x, H(8, 12), H(8, 19));
     rt_trip_update tus[2] = {trip_update("T1", u, 1), added_trip("X1", "R1", x, 2)};
-    rt_feed f = feed_of(tus, 2);
+    rt_feed f = test_rt_feed_of(tus, 2);
     rt_overlay *o = rt_overlay_build(&f, g_ds, 0, NULL);
     api_param params[] = {{"time", "2026-11-02T08:00:00-05:00"}, {"window", "30"}};
     api_request req = {.params = params, .nparams = 2, .id = "S2", .realtime = o};

@@ -10,6 +10,7 @@
  * as the departures query gives them, is looked up both ways.
  */
 #include "test_support.h"
+#include "test_rt_fixture.h"
 #include "test_timetable_fixture.h"
 
 #include "live/rt_row_index.h"
@@ -61,11 +62,6 @@ static int teardown(void **state)
     (void)state;
     dataset_release(g_ds);
     return 0;
-}
-
-static rt_event delay_event(int32_t delay)
-{
-    return (rt_event){.present = true, .has_delay = true, .delay = delay};
 }
 
 static rt_trip_update update(const char *trip_id, int32_t day, rt_stop_update *stops, uint32_t n)
@@ -125,14 +121,14 @@ static void test_index_answers_as_the_overlay(void **state)
     /* T1: no prediction before 20, +120 and an occupancy at 20 (the
      * occupancy is that stop's only), -40 from 30 */
     rt_stop_update t1[2] = {
-        {.has_stop_sequence = true, .stop_sequence = 20, .departure = delay_event(120), .departure_occupancy = 3},
-        {.has_stop_sequence = true, .stop_sequence = 30, .departure = delay_event(-40)},
+        {.has_stop_sequence = true, .stop_sequence = 20, .departure = test_rt_delay(120), .departure_occupancy = 3},
+        {.has_stop_sequence = true, .stop_sequence = 30, .departure = test_rt_delay(-40)},
     };
     /* T2: a skipped stop inside a carried delay on Monday; on Tuesday a
      * NO_DATA stop too (only the earliest instance has a slot: the other's
      * rows ask the look-up) */
     rt_stop_update t2[3] = {
-        {.has_stop_sequence = true, .stop_sequence = 10, .departure = delay_event(300)},
+        {.has_stop_sequence = true, .stop_sequence = 10, .departure = test_rt_delay(300)},
         {.has_stop_sequence = true, .stop_sequence = 30, .relationship = RT_STOP_SKIPPED},
         {.has_stop_sequence = true, .stop_sequence = 60, .relationship = RT_STOP_NO_DATA},
     };
@@ -140,8 +136,8 @@ static void test_index_answers_as_the_overlay(void **state)
     rt_stop_update t3[8];
     for (int k = 0; k < 8; k++)
         t3[k] = (rt_stop_update){.has_stop_sequence = true, .stop_sequence = (uint32_t)(10 * (k + 1)),
-                                 .departure = delay_event(60 * k)};
-    rt_stop_update f1[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = delay_event(90)}};
+                                 .departure = test_rt_delay(60 * k)};
+    rt_stop_update f1[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(90)}};
     rt_trip_update tus[7] = {
         update("T1", g_monday, t1, 2),
         update("T2", g_monday, t2, 2),

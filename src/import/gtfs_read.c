@@ -870,12 +870,37 @@ static int dates_job_merge(dates_job *j, tt_builder *b, bool pending)
  * trip names a service no calendar defines, or out of memory (b->err set). */
 static bool resolve_trip_services(tt_builder *b)
 {
+    /* A day-by-day feed names as many services as trips, in another order:
+     * each look-up would wait for three cache misses in turn (slot, entry,
+     * key bytes). Each trip's are fetched in steps, RESOLVE_STEP trips
+     * apart, while the trips before it are looked up. */
+    enum { RESOLVE_STEP = 4, RESOLVE_RING = 16 };
+    const strmap *m = &b->service_ids;
+    const size_t n = b->trips.n;
+    uint32_t hash[RESOLVE_RING], len[RESOLVE_RING];
     bool known = true;
-    for (size_t i = 0; i < b->trips.n && known; i++) {
+    for (size_t k = 0; k < n + 3 * RESOLVE_STEP && known; k++) {
+        if (k < n) {   /* the hash, and its slot fetched */
+            const char *id = tb_str(b, b->trips.v[k].service);
+            len[k % RESOLVE_RING] = (uint32_t)strlen(id);
+            hash[k % RESOLVE_RING] = strmap_hash(id, len[k % RESOLVE_RING]);
+            __builtin_prefetch(&m->slots[hash[k % RESOLVE_RING] & m->mask]);
+        }
+        size_t j = k - RESOLVE_STEP;   /* its entry fetched */
+        if (k >= RESOLVE_STEP && j < n) {
+            uint32_t slot = m->slots[hash[j % RESOLVE_RING] & m->mask];
+            if (slot) __builtin_prefetch(&m->entries[slot - 1]);
+        }
+        j = k - 2 * RESOLVE_STEP;      /* its key's bytes fetched */
+        if (k >= 2 * RESOLVE_STEP && j < n) {
+            uint32_t slot = m->slots[hash[j % RESOLVE_RING] & m->mask];
+            if (slot) __builtin_prefetch(m->arena + m->entries[slot - 1].key_off);
+        }
+        if (k < 3 * RESOLVE_STEP) continue;
+        size_t i = k - 3 * RESOLVE_STEP;   /* looked up */
         tb_trip *t = &b->trips.v[i];
         uint32_t id_str = t->service;
-        const char *id = tb_str(b, id_str);
-        uint32_t svc = strmap_get(&b->service_ids, id, strlen(id));
+        uint32_t svc = strmap_get_hashed(m, tb_str(b, id_str), len[i % RESOLVE_RING], hash[i % RESOLVE_RING]);
         if (svc == UINT32_MAX) {
             known = false;
             break;

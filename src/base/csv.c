@@ -494,13 +494,15 @@ int csv_feed_data(csv_parser *p, const char *buf, size_t len)
                 i++;
         }
     }
+    bool try_run = p->run_fn != NULL;   /* kept in a register: most files have none */
     while (i < len) {
         size_t used;
-        if (p->run_fn && p->header_seen) {
+        if (try_run && p->header_seen) {
             int rc = take_run(p, buf + i, buf + len, &used);
             i += used;
             if (rc)
                 return rc;
+            try_run = p->run_fn != NULL;
             if (i == len)
                 break;
         }

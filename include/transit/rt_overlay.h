@@ -129,6 +129,9 @@ typedef struct rt_added_trip {
                                 * replacement) the scheduled trip's; NULL when none */
     const char *source_trip_id;   /* DUPLICATED, REPLACEMENT: the scheduled trip's id; else NULL */
     uint32_t first_call, call_count;   /* its calls (rt_overlay_added_calls) */
+    int32_t start_secs;        /* a REPLACEMENT of a frequency-based run: its start_time; else -1 */
+    uint32_t replaced_entry;   /* the overlay's own: a REPLACEMENT's hidden instance (its first stop
+                                * entry), which must be the one the overlay keeps; else UINT32_MAX */
 } rt_added_trip;
 
 /* Where a realtime-only trip calls, in order. */
@@ -136,10 +139,18 @@ typedef struct rt_added_call {
     uint32_t stop;             /* dataset stop index */
     uint32_t assigned_stop;    /* a platform change: the stop it is served at; else QUERY_NONE */
     uint32_t stop_sequence;
+    uint32_t flags;            /* RT_CALL_* */
     int64_t arrival, departure;   /* Unix seconds; RT_NO_TIME where it has none (the first
                                 * call's arrival, the last's departure, a time not given) */
 } rt_added_call;
 #define RT_NO_TIME INT64_MIN
+/* A call's flags. SKIPPED: the update says the vehicle does not stop there
+ * (StopTimeUpdate SKIPPED): its rows stay, canceled, at the call's time.
+ * SCHEDULED_TIME: the times are the schedule's, not a prediction (a
+ * REPLACEMENT's NO_DATA call at the scheduled time of its stop_sequence, a
+ * skipped call without a time, a DUPLICATED copy's stop no update predicts):
+ * its rows say `scheduled`, not `predicted`. */
+enum { RT_CALL_SKIPPED = 1, RT_CALL_SCHEDULED_TIME = 2 };
 
 /* What realtime says about one departure row (or arrival row: then of
  * its arrival). */
@@ -251,6 +262,8 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
 /* The stop an added trip's row is served at when a platform change moved
  * it there (its call's assigned_stop), else QUERY_NONE. One read. */
 uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d);
+/* The call an added trip's row is of, or NULL for a dataset trip's row. */
+const rt_added_call *rt_overlay_added_call(const rt_overlay *o, const departure *d);
 /* The added departures at `stop` with from <= instant < to, as rows (trip,
  * stop, instant, utc_offset, service_date, secs, stop_sequence; pos: the
  * call's index in its trip; distance_m 0), by instant; writes at most `max`

@@ -699,13 +699,14 @@ static int64_t event_instant(const rt_event *e, int64_t sched)
 }
 
 /* A call of the trip being added; `assigned`: the stop a platform change
- * serves it at, or QUERY_NONE (also where it names the call's own stop). */
-static bool add_call(rt_overlay *o, uint32_t stop, uint32_t assigned, uint32_t stop_sequence, int64_t arrival,
-                     int64_t departure)
+ * serves it at, or QUERY_NONE (also where it names the call's own stop);
+ * flags: RT_CALL_*. */
+static bool add_call(rt_overlay *o, uint32_t stop, uint32_t assigned, uint32_t stop_sequence, uint32_t flags,
+                     int64_t arrival, int64_t departure)
 {
     if (!grow((void **)&o->calls, &o->call_cap, o->call_count, sizeof *o->calls)) return false;
-    o->calls[o->call_count++] =
-        (rt_added_call){stop, assigned == stop ? QUERY_NONE : assigned, stop_sequence, arrival, departure};
+    o->calls[o->call_count++] = (rt_added_call){stop, assigned == stop ? QUERY_NONE : assigned, stop_sequence,
+                                                flags, arrival, departure};
     return true;
 }
 
@@ -722,9 +723,9 @@ static bool add_event(rt_overlay *o, const rt_added_call *c, uint32_t trip, int6
 
 /* The calls from first_call on become the events of a new realtime-only
  * trip `a` (strings as keep_str offsets): a departure at each call with one,
- * an arrival at each with one (arrival only at the last call). A trip with
- * no departure is not shown: its calls and events are dropped. -1 when out
- * of memory. */
+ * an arrival at each with one (arrival only at the last call); a skipped
+ * call's are canceled rows. A trip with no departure but skipped ones is
+ * not shown: its calls and events are dropped. -1 when out of memory. */
 static int finish_trip(rt_overlay *o, const dataset *ds, uint32_t first_call, rt_added_trip a,
                        rt_overlay_stats *stats)
 {
@@ -746,7 +747,7 @@ static int finish_trip(rt_overlay *o, const dataset *ds, uint32_t first_call, rt
         o->calls[i].arrival = arr;
         if (dep != RT_NO_TIME) {
             if (!add_event(o, c, trip, dep, day_start, ADDED_DEPARTURE)) return -1;
-            departures++;
+            departures += !(c->flags & RT_CALL_SKIPPED);
         }
         if (arr != RT_NO_TIME &&
             !add_event(o, c, trip, arr, day_start, ADDED_ARRIVAL | (dep == RT_NO_TIME ? ADDED_ARRIVAL_ONLY : 0)))
@@ -777,39 +778,58 @@ static bool keep_properties(rt_overlay *o, const rt_trip_update *tu, const trip_
            keep_str(o, "", ti ? ti->id : NULL, &a->source_trip_id);
 }
 
-/* The calls an update's stop_time_updates state (ADDED, NEW, REPLACEMENT):
- * each SCHEDULED one at its stop_id's stop, else (st: the scheduled trip's
- * stop times on `date`, shifted by `offset`) at the scheduled stop of its
- * stop_sequence; at its time, else its scheduled time plus its delay; a
- * departure without either takes the arrival's and the other way round. */
+/* The calls an update's stop_time_updates state (ADDED, NEW, REPLACEMENT),
+ * each at its stop_id's stop, else (st: the scheduled trip's stop times on
+ * `date`, shifted by `offset`) at the scheduled stop of its stop_sequence:
+ *  - SCHEDULED: at its time, else its scheduled time plus its delay;
+ *  - NO_DATA (UNSCHEDULED alike): the vehicle calls there, with no realtime
+ *    timing: at the scheduled time of its stop_sequence (a NEW trip has
+ *    none: no call);
+ *  - SKIPPED: the vehicle does not stop there: a skipped call at its time,
+ *    else the scheduled one (none: no call).
+ * A departure without a time takes the arrival's and the other way round.
+ * StopTimeProperties.assigned_stop_id applies to each. */
 static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_update *tu,
-                               const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+                               const trip_stop_time *st, uint32_t n, int32_t date, int32_t offset,
+                               rt_overlay_stats *stats)
 {
+    uint32_t from = 0;   /* where the next update naming a stop_id only is looked for */
     for (uint32_t i = 0; i < tu->stop_count; i++) {
         const rt_stop_update *u = &tu->stops[i];
-        if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
-        long k = -1;
-        if (st && u->has_stop_sequence)
-            for (uint32_t j = 0; j < n && k < 0; j++)
-                if (st[j].stop_sequence == u->stop_sequence) k = (long)j;
+        long k = st && (u->has_stop_sequence || u->stop_id) ? rt_update_stop_index(ds, st, n, u, from) : -1;
+        if (k >= 0) from = (uint32_t)k + 1;
         uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id))
                         : k >= 0   ? st[k].stop
                                    : QUERY_NONE;
         int64_t sched_dep = k >= 0 && st[k].departure_secs != GTFS_TIME_NONE
-                                ? dataset_instant(ds, date, st[k].departure_secs) : RT_NO_TIME;
+                                ? dataset_instant(ds, date, (uint32_t)((int32_t)st[k].departure_secs + offset))
+                                : RT_NO_TIME;
         int64_t sched_arr = k >= 0 && st[k].arrival_secs != GTFS_TIME_NONE
-                                ? dataset_instant(ds, date, st[k].arrival_secs) : RT_NO_TIME;
-        int64_t dep = event_instant(&u->departure, sched_dep), arr = event_instant(&u->arrival, sched_arr);
+                                ? dataset_instant(ds, date, (uint32_t)((int32_t)st[k].arrival_secs + offset))
+                                : RT_NO_TIME;
+        uint32_t flags = 0;
+        int64_t dep = RT_NO_TIME, arr = RT_NO_TIME;
+        if (u->relationship == RT_STOP_SCHEDULED || u->relationship == RT_STOP_SKIPPED) {
+            dep = event_instant(&u->departure, sched_dep);
+            arr = event_instant(&u->arrival, sched_arr);
+        }
+        if (u->relationship == RT_STOP_SKIPPED) flags |= RT_CALL_SKIPPED;
+        if (u->relationship != RT_STOP_SCHEDULED && dep == RT_NO_TIME && arr == RT_NO_TIME) {
+            dep = sched_dep;   /* no data, or skipped without a time: the schedule's */
+            arr = sched_arr;
+            flags |= RT_CALL_SCHEDULED_TIME;
+        }
         if (dep == RT_NO_TIME) dep = arr;
         if (arr == RT_NO_TIME) arr = dep;
         if (stop == QUERY_NONE || dep == RT_NO_TIME) {
-            stats->unmatched_stops++;   /* a call that cannot be shown */
+            if (u->relationship == RT_STOP_SCHEDULED || st)
+                stats->unmatched_stops++;   /* a call that cannot be shown */
             continue;
         }
         uint32_t seq = u->has_stop_sequence ? u->stop_sequence : k >= 0 ? st[k].stop_sequence : i + 1;
         uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
                                                    sizeof stats->problem);
-        if (!add_call(o, stop, assigned, seq, arr, dep)) return false;
+        if (!add_call(o, stop, assigned, seq, flags, arr, dep)) return false;
     }
     return true;
 }
@@ -836,9 +856,9 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
         date = (int32_t)floor_div(first + dataset_utc_offset(ds, first), 86400);
     }
     uint32_t first_call = o->call_count;
-    if (!calls_from_updates(o, ds, tu, NULL, 0, date, stats)) return -1;
+    if (!calls_from_updates(o, ds, tu, NULL, 0, date, 0, stats)) return -1;
     rt_added_trip a = {.route = route, .direction_id = tu->direction_id, .service_date = date,
-                       .relationship = tu->relationship};
+                       .relationship = tu->relationship, .start_secs = -1, .replaced_entry = UINT32_MAX};
     bool own_id = tu->trip_id && tu->trip_id[0];
     if (!keep_str(o, own_id ? "" : "rt:", own_id ? tu->trip_id : (tu->entity_id ? tu->entity_id : ""), &a.trip_id) ||
         !keep_properties(o, tu, NULL, &a))
@@ -847,15 +867,18 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
 }
 
 /* Records the REPLACEMENT of a scheduled instance (its stop times st, on
- * `date`, shifted by `offset`): a realtime-only trip of the same id; -1
- * when out of memory. */
+ * `date`, shifted by `offset`, a frequency-based run's from `start`; its
+ * hidden entry's stops from the next stop entry): a realtime-only trip of
+ * the same id; -1 when out of memory. */
 static int add_replacement(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_info *ti,
-                           const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+                           const trip_stop_time *st, uint32_t n, int32_t date, int32_t offset, int32_t start,
+                           rt_overlay_stats *stats)
 {
     uint32_t first_call = o->call_count;
-    if (!calls_from_updates(o, ds, tu, st, n, date, stats)) return -1;
+    if (!calls_from_updates(o, ds, tu, st, n, date, offset, stats)) return -1;
     rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
-                       .relationship = RT_TRIP_REPLACEMENT};
+                       .relationship = RT_TRIP_REPLACEMENT, .start_secs = start,
+                       .replaced_entry = o->stop_count};
     if (!keep_str(o, "", ti->id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
     uint32_t before = stats->added;
     if (finish_trip(o, ds, first_call, a, stats)) return -1;
@@ -873,7 +896,10 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
     int32_t date = tu->new_start_day;
     uint32_t first_call = o->call_count;
     for (uint32_t k = 0; k < n; k++) {
-        if (out[k].flags & STOP_CANCELED) continue;   /* skipped */
+        /* a skipped stop is a skipped call at its scheduled time; a stop no
+         * update predicts, at the copy's scheduled time */
+        uint32_t flags = (out[k].flags & STOP_SKIPPED) ? RT_CALL_SKIPPED : 0;
+        if (!(out[k].flags & (STOP_PREDICTED | STOP_ARR_PREDICTED))) flags |= RT_CALL_SCHEDULED_TIME;
         int64_t dep = st[k].departure_secs == GTFS_TIME_NONE ? RT_NO_TIME
                       : dataset_instant(ds, date, out[k].secs) + ((out[k].flags & STOP_PREDICTED) ? out[k].delay : 0);
         int64_t at = st[k].arrival_secs == GTFS_TIME_NONE ? RT_NO_TIME
@@ -881,7 +907,7 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
         if (dep == RT_NO_TIME) dep = at;
         if (at == RT_NO_TIME) at = dep;
         if (dep == RT_NO_TIME) continue;
-        if (!add_call(o, st[k].stop, QUERY_NONE, st[k].stop_sequence, at, dep)) return -1;
+        if (!add_call(o, st[k].stop, QUERY_NONE, st[k].stop_sequence, flags, at, dep)) return -1;
     }
     /* the copy's platform changes (the original keeps its stops), at the
      * calls their updates are placed at */
@@ -892,7 +918,7 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
         for (uint32_t c = first_call; c < o->call_count; c++)
             if (o->calls[c].stop_sequence == st[k].stop_sequence) o->calls[c].assigned_stop = assigned;
     rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
-                       .relationship = RT_TRIP_DUPLICATED};
+                       .relationship = RT_TRIP_DUPLICATED, .start_secs = -1, .replaced_entry = UINT32_MAX};
     if (!keep_str(o, "", tu->new_trip_id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
     uint32_t before = stats->added;
     if (finish_trip(o, ds, first_call, a, stats)) return -1;
@@ -927,9 +953,11 @@ static int compare_events(const void *a, const void *b)
 }
 
 /* Points the added trips at their ids, drops a second update of the same
- * trip instance (trip_id and service date; the first in the feed stays),
- * sorts the events and marks their stops. */
-static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stats)
+ * trip instance (trip_id and service date; the first in the feed stays; a
+ * REPLACEMENT stays when its hidden instance is the one the overlay kept,
+ * `kept` a bit per stop entry set at each kept instance's first), sorts the
+ * events and marks their stops. */
+static int finish_added(rt_overlay *o, const dataset *ds, const uint64_t *kept_entries, rt_overlay_stats *stats)
 {
     o->nstops = dataset_stop_count(ds);
     if (!(o->stop_events = calloc((size_t)o->nstops + 1, sizeof *o->stop_events))) return -1;
@@ -950,16 +978,27 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
         free(renumber);
         return -1;
     }
-    for (uint32_t k = 0; k < o->added_count; k++)
-        keys[k] = (added_key){o->added[k].trip_id, o->added[k].service_date, k};
-    qsort(keys, o->added_count, sizeof *keys, compare_added_keys);
-    for (uint32_t i = 1; i < o->added_count; i++)
+    /* a REPLACEMENT is of its instance: it goes with it when another
+     * update of the instance came first (the instance's duplicate is counted
+     * already); the others by trip_id and date */
+    uint32_t nkeys = 0;
+    for (uint32_t k = 0; k < o->added_count; k++) {
+        uint32_t e = o->added[k].replaced_entry;
+        if (e == UINT32_MAX)
+            keys[nkeys++] = (added_key){o->added[k].trip_id, o->added[k].service_date, k};
+        else if (!(kept_entries[e / 64] >> (e % 64) & 1))
+            renumber[k] = UINT32_MAX - 1;
+    }
+    qsort(keys, nkeys, sizeof *keys, compare_added_keys);
+    for (uint32_t i = 1; i < nkeys; i++)
         if (keys[i - 1].service_date == keys[i].service_date && strcmp(keys[i - 1].trip_id, keys[i].trip_id) == 0)
             renumber[keys[i].k] = UINT32_MAX;   /* a later copy: dropped */
     uint32_t kept = 0;
     for (uint32_t k = 0; k < o->added_count; k++) {
-        if (renumber[k] == UINT32_MAX) {
-            stats->duplicate++;
+        if (renumber[k] >= UINT32_MAX - 1) {
+            if (renumber[k] == UINT32_MAX) stats->duplicate++;
+            else stats->replaced--;
+            renumber[k] = UINT32_MAX;
             stats->added--;
             continue;
         }
@@ -969,7 +1008,7 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     uint32_t n = 0;
     for (uint32_t i = 0; i < o->event_count; i++) {
         uint32_t k = renumber[o->events[i].trip - o->ntrips];
-        if (k == UINT32_MAX) continue;
+        if (k == UINT32_MAX) continue;   /* a dropped trip's (its calls stay, unread) */
         o->events[n] = o->events[i];
         o->events[n++].trip = o->ntrips + k;
     }
@@ -1022,6 +1061,12 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
 {
     if (d->trip < o->ntrips || d->trip - o->ntrips >= o->added_count) return NULL;
     return &o->added[d->trip - o->ntrips];
+}
+
+const rt_added_call *rt_overlay_added_call(const rt_overlay *o, const departure *d)
+{
+    const rt_added_trip *a = rt_overlay_added_trip(o, d);
+    return a && d->pos < a->call_count ? &o->calls[a->first_call + d->pos] : NULL;
 }
 
 uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d)
@@ -1186,6 +1231,7 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
+    uint64_t *kept_entries = NULL;
     if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans || !presize_stops(o, feed, ds)) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
@@ -1262,7 +1308,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
                 arr[k].delay = 0;
             }
         if (tu->relationship == RT_TRIP_DELETED) stats->deleted++;
-        if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
+        if (tu->relationship == RT_TRIP_REPLACEMENT &&
+            add_replacement(o, ds, tu, &ti, st, n, date, offset, start, stats))
             goto oom;
         if (tu->relationship != RT_TRIP_DELETED && tu->relationship != RT_TRIP_REPLACEMENT &&
             !note_instance(o, ds, tu, st, n, trip, date, offset, stats))
@@ -1310,13 +1357,20 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     stats->matched = kept;
     if (!finish_assigned(o, stats)) goto oom;
     if (!finish_late(o, &st, &st_cap)) goto oom;
-    if (finish_added(o, ds, stats)) goto oom;
+    /* the kept instances' first entries, for the REPLACEMENTs of them */
+    if (!(kept_entries = calloc((size_t)o->stop_count / 64 + 1, sizeof *kept_entries))) goto oom;
+    for (uint32_t i = 0; i < kept; i++)
+        kept_entries[o->trips[i].first_stop / 64] |= (uint64_t)1 << (o->trips[i].first_stop % 64);
+    if (finish_added(o, ds, kept_entries, stats)) goto oom;
+    free(kept_entries);
+    kept_entries = NULL;
     free(st);
     st = NULL;
     if (!(o->row_index = rt_row_index_build(o, ds))) goto oom;
     return o;
 oom:
     free(st);
+    free(kept_entries);
     rt_overlay_release(o);
     return NULL;
 }

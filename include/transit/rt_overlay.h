@@ -35,13 +35,19 @@
  *    TripProperties.trip_id, on TripProperties.start_date, its times the
  *    original's shifted by TripProperties.start_time minus the original's
  *    first departure, then the update's delays propagated over them as for
- *    any trip (an update's time stays as it is). The original still runs.
+ *    any trip (an update's time stays as it is; a skipped stop a skipped
+ *    call). The original still runs.
  *    A frequency-based original (no exact times) cannot be duplicated;
  *  - REPLACEMENT: the update's stop times are the instance's whole timetable
  *    for the day: the scheduled instance is hidden and a realtime-only trip
  *    of the same trip_id, route and direction calls where the updates say
  *    (each by stop_id, else the scheduled stop at its stop_sequence; at its
- *    time, else the scheduled time plus its delay).
+ *    time, else the scheduled time plus its delay; a NO_DATA one at the
+ *    scheduled time, RT_CALL_SCHEDULED_TIME; a SKIPPED one a skipped call,
+ *    RT_CALL_SKIPPED). A frequency-based run's scheduled times are the
+ *    run's (start_time).
+ * One update an instance: the first in the feed (the newest source's, in a
+ * merge) stays, and a later one goes whole (a REPLACEMENT with its calls).
  * TripProperties.trip_headsign, trip_short_name and shape_id are kept on
  * the realtime-only trips (rt_added_trip) their rows and /v1/trips show,
  * and on a timetable trip's instance (rt_trip_properties: its rows and
@@ -67,8 +73,9 @@
  * to: each of their stop_time_updates that names a stop_id of the dataset
  * and an absolute time (departure, else arrival) becomes a departure event
  * at that stop and instant, except the last one (the trip ends there, as
- * scheduled trips have no departure from their last stop) and SKIPPED or
- * NO_DATA ones. Likewise each but the first becomes an arrival event (its
+ * scheduled trips have no departure from their last stop) and NO_DATA ones
+ * or SKIPPED ones without a time (a SKIPPED one with a time is a skipped
+ * call: canceled rows, not a departure the trip needs). Likewise each but the first becomes an arrival event (its
  * arrival time, else departure); the last one is an arrival at a call
  * without a departure. A trip with no departure event is not shown. The
  * trip needs a route_id of the dataset (a departure row

@@ -801,6 +801,11 @@ static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_u
         uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id))
                         : k >= 0   ? st[k].stop
                                    : QUERY_NONE;
+        uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
+                                                   sizeof stats->problem);
+        /* a platform change of a scheduled stop time: the call keeps the
+         * scheduled stop (the spec's stop_id, if given, is the assigned one) */
+        if (assigned != QUERY_NONE && k >= 0 && u->has_stop_sequence) stop = st[k].stop;
         int64_t sched_dep = k >= 0 && st[k].departure_secs != GTFS_TIME_NONE
                                 ? dataset_instant(ds, date, (uint32_t)((int32_t)st[k].departure_secs + offset))
                                 : RT_NO_TIME;
@@ -827,8 +832,6 @@ static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_u
             continue;
         }
         uint32_t seq = u->has_stop_sequence ? u->stop_sequence : k >= 0 ? st[k].stop_sequence : i + 1;
-        uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
-                                                   sizeof stats->problem);
         if (!add_call(o, stop, assigned, seq, flags, arr, dep)) return false;
     }
     return true;

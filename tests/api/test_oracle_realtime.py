@@ -23,9 +23,12 @@ stops they left, by prediction and by schedule.
 Realtime-only trips (rules R8-R10) come after those 20,000 updates, on the
 day after (whose instances none of them touches): NEW trips (a timetable trip's first stops
 under a new id, at times shifted by up to an hour), DUPLICATED copies (a
-later start, a delay at one stop) and REPLACEMENTs (each update's stop
-called at its time), a fifth of their calls assigned to a stop nearby and a
-few to a stop the dataset lacks (the call stays where the feed has it).
+later start, a delay at one stop, a third skipping the stop after it: a
+canceled call) and REPLACEMENTs (each update's stop called at its time;
+15 % of their updates NO_DATA, called at the scheduled time, and 10 %
+SKIPPED, canceled calls), a fifth of their calls assigned to a stop nearby
+and a few to a stop the dataset lacks (the call stays where the feed has
+it).
 Further queries ask the boards where those trips are served and where they
 were scheduled.
 """
@@ -160,6 +163,8 @@ def realtime_only_updates(feed, day, updates, rng):
         seqs, _, deps, stops = feed.trip_times[trip]
         k = rng.randrange(len(seqs))
         stops_said = [(seqs[k], assigned(stops[k], {"departure_delay": rng.randint(-120, 600)}))]
+        if k + 1 < len(seqs) and rng.random() < 0.3:   # a skipped stop after it: a canceled call
+            stops_said.append((seqs[k + 1], {"skipped": True}))
         out.append({"relationship": "DUPLICATED", "trip_id": feed.trip_ids[trip], "start_date": day,
                     "stops": stops_said, "new_trip_id": f"{feed.trip_ids[trip]}-dup",
                     "new_start_date": day, "new_start_secs": deps[0] + rng.randint(300, 5400)})
@@ -168,7 +173,10 @@ def realtime_only_updates(feed, day, updates, rng):
         delay = rng.randint(-120, 900)
         said = []
         for j in sorted(rng.sample(range(len(seqs)), min(len(seqs), rng.randint(2, 6)))):
-            what = ({"departure_delay": delay} if rng.random() < 0.5 else
+            roll = rng.random()
+            what = ({"no_data": True} if roll < 0.15 else   # a call at the scheduled time
+                    {"skipped": True} if roll < 0.25 else    # a canceled call
+                    {"departure_delay": delay} if roll < 0.6 else
                     {"arrival_time": base + arrs[j] + delay, "departure_delay": delay})
             said.append((seqs[j], assigned(stops[j], what)))
         out.append({"relationship": "REPLACEMENT", "trip_id": feed.trip_ids[trip], "start_date": day,
@@ -370,7 +378,11 @@ def said_problems(pred, result):
     for d in to.answer_rows(result):
         trip = pred.feed.trip_index.get(d["trip_id"])
         day = datetime.date.fromisoformat(d["service_date"])
-        said = pred.said.get((trip, day, d["stop_sequence"], "arrival" in d), oracle_realtime.NOTHING)
+        if d.get("added"):   # a realtime-only row: canceled where its call is skipped
+            said = pred.added_said.get((d["trip_id"], day, d["stop_sequence"], "arrival" in d),
+                                       oracle_realtime.NOTHING)
+        else:
+            said = pred.said.get((trip, day, d["stop_sequence"], "arrival" in d), oracle_realtime.NOTHING)
         if d.get("delay_s") != said.delay or d.get("canceled") is not said.canceled:
             problems.append(f"{d['trip_id']} {d['service_date']} seq {d['stop_sequence']} at {d['stop_id']}: "
                             f"engine delay_s {d.get('delay_s')} canceled {d.get('canceled')}, "

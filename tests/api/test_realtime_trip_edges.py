@@ -131,7 +131,7 @@ def updates():
     # REPLACEMENT calls: NO_DATA assigned (A2), SCHEDULED assigned (B2), NO_DATA
     tu = trip_entity(m, "rep-nodata", "T0900", "REPLACEMENT")
     call(tu, 1, relationship="NO_DATA", assigned="A2")
-    call(tu, 2, delay=120, assigned="B2")
+    call(tu, 2, stop_id="B2", delay=120, assigned="B2")   # stop_id, if given, is the assigned stop
     call(tu, 3, relationship="NO_DATA")
     # SKIPPED, SCHEDULED, SCHEDULED (a time)
     tu = trip_entity(m, "rep-skipped", "T0910", "REPLACEMENT")
@@ -245,7 +245,9 @@ def test_replacement_no_data_call_is_kept_at_its_scheduled_time_and_assigned_sto
     """The known bug: T0900's NO_DATA call assigned to A2 was dropped. It is a
     call of the replacement at the scheduled 09:00, served at A2 (the row
     names A1 and shows assigned_stop), with no prediction; its SCHEDULED call
-    at B (delay 120, assigned to B2) and NO_DATA call at C (09:20) too."""
+    at B (delay 120, assigned to B2, stop_id B2 as the spec wants it when
+    given: the row still names the scheduled B) and NO_DATA call at C (09:20)
+    too."""
     a2 = rows_of(board(feed, "A2", realtime=mode), "T0900")
     assert len(a2) == 1, a2
     row = a2[0]

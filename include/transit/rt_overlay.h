@@ -75,9 +75,10 @@
  * at that stop and instant, except the last one (the trip ends there, as
  * scheduled trips have no departure from their last stop) and NO_DATA ones
  * or SKIPPED ones without a time (a SKIPPED one with a time is a skipped
- * call: canceled rows, not a departure the trip needs). Likewise each but the first becomes an arrival event (its
- * arrival time, else departure); the last one is an arrival at a call
- * without a departure. A trip with no departure event is not shown. The
+ * call: canceled rows, not a departure the trip needs). Likewise each but
+ * the first becomes an arrival event (its arrival time, else departure);
+ * the last one is an arrival at a call without a departure. A trip with no
+ * departure event is not shown. The
  * trip needs a route_id of the dataset (a departure row
  * names its route); its trip_id is the update's, else "rt:" and the
  * entity id. Its service date is start_date, else the local date of its

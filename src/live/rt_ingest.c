@@ -354,7 +354,7 @@ static void decode_source(rt_ingest *in, rt_source *s, source_poll *out)
     pthread_mutex_unlock(&in->lock);
     if (same) {
         out->what = GOT_SAME;
-    } else if ((out->feed = rt_feed_decode_consuming(data, len, out->why, sizeof out->why)) && s->feed[0] &&
+    } else if ((out->feed = rt_feed_decode_packed(data, len, out->why, sizeof out->why)) && s->feed[0] &&
                in->id_exists && rt_feed_namespace(out->feed, s->feed, in->id_exists, in->id_exists_ctx) < 0) {
         rt_feed_free(out->feed);
         out->feed = NULL;

@@ -187,6 +187,8 @@ struct rt_overlay {
     rt_full_stop *scratch;     /* while building: the instance at hand, full width */
     rt_full_arrival *scratch_arr;
     uint32_t scratch_cap;
+    rt_stop_update *update_stops;   /* while building: the update at hand's stops, unpacked */
+    uint32_t update_stops_cap;
     /* ADDED trips */
     rt_added_trip *added;
     uint32_t added_count, added_cap;
@@ -1290,6 +1292,24 @@ const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const d
                ? NULL : rt_properties_at(o->properties, rt_properties_of(o->properties, k));
 }
 
+/* The update with its stops at full width (a packed one's unpacked into the
+ * build's room, *full pointing at them), for the rules below and
+ * rt_assigned.c; NULL when out of memory. */
+static const rt_trip_update *full_update(rt_overlay *o, const rt_trip_update *tu, rt_trip_update *full)
+{
+    if (tu->stops || !tu->packed_stops) return tu;
+    if (tu->stop_count > o->update_stops_cap) {
+        rt_stop_update *more = realloc(o->update_stops, (size_t)tu->stop_count * sizeof *more);
+        if (!more) return NULL;
+        o->update_stops = more;
+        o->update_stops_cap = tu->stop_count;
+    }
+    *full = *tu;
+    full->stops = (rt_stop_update *)rt_trip_update_stops(tu, o->update_stops);
+    full->packed_stops = NULL;
+    return full;
+}
+
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
 {
     rt_overlay_stats local = {0};
@@ -1317,7 +1337,9 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans || !presize_stops(o, feed, ds)) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
-        const rt_trip_update *tu = &feed->trip_updates[i];
+        rt_trip_update full;
+        const rt_trip_update *tu = full_update(o, &feed->trip_updates[i], &full);
+        if (!tu) goto oom;
         uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
         if (trip == QUERY_NONE) {
             if (tu->relationship != RT_TRIP_ADDED && tu->relationship != RT_TRIP_NEW) stats->unknown_trip++;
@@ -1441,6 +1463,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     if (!finish_assigned(o, stats)) goto oom;
     if (!finish_late(o, &st, &st_cap)) goto oom;
     if (finish_added(o, ds, stats)) goto oom;
+    free(o->update_stops);
+    o->update_stops = NULL;
     free(st);
     st = NULL;
     if (!(o->row_index = rt_row_index_build(o, ds))) goto oom;
@@ -1471,6 +1495,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->wide);
     free(o->scratch);
     free(o->scratch_arr);
+    free(o->update_stops);
     free(o->added);
     free(o->added_ids);
     free(o->calls);

@@ -87,17 +87,24 @@ typedef struct rt_wide_entry {
 /* A trip's first instance (the earliest date) where a row reads it in one
  * load, not three (bitmap, trip_first, trips[]): most rows are of it. Its
  * entries as rt_trip_entry says (head and span); `fast` is false where
- * they do not fit 16 bits (the row then asks the instances). */
+ * they do not fit 16 bits (the row then asks the instances). A departure
+ * row the head or tail entry answers is checked against the timetable
+ * from here: its stop_sequence from its position where the run's
+ * sequences follow one another (head_run, tail_run), its time from the
+ * trip's own departure offsets, which the board that made the row has just
+ * read. */
 typedef struct rt_trip_head {
     int32_t service_date;
     uint32_t first_stop;               /* in stops[] */
     uint16_t head, span;               /* rt_trip_entry's */
     uint32_t late : 24;                /* the most any instance of the trip runs late, seconds
-                                        * (capped at RT_OVERLAY_SLACK_MAX); 16 bytes in all, so
-                                        * a head never straddles two cache lines */
-    uint32_t has_tail : 1, fast : 1;
+                                        * (capped at RT_OVERLAY_SLACK_MAX) */
+    uint32_t has_tail : 1, fast : 1, head_run : 1, tail_run : 1;
+    uint32_t start, stop_count;        /* the trip's departures: start + dep[pos], pos < stop_count */
+    const int32_t *dep;                /* trip_departure_offsets; NULL: none. 32 bytes in all (64-byte
+                                        * aligned), so a head never straddles two cache lines */
 } rt_trip_head;
-_Static_assert(sizeof(rt_trip_head) == 16, "a trip head is 16 bytes");
+_Static_assert(sizeof(rt_trip_head) == 32, "a trip head is 32 bytes");
 _Static_assert(RT_OVERLAY_SLACK_MAX < (1 << 24), "late fits its 24 bits");
 
 /* An event predicted later than scheduled, in a stop's run of them: its
@@ -1310,6 +1317,36 @@ static const rt_trip_update *full_update(rt_overlay *o, const rt_trip_update *tu
     return full;
 }
 
+/* Whether the stop_sequences of trip positions [from, to) follow one
+ * another (each the one before plus one). */
+static bool sequences_run(const dataset *ds, uint32_t trip, uint32_t from, uint32_t to)
+{
+    trip_stop_time a, b;
+    for (uint32_t p = from; p + 1 < to; p++)
+        if (!trip_stop_at(ds, trip, p, &a) || !trip_stop_at(ds, trip, p + 1, &b) ||
+            b.stop_sequence != a.stop_sequence + 1)
+            return false;
+    return true;
+}
+
+/* The head of instance e, its trip's first (`late`: the trip's). */
+static rt_trip_head head_of(const rt_overlay *o, const rt_trip_entry *e, uint32_t late)
+{
+    bool fast = e->head <= UINT16_MAX && e->span <= UINT16_MAX;
+    rt_trip_head h = {e->service_date, e->first_stop, fast ? (uint16_t)e->head : 0, fast ? (uint16_t)e->span : 0,
+                      late, tail_of(e) > 0, fast, 0, 0, 0, 0, NULL};
+    uint32_t start = 0, count = 0;
+    const int32_t *dep = trip_departure_offsets(o->ds, e->trip, &start, &count);
+    if (fast && dep && count == e->stop_count) {
+        h.start = start;
+        h.stop_count = count;
+        h.dep = dep;
+        h.head_run = e->head > 0 && sequences_run(o->ds, e->trip, 0, e->head);
+        h.tail_run = tail_of(e) > 0 && sequences_run(o->ds, e->trip, e->head + e->span, e->stop_count);
+    }
+    return h;
+}
+
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
 {
     rt_overlay_stats local = {0};
@@ -1440,7 +1477,9 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     for (uint32_t i = 0; i < kept; i++)
         if (kept_of(&o->trips[i]) && (o->stops[o->trips[i].first_stop].flags & STOP_HIDDEN)) o->hidden_count++;
     if (!(o->trip_first = malloc(((size_t)o->ntrips + 1) * sizeof *o->trip_first))) goto oom;
-    if (!(o->heads = calloc((size_t)o->ntrips + 1, sizeof *o->heads))) goto oom;
+    size_t heads_bytes = ((size_t)o->ntrips + 1) * sizeof *o->heads;
+    if (!(o->heads = aligned_alloc(64, (heads_bytes + 63) & ~(size_t)63))) goto oom;
+    memset(o->heads, 0, heads_bytes);
     memset(o->trip_first, 0xff, ((size_t)o->ntrips + 1) * sizeof *o->trip_first);
     for (uint32_t i = kept; i-- > 0;) {
         uint32_t t = o->trips[i].trip;
@@ -1455,9 +1494,8 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
             int32_t d = f.delay > fa.delay ? f.delay : fa.delay;
             if (d > 0 && (uint32_t)d > late) late = (uint32_t)d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d;
         }
-        bool fast = e->head <= UINT16_MAX && e->span <= UINT16_MAX;
-        o->heads[t] = (rt_trip_head){e->service_date, e->first_stop, fast ? (uint16_t)e->head : 0,
-                                     fast ? (uint16_t)e->span : 0, late, tail_of(e) > 0, fast};
+        if (i == 0 || o->trips[i - 1].trip != t) o->heads[t] = head_of(o, e, late);   /* its first instance */
+        else o->heads[t].late = late;
     }
     stats->matched = kept;
     if (!finish_assigned(o, stats)) goto oom;
@@ -1588,19 +1626,28 @@ static void fill_instance(uint32_t flags, rt_departure *out)
  * (frequency-based instances differ by their times: checked against the
  * entry where it is `timed`, a span entry, else against the timetable);
  * false when not. */
-static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, bool timed, rt_departure *out);
+enum {
+    CHECK_ENTRY,       /* a span entry: the row's time is the entry's */
+    CHECK_TIMETABLE,   /* a head or tail entry: the row is checked against the timetable */
+    CHECKED,           /* ... where the look-up has checked it already */
+};
 
-static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, bool timed, rt_departure *out)
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out);
+
+static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out)
 {
     const rt_stop_entry *s = &o->stops[k];
-    if (__builtin_expect((s->flags & STOP_WIDE) != 0, 0)) return fill_wide(o, k, d, timed, out);
+    if (__builtin_expect((s->flags & STOP_WIDE) != 0, 0)) return fill_wide(o, k, d, check, out);
     if (d->arrival) {
         const rt_arrival_entry *ae = &o->arr_stops[k];
-        if (timed ? s->secs - ae->before != d->secs : !row_in_timetable(o, d)) return false;
+        if (check == CHECK_ENTRY ? s->secs - ae->before != d->secs
+                                 : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+            return false;
         out->has_prediction = (s->flags & STOP_ARR_PREDICTED) != 0;
         out->delay_s = ae->delay;
     } else {
-        if (timed ? s->secs != d->secs : !row_in_timetable(o, d)) return false;
+        if (check == CHECK_ENTRY ? s->secs != d->secs : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+            return false;
         out->has_prediction = (s->flags & STOP_PREDICTED) != 0;
         out->delay_s = s->delay;
         out->occupancy = (uint8_t)(s->flags >> STOP_OCCUPANCY_SHIFT & 15);
@@ -1615,12 +1662,14 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, boo
 }
 
 /* fill() for a STOP_WIDE entry, from its full values. */
-static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, bool timed, rt_departure *out)
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out)
 {
     rt_full_stop f;
     rt_full_arrival fa;
     unpack_entry(o, k, &f, &fa);
-    if (timed ? (d->arrival ? fa.secs : f.secs) != d->secs : !row_in_timetable(o, d)) return false;
+    if (check == CHECK_ENTRY ? (d->arrival ? fa.secs : f.secs) != d->secs
+                             : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+        return false;
     out->has_prediction = (f.flags & (d->arrival ? STOP_ARR_PREDICTED : STOP_PREDICTED)) != 0;
     out->delay_s = d->arrival ? fa.delay : f.delay;
     if (!d->arrival) out->occupancy = (uint8_t)(f.flags >> STOP_OCCUPANCY_SHIFT & 15);
@@ -1640,14 +1689,17 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
      * read (its stop_sequence says whether the position is right) */
     const rt_trip_head *h = &o->heads[d->trip];
     if (h->service_date == d->service_date && h->fast) {
-        uint32_t k = head_entry(h, d->pos);
+        uint32_t k = head_entry(h, d->pos), pos = d->pos;
         if (k != UINT32_MAX) {
             uint32_t seq = o->stops[k].stop_sequence;
-            bool timed = d->pos >= h->head && d->pos - h->head < h->span;
-            bool here = timed                  ? seq == d->stop_sequence
-                        : d->pos < h->head ? d->stop_sequence <= seq
-                                           : d->stop_sequence >= seq;
-            if (here && fill(o, k, d, timed, out)) return true;
+            if (pos >= h->head && pos - h->head < h->span) {
+                if (seq == d->stop_sequence && fill(o, k, d, CHECK_ENTRY, out)) return true;
+            } else if (!d->arrival && h->dep && pos < h->stop_count &&
+                       (pos < h->head ? h->head_run && seq - (h->head - 1 - pos) == d->stop_sequence
+                                      : h->tail_run && seq + (pos - h->head - h->span) == d->stop_sequence) &&
+                       (uint32_t)((int64_t)h->start + h->dep[pos]) == d->secs && fill(o, k, d, CHECKED, out)) {
+                return true;
+            }
         }
     }
     /* the trip's instances lie side by side from trip_first, by date then start */
@@ -1663,7 +1715,7 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
          * elsewhere (pos 0 or stale) falls back to its stop_sequence */
         bool timed;
         uint32_t k = entry_in(o, e, d->pos, d->stop_sequence, &timed);
-        if (k != UINT32_MAX && fill(o, k, d, timed, out)) return true;
+        if (k != UINT32_MAX && fill(o, k, d, timed ? CHECK_ENTRY : CHECK_TIMETABLE, out)) return true;
     }
     memset(out, 0, sizeof *out);
     return false;

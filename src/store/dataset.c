@@ -870,6 +870,16 @@ bool trip_stop_at(const dataset *ds, uint32_t trip, uint32_t pos, trip_stop_time
     return true;
 }
 
+const int32_t *trip_departure_offsets(const dataset *ds, uint32_t trip, uint32_t *start, uint32_t *count)
+{
+    if (trip >= ds->meta->ntrips) return NULL;
+    const tt_trip *t = &ds->trips[trip];
+    if (t->pattern == TT_NONE) return NULL;
+    *start = t->start;
+    *count = ds->patterns[t->pattern].len;
+    return ds->profiles + t->dep_profile;
+}
+
 int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max, uint32_t *count,
                 query_error *err)
 {

@@ -149,7 +149,7 @@ typedef struct rt_feed {
  * comes with one reference. */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
 /* rt_feed_decode for bytes the caller frees right after without reading
- * them again (the poller's): the pages of the entities decoded are given
+ * them again: the pages of the entities decoded are given
  * back to the system as the decode goes (madvise), so that the bytes and
  * the decoded feed are not both held whole (a 64 MB feed decodes to about
  * 180 MB). The contents of data are undefined afterwards. */

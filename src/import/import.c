@@ -31,6 +31,7 @@
  * beside the build.
  */
 #include "import/days_handoff.h"
+#include "import/import_hold.h"
 #include "import/store_reuse.h"
 #include "transit/import.h"
 #include "transit/live_store.h"
@@ -177,6 +178,7 @@ typedef struct store_job {
     hash_job *hash;          /* run first on this thread, unless done */
     diag *schedule_diag, *shapes_diag;
     days_handoff *days;      /* the timetable builder's days for the schedule writer, or NULL */
+    import_hold *hold;       /* tests and benchmarks: waited for before schedule.sqlite, or NULL */
     char dir[4096];
     int rc;
     char err[512];
@@ -245,6 +247,7 @@ static void *store_thread(void *arg)
                  j->hash->rc != 0 ? "the feed could not be hashed" : "the version exists");
         return NULL;
     }
+    import_hold_wait(j->hold);
     char path[4200];
     double t = now_seconds();
     snprintf(path, sizeof path, "%s/schedule.sqlite", j->dir);
@@ -493,10 +496,14 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     days_handoff days;
     bool have_days = days_handoff_init(&days) == 0;
     job.days = have_days ? &days : NULL;
+    import_hold hold;
+    bool have_hold = import_hold_init(&hold, ru->o->on_progress, ru->o->ctx);
+    job.hold = have_hold ? &hold : NULL;
     pthread_t thread;
     bool threaded = pthread_create(&thread, NULL, store_thread, &job) == 0;
     if (!threaded) {
         job.days = NULL;    /* nobody would publish them before the writer waits */
+        job.hold = NULL;    /* nor release it */
         store_thread(&job); /* no second thread available: hash and stores, then the timetable */
     }
 
@@ -504,7 +511,13 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
     snprintf(path, sizeof path, "%s/timetable.bin", tmp);
     double t = now_seconds();
     timetable_options tt_opt = {ru->o->on_progress, ru->o->ctx, job.days, 0, ru->o->memory_budget};
+    if (have_hold) {
+        tt_opt.progress = import_hold_progress;
+        tt_opt.progress_ctx = &hold;
+    }
     int tt_rc = timetable_build(feed, path, &tt_opt, &timetable_diag, &r->timetable, tt_err, sizeof tt_err);
+    if (have_hold)
+        import_hold_release(&hold);
     if (tt_rc == 0) {
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
         if (!threaded || check_fits_beside(ru, path))
@@ -515,6 +528,8 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
         pthread_join(thread, NULL);
     if (have_days)
         days_handoff_destroy(&days);
+    if (have_hold)
+        import_hold_destroy(&hold);
     ru->shapes_clean = true;
     for (int k = 0; k < DIAG_KIND_COUNT; k++)
         if (shapes_diag.count[k])

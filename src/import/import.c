@@ -451,6 +451,21 @@ static void check_timetable(run *ru, const char *tmp)
     ru->timetable_check_seconds = now_seconds() - t;
 }
 
+/* Whether the written timetable may be checked beside the store thread.
+ * The check opens it as a server does, which derives about as many bytes
+ * again in the heap (661 MB for the national 64x's 777 MB), while the
+ * schedule writer on the store thread still holds its buffered trips (about
+ * 650 MB there): beside each other they peaked at 2.1 GB, over the memory
+ * budget, where one after the other peaks at 1.4 GB. So a timetable over a
+ * quarter of the budget is checked after the store thread, and a smaller one
+ * (the 16x's 207 MB: 0.5 GB at most beside) keeps the overlap's time. */
+static bool check_fits_beside(const run *ru, const char *path)
+{
+    struct stat st;
+    uint64_t budget = ru->o->memory_budget ? ru->o->memory_budget : TIMETABLE_MEMORY_BUDGET;
+    return stat(path, &st) == 0 && (uint64_t)st.st_size <= budget / 4;
+}
+
 /* Builds the three stores into `tmp` (created here; the caller removes it):
  * the timetable on this thread; on a second one the hash, unless done, then
  * the SQLite stores. Returns 0, or -1 with err. */
@@ -505,13 +520,8 @@ static int build_stores(run *ru, const feed_t *feed, hash_job *hash, const char 
         import_hold_release(&hold);
     if (tt_rc == 0) {
         phase_done(ru, IMPORT_PHASE_TIMETABLE, now_seconds() - t);
-        /* Beside the store thread whatever the timetable's size: the
-         * check derives about as many bytes again as timetable.bin (661 MB
-         * for the national 64x's 777 MB), and the schedule writer beside
-         * it holds no trips.txt rows any more (90 MB at 64x, where its
-         * buffered rows made 2.1 GB of the two; bench/README.md, "The
-         * schedule writer's trips not held"). */
-        check_timetable(ru, tmp);
+        if (!threaded || check_fits_beside(ru, path))
+            check_timetable(ru, tmp);   /* else install_version checks it, after the join */
         store_shapes(&job);   /* unless the store thread took it already */
     }
     if (threaded)

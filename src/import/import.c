@@ -453,12 +453,15 @@ static void check_timetable(run *ru, const char *tmp)
 
 /* Whether the written timetable may be checked beside the store thread.
  * The check opens it as a server does, which derives about as many bytes
- * again in the heap (661 MB for the national 64x's 777 MB), while the
- * schedule writer on the store thread still holds its buffered trips (about
- * 650 MB there): beside each other they peaked at 2.1 GB, over the memory
- * budget, where one after the other peaks at 1.4 GB. So a timetable over a
- * quarter of the budget is checked after the store thread, and a smaller one
- * (the 16x's 207 MB: 0.5 GB at most beside) keeps the overlap's time. */
+ * again in the heap (661 MB for the national 64x's 777 MB) beside the
+ * timetable's pages: alone it peaks at about 1.39 GB there, the import's
+ * peak now that the schedule writer holds no trips.txt rows (at most about
+ * 100 MB at 64x; its buffered rows with the check made 2.1 GB). Beside the
+ * writer it measured 1.42 GB, and could reach the budget; one after the
+ * other they stay under it with a margin. So a timetable over a quarter of
+ * the budget is checked after the store thread, and a smaller one (the
+ * 16x's 207 MB: 0.5 GB at most beside) keeps the overlap's time
+ * (bench/README.md, "The schedule writer's trips not held"). */
 static bool check_fits_beside(const run *ru, const char *path)
 {
     struct stat st;

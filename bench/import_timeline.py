@@ -14,8 +14,11 @@ line on stderr with its time since the start.
 
 Prints, per thread, one character per bin (# busy >= 75 %, + >= 25 %, . some,
 blank idle), its CPU seconds, the resident set per bin (darker is larger) and
-when it peaked, then the progress lines with their times, the load average
-before and after, and the process's CPU and peak RSS.
+when it peaked (with --rss-every S, the largest RSS of every S seconds in MB),
+then the progress lines with their times, the load average before and after,
+and the process's CPU and peak RSS. TRANSITD_TEST_SCHEDULE_AFTER=FILE in the
+environment holds the schedule writer until the timetable has read FILE
+(src/import/import_hold.h), to draw a given meeting of the two threads.
 Python 3 standard library only.
 """
 import argparse
@@ -79,12 +82,12 @@ def draw(samples, start, end, bin_s):
                 continue
             # spread the CPU time between two samples evenly over their interval
             rate = (c1 - c0) / max(t1 - t0, 1e-9)
-            a = t0
-            while a < t1:
-                b = min(t1, start + (int((a - start) / bin_s) + 1) * bin_s)
-                i = min(nbins - 1, int((a - start) / bin_s))
-                busy[i] += rate * (b - a)
-                a = b
+            # bin by bin over the interval's indexes (a loop on float bounds
+            # could stop moving when a bound rounds onto itself)
+            for i in range(int((t0 - start) / bin_s), int((t1 - start) / bin_s) + 1):
+                lo, hi = max(t0, start + i * bin_s), min(t1, start + (i + 1) * bin_s)
+                if hi > lo:
+                    busy[min(nbins - 1, i)] += rate * (hi - lo)
         rows.append((tid, busy, pts[-1][1] if pts else 0.0, pts[0][0] - start, pts[-1][0] - start))
     return nbins, rows
 
@@ -100,6 +103,8 @@ def main(argv=None):
     ap.add_argument("--bin", type=float, default=0.5, help="seconds per character (0.5)")
     ap.add_argument("--every", type=float, default=0.02, help="sampling interval in seconds (0.02)")
     ap.add_argument("--data", help="the data directory (default: a fresh temporary one, removed)")
+    ap.add_argument("--rss-every", type=float, default=0,
+                    help="also print the largest RSS sampled in each window of this many seconds (0: no)")
     a = ap.parse_args(argv)
     if not os.path.isdir("/proc/self/task"):
         sys.exit("import_timeline.py reads /proc: Linux only")
@@ -156,6 +161,12 @@ def main(argv=None):
     top = max(per_bin) or 1.0
     print(f"{'RSS':>16} |{''.join(' .:-=+*#%@'[min(9, int(9 * mb / top + 0.5))] for mb in per_bin)}| "
           f"peak {peak:.0f} MB at {peak_t - start:.2f} s")
+    if a.rss_every > 0:
+        windows = {}
+        for t, mb in rss:
+            k = int((t - start) / a.rss_every)
+            windows[k] = max(windows.get(k, 0.0), mb)
+        print(f"{'RSS MB':>16} | " + " ".join(f"{k * a.rss_every:g}s:{mb:.0f}" for k, mb in sorted(windows.items())))
     print()
     for t, line in lines:
         print(f"{t:7.2f}  {line}")

@@ -9,10 +9,11 @@
  *   - the database is built in memory in one transaction (journal off) with
  *     statements prepared once per file, then written to its path in one
  *     pass by VACUUM INTO, which packs every B-tree page full; one fsync;
- *   - trips, the only big table, are buffered and inserted sorted by trip_id
- *     (appends), and their repeated strings (route, headsign, block, shape)
- *     are interned into a `strings` table, their service into `services`;
- *     the `trips` view gives back the GTFS columns;
+ *   - trips, the only big table, are inserted in trip_id order (appends)
+ *     without being held: trips.txt is read twice (schedule_write_trips.c),
+ *     and their repeated strings (route, headsign, block, shape) are
+ *     interned into a `strings` table, their service into `services`; the
+ *     `trips` view gives back the GTFS columns;
  *   - calendar_dates rows are not stored, only the distinct sets of days the
  *     services run on (schedule_write_days.c); a view gives the rows back;
  *   - rows are accepted or rejected by the same rules as the timetable
@@ -348,8 +349,10 @@ static int write_all(schedule_writer *w, const char *path)
                          " (one is required)");
         return -1;
     }
+    /* temp_store FILE: the scratch tables (stops, trips out of key order)
+     * and SQLite's sorts go to files past the cache, not to the heap */
     if (exec_sql(w, "PRAGMA page_size=4096; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                    "PRAGMA temp_store=MEMORY; BEGIN;") != 0 ||
+                    "PRAGMA temp_store=FILE; BEGIN;") != 0 ||
         exec_sql(w, SCHEDULE_SCHEMA) != 0)
         return -1;
 
@@ -375,7 +378,7 @@ static int write_all(schedule_writer *w, const char *path)
         if (schedule_write_days(w) != 0)
             return -1;
     }
-    if (read_file(w, &schedule_trips_spec, &st->trips) != 0 || schedule_write_trips(w) != 0)
+    if (schedule_write_trips(w, exec_sql, read_file, &st->trips) != 0)
         return -1;
     if (!w->days_in && read_stops(w, &st->stops) != 0)
         return -1;
@@ -410,12 +413,14 @@ static void writer_free(schedule_writer *w)
     sqlite3_finalize(w->insert);
     sqlite3_finalize(w->find_stop);
     sqlite3_finalize(w->find_trip);
+    sqlite3_finalize(w->trip_insert);
+    sqlite3_finalize(w->trip_stage);
     strmap_free(&w->agencies);
     strmap_free(&w->routes);
     strmap_free(&w->services);
     strmap_free(&w->strings);
-    free(w->trip_ids);
-    free(w->trips);
+    free(w->trip_counts);
+    free(w->last_trip_id);
     free(w->calendars);
     free(w->dates);
     free(w->date_lines);

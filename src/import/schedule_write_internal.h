@@ -3,10 +3,10 @@
  *
  * Why it exists: schedule_write.c builds the store file by file, each row
  * checked and inserted by that file's row handler: schedule_write_services.c
- * has those of agency, routes, calendar and trips, schedule_write_days.c
- * that of calendar_dates and the day sets (read in the order agency,
- * routes, calendar, calendar_dates, trips, each checked against the ids of
- * the ones before), and
+ * has those of agency, routes and calendar, schedule_write_days.c that of
+ * calendar_dates and the day sets, schedule_write_trips.c trips.txt's (read
+ * in the order agency, routes, calendar, calendar_dates, trips, each checked
+ * against the ids of the ones before), and
  * schedule_write_stops.c those of stops and of the files that refer to
  * stops and trips. All check values alike (schedule_write_values.c) and
  * report through the one writer state below.
@@ -61,17 +61,6 @@ static inline uint32_t pool_intern(strmap *m, const char *s, size_t len)
     return e == UINT32_MAX ? 0 : e + 1;
 }
 
-/* One buffered trips.txt row; strings are ids in the writer's `strings` pool
- * (0 = empty), but service, an id in its `services` pool; small enums are -1
- * when empty. */
-typedef struct trip_row {
-    const char *id;       /* into trip_ids; set once parsing is over */
-    uint64_t line;
-    uint32_t id_off, id_len;
-    uint32_t route, service, headsign, short_name, block, shape;
-    int8_t direction_id, wheelchair_accessible, bikes_allowed;
-} trip_row;
-
 typedef struct schedule_writer {
     const feed_t *feed;
     sqlite3 *db;
@@ -96,10 +85,13 @@ typedef struct schedule_writer {
     tb_calendar_date *dates;   /* the calendar_dates rows kept, likewise */
     uint64_t *date_lines;      /* the line of each, for the duplicates' diag */
     size_t ndates, dates_cap, date_lines_cap;
-    char *trip_ids;
-    size_t trip_ids_len, trip_ids_cap;
-    trip_row *trips;
-    size_t ntrips, trips_cap;
+    /* trips.txt (schedule_write_trips.c), read twice, its rows not held */
+    uint32_t *trip_counts;     /* each service's trips (by pool id - 1), from the first read */
+    bool trips_in_order;       /* the first read found the trip_ids in key order */
+    bool trips_refused;        /* a repeated trip_id was refused */
+    char *last_trip_id;        /* the first read's previous trip_id, while in order */
+    size_t last_trip_id_len, last_trip_id_cap;
+    sqlite3_stmt *trip_insert, *trip_stage;
 } schedule_writer;
 
 /* One GTFS file: its columns, and what is done with each row. */
@@ -116,7 +108,7 @@ typedef struct file_spec {
 
 /* The files, in schedule_write_services.c and schedule_write_stops.c. */
 extern const file_spec schedule_agency_spec, schedule_routes_spec, schedule_calendar_spec,
-    schedule_calendar_dates_spec, schedule_trips_spec;
+    schedule_calendar_dates_spec;
 extern const file_spec schedule_stops_spec, schedule_frequencies_spec, schedule_transfers_spec,
     schedule_feed_info_spec;
 
@@ -131,9 +123,12 @@ int schedule_write_feed_list(schedule_writer *w, int (*exec)(schedule_writer *, 
 int schedule_write_translations(schedule_writer *w, int (*exec)(schedule_writer *, const char *),
                                 int (*read)(schedule_writer *, const file_spec *, uint64_t *));
 
-/* Writes the interned strings, then the buffered trips in key order.
- * 0 or -1. */
-int schedule_write_trips(schedule_writer *w);
+/* schedule_write_trips.c: trips.txt, read twice (a count per service, then
+ * each row written as it is read, in key order), then the interned strings
+ * and the services no trip has to itself; *rows: its data rows. exec and
+ * read are schedule_write.c's. 0 or -1. */
+int schedule_write_trips(schedule_writer *w, int (*exec)(schedule_writer *, const char *),
+                         int (*read)(schedule_writer *, const file_spec *, uint64_t *), uint64_t *rows);
 /* schedule_write_days.c: once calendar.txt and calendar_dates.txt are read,
  * writes the services' shared day sets and the services. 0 or -1. */
 int schedule_write_days(schedule_writer *w);

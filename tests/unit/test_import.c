@@ -698,6 +698,64 @@ static void test_import_run_refuses_while_locked(void **state)
     assert_false(exists(path));
 }
 
+/* TRANSITD_TEST_SCHEDULE_AFTER=FILE (src/import/import_hold.h): the
+ * schedule writer waits until the timetable has read FILE, so schedule.sqlite
+ * is done only after it; a file the builder never reads holds it until the
+ * builder ends. Either way the import completes with the same version. */
+typedef struct hold_log {
+    atomic_int next;
+    int read_at, schedule_at;   /* when stop_times.txt was read, when schedule.sqlite was done */
+} hold_log;
+
+static void hold_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t rows,
+                          double seconds, bool finished)
+{
+    (void)done, (void)total, (void)rows, (void)seconds;
+    hold_log *log = ctx;
+    if (finished && strcmp(file, "stop_times.txt") == 0)
+        log->read_at = atomic_fetch_add(&log->next, 1);
+}
+
+static void hold_phase(void *ctx, import_phase p, const import_result *r)
+{
+    (void)r;
+    hold_log *log = ctx;
+    if (p == IMPORT_PHASE_SCHEDULE)
+        log->schedule_at = atomic_fetch_add(&log->next, 1);
+}
+
+static void test_import_run_schedule_held_after_a_file(void **state)
+{
+    (void)state;
+    static const char *const after[] = {"stop_times.txt", "never-read.txt", ""};
+    char base[1024], feed[1100], err[1024], first[DATADIR_VERSION_LEN + 1] = "";
+    test_tmpdir(base, sizeof base, "import-held");
+    snprintf(feed, sizeof feed, "%s/feed", base);
+    write_tiny_feed(feed, NULL, NULL);
+    for (size_t i = 0; i < sizeof after / sizeof *after; i++) {
+        char data[1200];
+        snprintf(data, sizeof data, "%s/data-%zu", base, i);
+        assert_int_equal(setenv("TRANSITD_TEST_SCHEDULE_AFTER", after[i], 1), 0);
+        hold_log log = {.read_at = -1, .schedule_at = -1};
+        atomic_init(&log.next, 0);
+        import_options o = {.feed_path = feed, .data_dir = data, .on_phase = hold_phase,
+                            .on_progress = hold_progress, .ctx = &log};
+        import_result r;
+        import_result_init(&r);
+        assert_int_equal(import_run(&o, &r, err, sizeof err), 0);
+        assert_true(r.activated);
+        assert_int_equal(r.counts.trips, 2);
+        assert_true(log.read_at >= 0 && log.schedule_at >= 0);
+        if (i == 0)
+            assert_true(log.schedule_at > log.read_at);
+        if (!first[0])
+            memcpy(first, r.version, sizeof first);
+        assert_string_equal(r.version, first);
+        import_result_destroy(&r);
+    }
+    unsetenv("TRANSITD_TEST_SCHEDULE_AFTER");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_import_run_failure_keeps_current),
         cmocka_unit_test(test_import_run_counts_a_shared_file_problem_once),
         cmocka_unit_test(test_import_run_refuses_while_locked),
+        cmocka_unit_test(test_import_run_schedule_held_after_a_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

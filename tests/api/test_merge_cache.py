@@ -171,3 +171,26 @@ def test_only_the_active_versions_merge_is_kept():
     run([after["east"]], data, "--max-shrink", "100")
     assert not (data / "merge-cache").exists()
     assert cached(run([after["north"], after["south"], after["east"]], data)) == []
+
+
+def test_a_copied_feeds_problems_name_its_own_file_and_line():
+    """The lines map comes from the cache with the rows: the import's examples
+    point at the feed's own line either way."""
+    tmp, before, after = prepared("mcache-lines")
+    south = feed_files("South", ["S1", "S2", "S3"], extra_stop="SX")
+    south["stop_times.txt"][5] = "T2,xx:50:00,08:50:00,S2,2"
+    south_bad = write_zip(tmp / "south-bad.zip", south)
+    data, rebuilt = tmp / "data", tmp / "rebuilt"
+    run([before["north"], south_bad, before["east"]], data, "--max-drop", "100")
+
+    def examples(d):
+        p = subprocess.run([transitd_bin(), "import", before["north"], south_bad, after["east"], "--data", str(d),
+                            "--max-drop", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.returncode == 0, p.stderr
+        return p.stderr, [line.strip() for line in p.stdout.splitlines() if "stop_times.txt:" in line]
+
+    stderr, copied = examples(data)
+    assert cached(stderr) == [0, 1]
+    _, built = examples(rebuilt)
+    assert copied == built == [f"{south_bad}: stop_times.txt:6: bad arrival_time 'xx:50:00'"]
+    assert_same_dataset(data, rebuilt)

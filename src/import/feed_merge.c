@@ -10,7 +10,9 @@
  * row goes through the CSV reader, so a syntax error names the feed file,
  * the file inside it, the line and the column; the lines of the merged files
  * are mapped back to the feeds' own (feed_merge_locate) for the import's
- * messages.
+ * messages. With the merge cache (feed_merge_write_cached, merge_cache.h) a
+ * feed whose rows would come out the same as in the previous merge has them
+ * copied from there, with its ids, counts and lines map, instead of read.
  */
 #define _GNU_SOURCE /* copy_file_range on Linux */
 #include "transit/feed_merge.h"
@@ -396,12 +398,12 @@ typedef struct copy_pass {
     char last_id[CSV_MAX_KEYS][64];         /* stop_times repeats trip_id row after row */
     uint8_t last_len[CSV_MAX_KEYS];
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
-    bool hash;                  /* the merge cache: the part's and its records' bytes hashed */
+    bool hash;                  /* the merge cache: the CRC-32 of the part and of its records taken */
     uint32_t part_crc, records_crc;   /* CRC-32 (libdeflate) of the bytes written so far */
     size_t staged;              /* with hash: rows gathered in the merge's stage, so the CRC-32 runs */
     char *stage;                /* over 1 MB at a time (its fast path), not row by row, and stdio */
                                 /* writes the full stage without copying it into its buffer */
-    char last_foreign[64];
+    char last_foreign[64];      /* note_foreign: the id noted last, not noted again row after row */
     size_t last_foreign_len;
     int last_foreign_table;
 } copy_pass;

@@ -16,11 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import/merge_cache.h"
 #include "transit/cli.h"
 #include "transit/feed.h"
 #include "transit/stores.h"
-
-#define CACHE_DIR "merge-cache"   /* import/merge_cache.h's MERGE_CACHE_DIR: src/cli does not see src/import */
 
 void cli_merge_remove(const char *dir)
 {
@@ -88,7 +87,7 @@ feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_
         return NULL;
     }
     char cache[4096 + 32];
-    snprintf(cache, sizeof cache, "%s/" CACHE_DIR, data_dir);
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
     feed_merge *m = feed_merge_write_cached(in, n, dir_out, use_cache ? cache : NULL, err, errlen);
     if (!m)
         cli_merge_remove(dir_out);
@@ -98,7 +97,7 @@ feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_
 void cli_merge_finish(const char *data_dir, const char *merged_dir, bool activated)
 {
     char cache[4096 + 32], old[4096 + 64];
-    snprintf(cache, sizeof cache, "%s/" CACHE_DIR, data_dir);
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
     /* the previous cache moves aside under a name the prune removes once this process is gone */
     snprintf(old, sizeof old, "%s/" DATADIR_MERGE_PREFIX "old-%ld", data_dir, (long)getpid());
     if (!activated) {
@@ -118,7 +117,7 @@ void cli_merge_finish(const char *data_dir, const char *merged_dir, bool activat
 void cli_merge_cache_drop(const char *data_dir)
 {
     char cache[4096 + 32];
-    snprintf(cache, sizeof cache, "%s/" CACHE_DIR, data_dir);
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
     cli_merge_remove(cache);
 }
 

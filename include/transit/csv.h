@@ -103,6 +103,19 @@ uint64_t csv_rejected_rows(const csv_parser *p);
  * more than a quarter of the rows are not plain, the rest of the file goes
  * to the full reader alone. */
 void csv_prefer_plain(csv_parser *p);
+/* A reader of runs of rows in one fixed form, for a file whose header is
+ * exactly the keys, in key order (with any other header it is never called).
+ * At each record start after the header it is offered the bytes [s, end)
+ * before the other readers, and takes as many whole rows as are in its form
+ * (each one line, ended by LF or CRLF before `end`), delivering them itself:
+ * it sets *used to their bytes and *rows to their count, and returns 0 or a
+ * non-zero value to stop, like csv_row_fn (the row after those is then the
+ * one it stopped at: its line is the error's, and it counts as delivered,
+ * as with the row callback). `line` is the first row's line. The row it
+ * stops before goes to the plain splitter or the full reader and the row
+ * callback, so it need take only the rows whose meaning it knows for sure. */
+typedef int (*csv_run_fn)(void *ctx, const char *s, const char *end, uint64_t line, size_t *used, uint64_t *rows);
+void csv_set_run_fn(csv_parser *p, csv_run_fn fn, void *ctx);
 
 /* After the header was read: whether key i was found in the header. */
 int csv_has_column(const csv_parser *p, int key);

@@ -434,6 +434,33 @@ static int carry_append(csv_parser *p, const char *buf, size_t n)
     return 0;
 }
 
+/* csv_set_run_fn's reader, offered the bytes at a record start: 0 with
+ * *used its rows' bytes, or its non-zero return (the error set). */
+static int take_run(csv_parser *p, const char *s, const char *end, size_t *used)
+{
+    *used = 0;
+    if (!p->run_checked) {
+        p->run_checked = true;
+        bool exact = p->ncols == (uint32_t)p->nkeys;
+        for (int k = 0; k < p->nkeys && exact; k++)
+            exact = p->has_col[k] && p->key_col[k] == (uint32_t)k;
+        if (!exact) {
+            p->run_fn = NULL;
+            return 0;
+        }
+    }
+    uint64_t rows = 0;
+    int rc = p->run_fn(p->run_ctx, s, end, p->line, used, &rows);
+    assert(*used <= (size_t)(end - s) && rows <= *used);
+    p->line += rows;
+    p->rows += rows;
+    if (rc) {   /* at the row it stopped at, counted as the row callback's would be */
+        p->rows++;
+        csv_set_error(p, rc, p->line, 0, "stopped by the row callback (%d)", rc);
+    }
+    return rc;
+}
+
 int csv_feed_data(csv_parser *p, const char *buf, size_t len)
 {
     size_t i = 0;
@@ -467,8 +494,18 @@ int csv_feed_data(csv_parser *p, const char *buf, size_t len)
                 i++;
         }
     }
+    bool try_run = p->run_fn != NULL;   /* kept in a register: most files have none */
     while (i < len) {
         size_t used;
+        if (try_run && p->header_seen) {
+            int rc = take_run(p, buf + i, buf + len, &used);
+            i += used;
+            if (rc)
+                return rc;
+            try_run = p->run_fn != NULL;
+            if (i == len)
+                break;
+        }
         bool taken = false, try_plain = p->plain && p->header_seen;
         int rc = try_plain ? csv_plain_record(p, buf + i, buf + len, &used, &taken) : 0;
         if (!taken) {
@@ -554,6 +591,12 @@ csv_parser *csv_open(const char *filename, const char *const *keys, int nkeys, c
     p->ctx = ctx;
     p->line = 1;
     return p;
+}
+
+void csv_set_run_fn(csv_parser *p, csv_run_fn fn, void *ctx)
+{
+    p->run_fn = fn;
+    p->run_ctx = ctx;
 }
 
 void csv_close(csv_parser *p)

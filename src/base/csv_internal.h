@@ -47,6 +47,9 @@ struct csv_parser {
 
     bool plain;          /* csv_prefer_plain: rows are tried by csv_plain_record first */
     uint64_t plain_misses;   /* rows csv_plain_record left to the full reader */
+    csv_run_fn run_fn;   /* csv_set_run_fn; NULL once the header is not exactly the keys */
+    void *run_ctx;
+    bool run_checked;    /* the header was compared with the keys */
     uint64_t line;       /* physical line where the next record starts */
     uint64_t rows, bytes;
     csv_error err;

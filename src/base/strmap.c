@@ -73,7 +73,11 @@ int strmap_copy(strmap *dst, const strmap *src, uint32_t add_to_values)
 
 uint32_t strmap_get(const strmap *m, const void *key, size_t len)
 {
-    uint32_t h = strmap_hash(key, len);
+    return strmap_get_hashed(m, key, len, strmap_hash(key, len));
+}
+
+uint32_t strmap_get_hashed(const strmap *m, const void *key, size_t len, uint32_t h)
+{
     for (uint32_t i = h & m->mask;; i = (i + 1) & m->mask) {
         uint32_t s = m->slots[i];
         if (!s) return UINT32_MAX;

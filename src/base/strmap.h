@@ -35,6 +35,9 @@ void strmap_free(strmap *m);
 uint32_t strmap_hash(const void *key, size_t len);
 /* The value for key, or UINT32_MAX. */
 uint32_t strmap_get(const strmap *m, const void *key, size_t len);
+/* The same, the key's strmap_hash given (a caller looking many keys up
+ * fetches their slots ahead with it). */
+uint32_t strmap_get_hashed(const strmap *m, const void *key, size_t len, uint32_t hash);
 /* Inserts key→value if absent. Returns the entry index (0..count-1) and sets
  * *inserted; UINT32_MAX on allocation failure. */
 uint32_t strmap_put(strmap *m, const void *key, size_t len, uint32_t value, int *inserted);

@@ -18,6 +18,7 @@
 
 #include "transit/csv.h"
 #include "transit/gtfs.h"
+#include "import/calendar_dates_run.h"
 #include "import/days_handoff.h"
 #include "import/stop_times_spill.h"
 #include "import/trip_stream.h"
@@ -120,6 +121,17 @@ static int stream_chunk(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
+/* calendar_dates_run_rows for the builder: its rows counted, and an out of
+ * memory reported. */
+static int calendar_dates_beside_run(void *ctx, const char *s, const char *end, uint64_t line, size_t *used,
+                                     uint64_t *rows)
+{
+    tt_builder *b = ctx;
+    int rc = calendar_dates_run_rows(b->dates_run, s, end, line, used, rows);
+    b->stats->calendar_dates += *rows;
+    return rc ? oom(b) : 0;
+}
+
 /* Streams a member through a csv_parser, reporting progress. Returns 0, or
  * non-zero with *cerr filled (or b->err for I/O errors). */
 static int stream_csv(tt_builder *b, const char *file, const char *const *keys, int nkeys, csv_row_fn fn, void *ctx,
@@ -132,6 +144,9 @@ static int stream_csv(tt_builder *b, const char *file, const char *const *keys, 
      * 2.4x the full reader's speed on stop_times), the full reader the rest */
     if (strcmp(file, "calendar_dates.txt") == 0 || strcmp(file, "stop_times.txt") == 0)
         csv_prefer_plain(cs.parser);
+    /* and calendar_dates.txt's `id,YYYYMMDD,1` rows, the run reader before both */
+    if (b->dates_run && strcmp(file, "calendar_dates.txt") == 0)
+        csv_set_run_fn(cs.parser, calendar_dates_beside_run, b);
     csv_set_reject_fn(cs.parser, stream_rejected, &cs);
     int64_t total = feed_size(b->feed, file);
     cs.total = total > 0 ? (uint64_t)total : 0;
@@ -752,20 +767,39 @@ typedef struct dates_job {
     struct days_handoff *days_out;
 } dates_job;
 
+/* calendar_dates_run's service lookup: the index, or UINT32_MAX out of memory. */
+static uint32_t run_service(void *ctx, const char *id, size_t len)
+{
+    return service_index(ctx, id, len);
+}
+
 static void *read_dates(void *arg)
 {
     dates_job *j = arg;
     tt_builder *hb = &j->hb;
     j->rc = -1;
-    if (feed_has(hb->feed, "calendar_dates.txt") &&
-        read_file(hb, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &j->st.calendar_dates))
-        return NULL;
-    if (hb->services.n == 0) {
+    /* the rows the run reader takes set their days as they are read; the
+     * others, and every removal, are kept as rows */
+    day_additions adds;
+    memset(&adds, 0, sizeof adds);
+    calendar_dates_run run;
+    calendar_dates_run_init(&run, &hb->calendar_dates.v, &hb->calendar_dates.n, &hb->calendar_dates.cap, &adds,
+                            run_service, hb);
+    hb->dates_run = &run;
+    int failed = feed_has(hb->feed, "calendar_dates.txt")
+                     ? read_file(hb, "calendar_dates.txt", CALDATE_KEYS, 3, 0x7, calendar_date_row, &j->st.calendar_dates)
+                     : 0;
+    hb->dates_run = NULL;
+    if (!failed && hb->services.n == 0) {
         snprintf(hb->err, hb->errlen, "calendar.txt/calendar_dates.txt: no service is defined");
-        return NULL;
+        failed = -1;
     }
-    if (traffic_days_build(&hb->days, hb->calendars.v, hb->calendars.n, hb->calendar_dates.v,
-                           hb->calendar_dates.n, (uint32_t)hb->services.n, hb->err, hb->errlen))
+    if (!failed)
+        failed = traffic_days_build_adding(&hb->days, hb->calendars.v, hb->calendars.n, hb->calendar_dates.v,
+                                           hb->calendar_dates.n, &adds, (uint32_t)hb->services.n, hb->err,
+                                           hb->errlen);
+    day_additions_free(&adds);
+    if (failed)
         return NULL;
     if (j->days_out)
         days_handoff_publish(j->days_out, &hb->days, &hb->service_ids);
@@ -836,12 +870,37 @@ static int dates_job_merge(dates_job *j, tt_builder *b, bool pending)
  * trip names a service no calendar defines, or out of memory (b->err set). */
 static bool resolve_trip_services(tt_builder *b)
 {
+    /* A day-by-day feed names as many services as trips, in another order:
+     * each look-up would wait for three cache misses in turn (slot, entry,
+     * key bytes). Each trip's are fetched in steps, RESOLVE_STEP trips
+     * apart, while the trips before it are looked up. */
+    enum { RESOLVE_STEP = 4, RESOLVE_RING = 16 };
+    const strmap *m = &b->service_ids;
+    const size_t n = b->trips.n;
+    uint32_t hash[RESOLVE_RING], len[RESOLVE_RING];
     bool known = true;
-    for (size_t i = 0; i < b->trips.n && known; i++) {
+    for (size_t k = 0; k < n + 3 * RESOLVE_STEP && known; k++) {
+        if (k < n) {   /* the hash, and its slot fetched */
+            const char *id = tb_str(b, b->trips.v[k].service);
+            len[k % RESOLVE_RING] = (uint32_t)strlen(id);
+            hash[k % RESOLVE_RING] = strmap_hash(id, len[k % RESOLVE_RING]);
+            __builtin_prefetch(&m->slots[hash[k % RESOLVE_RING] & m->mask]);
+        }
+        size_t j = k - RESOLVE_STEP;   /* its entry fetched */
+        if (k >= RESOLVE_STEP && j < n) {
+            uint32_t slot = m->slots[hash[j % RESOLVE_RING] & m->mask];
+            if (slot) __builtin_prefetch(&m->entries[slot - 1]);
+        }
+        j = k - 2 * RESOLVE_STEP;      /* its key's bytes fetched */
+        if (k >= 2 * RESOLVE_STEP && j < n) {
+            uint32_t slot = m->slots[hash[j % RESOLVE_RING] & m->mask];
+            if (slot) __builtin_prefetch(m->arena + m->entries[slot - 1].key_off);
+        }
+        if (k < 3 * RESOLVE_STEP) continue;
+        size_t i = k - 3 * RESOLVE_STEP;   /* looked up */
         tb_trip *t = &b->trips.v[i];
         uint32_t id_str = t->service;
-        const char *id = tb_str(b, id_str);
-        uint32_t svc = strmap_get(&b->service_ids, id, strlen(id));
+        uint32_t svc = strmap_get_hashed(m, tb_str(b, id_str), len[i % RESOLVE_RING], hash[i % RESOLVE_RING]);
         if (svc == UINT32_MAX) {
             known = false;
             break;

@@ -113,6 +113,7 @@ typedef struct tt_builder {
     traffic_days days;                  /* every service's day set, once the calendars are read */
     bool services_pending;              /* trips keep their service_id string, resolved later */
     gtfs_date_memo dates_month;         /* calendar_date_row's last month parsed */
+    struct calendar_dates_run *dates_run; /* calendar_dates.txt's run reader while it is read (calendar_dates_run.h) */
     bool service_ids_only;              /* the calendar_dates thread's builder: a service's id is
                                            kept in service_ids only (services.v is TT_NONE) */
     bool have_dist;

@@ -105,6 +105,65 @@ static void test_long_spans_and_their_limit(void **state)
     assert_non_null(strstr(err, "no service dates"));
 }
 
+static void assert_same_days(const traffic_days *a, const traffic_days *b)
+{
+    assert_int_equal(a->first_day, b->first_day);
+    assert_int_equal(a->ndays, b->ndays);
+    assert_int_equal(a->words, b->words);
+    assert_int_equal(a->nsets, b->nsets);
+    assert_memory_equal(a->sets, b->sets, (size_t)a->nsets * a->words * sizeof *a->sets);
+}
+
+/* Additions set as bits while reading give the sets the same days given as
+ * rows give: dates before and after the first (the bits' range growing both
+ * ways, by whole words), services coming in any order, a calendar row
+ * reaching beyond the additions, removals as rows. */
+static void test_additions_as_bits_as_rows(void **state)
+{
+    (void)state;
+    tb_calendar cal[] = {{.service = 3, .weekdays = 0x7f, .start = day(2024, 1, 1), .end = day(2024, 1, 9)}};
+    tb_calendar_date rows[64], removals[] = {{5, day(2026, 6, 2), 2}, {0, day(2031, 1, 1), 2}};
+    size_t n = 0;
+    int32_t first = day(2026, 6, 1);
+    int offsets[] = {0, 1, 2, 700, -600, 63, 64, -1, 3000, -64, 5, 1};
+    day_additions adds;
+    memset(&adds, 0, sizeof adds);
+    for (size_t i = 0; i < sizeof offsets / sizeof *offsets; i++) {
+        uint32_t service = (uint32_t)(i * 7 % 6);
+        rows[n++] = (tb_calendar_date){service, first + offsets[i], 1};
+        assert_int_equal(day_additions_add(&adds, service, first + offsets[i]), 0);
+        assert_int_equal(adds.base % 64, 0);
+    }
+    for (size_t i = 0; i < 2; i++) rows[n++] = removals[i];
+    traffic_days want, got;
+    char err[200];
+    assert_int_equal(traffic_days_build(&want, cal, 1, rows, n, 6, err, sizeof err), 0);
+    assert_int_equal(traffic_days_build_adding(&got, cal, 1, removals, 2, &adds, 6, err, sizeof err), 0);
+    assert_same_days(&want, &got);
+    assert_int_equal(want.first_day, day(2024, 1, 1));   /* the calendar row, before every addition */
+    assert_memory_equal(want.set_of, got.set_of, 6 * sizeof *want.set_of);
+    traffic_days_free(&want);
+    traffic_days_free(&got);
+    day_additions_free(&adds);
+}
+
+/* Additions over 50 years apart fail the build as rows would, without
+ * bits for the whole span. */
+static void test_additions_past_the_limit(void **state)
+{
+    (void)state;
+    day_additions adds;
+    memset(&adds, 0, sizeof adds);
+    assert_int_equal(day_additions_add(&adds, 0, day(2000, 1, 1)), 0);
+    assert_int_equal(day_additions_add(&adds, 1, day(2080, 1, 1)), 0);
+    assert_true(adds.words <= 4);
+    traffic_days t;
+    char err[200];
+    assert_int_equal(traffic_days_build_adding(&t, NULL, 0, NULL, 0, &adds, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "more than 50 years"));
+    day_additions_free(&adds);
+}
+
 typedef struct waiter {
     days_handoff *h;
     const days_handoff *got;
@@ -269,6 +328,8 @@ int main(void)
         cmocka_unit_test(test_calendar_plus_additions_minus_removals),
         cmocka_unit_test(test_identical_days_share_one_set),
         cmocka_unit_test(test_long_spans_and_their_limit),
+        cmocka_unit_test(test_additions_as_bits_as_rows),
+        cmocka_unit_test(test_additions_past_the_limit),
         cmocka_unit_test(test_handoff_publishes_a_copy),
         cmocka_unit_test(test_handoff_withdrawn_wakes_the_writer),
         cmocka_unit_test(test_beside_with_an_unknown_service_counts_as_first),

@@ -23,6 +23,7 @@
 #ifndef TRANSIT_FEED_MERGE_H
 #define TRANSIT_FEED_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,14 @@ typedef struct feed_merge feed_merge;
  * counts), or NULL with a message naming the feed file, the file inside it,
  * the line and the field. */
 feed_merge *feed_merge_write(const feed_merge_input *in, int n, const char *out_dir, char *err, size_t errlen);
+/* The same, and the merge cache (src/import/merge_cache.h): a feed whose
+ * content key and context match its record in cache_dir's index (the
+ * previous merge's directory; NULL: none is read) and whose rows there are
+ * intact has them copied from there instead of read from the feed; out_dir
+ * gets the index of this merge for the next one. The merged bytes are the
+ * same either way. */
+feed_merge *feed_merge_write_cached(const feed_merge_input *in, int n, const char *out_dir, const char *cache_dir,
+                                    char *err, size_t errlen);
 void feed_merge_free(feed_merge *m);
 
 /* The merged dataset's SHA-256 (its version's name): of the merge rule's
@@ -54,6 +63,8 @@ void feed_merge_free(feed_merge *m);
 void feed_merge_sha256(const feed_merge *m, char out[65]);
 
 int feed_merge_count(const feed_merge *m);
+/* Whether the feed's rows were copied from the merge cache. */
+bool feed_merge_from_cache(const feed_merge *m, int feed);
 const char *feed_merge_name(const feed_merge *m, int feed);
 /* Ids of this feed that were namespaced (all tables). */
 uint64_t feed_merge_renamed(const feed_merge *m, int feed);

@@ -622,7 +622,8 @@ int cli_import_main(int argc, char **argv)
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (!(merge = cli_merge_feeds(feeds, nfeeds, data_dir, merged_dir, sizeof merged_dir, err, sizeof err))) {
+        if (!(merge = cli_merge_feeds(feeds, nfeeds, data_dir, !force, merged_dir, sizeof merged_dir, err,
+                                      sizeof err))) {
             fprintf(stderr, "transitd import: error: %s\ntransitd import: nothing was activated\n", err);
             return CLI_RUNTIME_ERROR;
         }
@@ -662,9 +663,11 @@ int cli_import_main(int argc, char **argv)
     int rc = import_run(&o, &r, err, sizeof err);
     if (merge) {
         cli_merge_explain(merge, &r, err, sizeof err);
-        cli_merge_remove(merged_dir);
+        cli_merge_finish(data_dir, merged_dir, r.activated);
         feed_merge_free(merge);
         feed = label;
+    } else if (rc == 0 && r.activated) {
+        cli_merge_cache_drop(data_dir);   /* one feed is active now: the cache is of no version */
     }
 
     int status = report_result(feed, data_dir, &r, rc, err, json, quiet);

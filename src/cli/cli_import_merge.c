@@ -1,6 +1,7 @@
 /* cli_import_merge.c — what `transitd import a.zip b.zip ...` does around the
  * one-feed import: the merge into a scratch directory inside the data
- * directory (same file system, removed afterwards), a line per feed, and the
+ * directory (same file system), kept afterwards as the merge cache when the
+ * import activated its version (removed otherwise), a line per feed, and the
  * import's messages pointed back at the feeds' own files and lines.
  *
  * Why it exists: cli_import.c parses options and prints one import's
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import/merge_cache.h"
 #include "transit/cli.h"
 #include "transit/feed.h"
 #include "transit/stores.h"
@@ -67,8 +69,8 @@ bool cli_merge_is_active(feed_merge_input *in, int n, char shas[][65], const cha
     return same;
 }
 
-feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_dir, char *dir_out,
-                            size_t dir_cap, char *err, size_t errlen)
+feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_dir, bool use_cache,
+                            char *dir_out, size_t dir_cap, char *err, size_t errlen)
 {
     if (!cli_make_directories(data_dir)) {
         snprintf(err, errlen, "%s: cannot create: %s", data_dir, strerror(errno));
@@ -84,10 +86,39 @@ feed_merge *cli_merge_feeds(const feed_merge_input *in, int n, const char *data_
         snprintf(err, errlen, "%s: cannot create: %s", dir_out, strerror(errno));
         return NULL;
     }
-    feed_merge *m = feed_merge_write(in, n, dir_out, err, errlen);
+    char cache[4096 + 32];
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
+    feed_merge *m = feed_merge_write_cached(in, n, dir_out, use_cache ? cache : NULL, err, errlen);
     if (!m)
         cli_merge_remove(dir_out);
     return m;
+}
+
+void cli_merge_finish(const char *data_dir, const char *merged_dir, bool activated)
+{
+    char cache[4096 + 32], old[4096 + 64];
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
+    /* the previous cache moves aside under a name the prune removes once this process is gone */
+    snprintf(old, sizeof old, "%s/" DATADIR_MERGE_PREFIX "old-%ld", data_dir, (long)getpid());
+    if (!activated) {
+        cli_merge_remove(merged_dir);
+        return;
+    }
+    cli_merge_remove(old);
+    if (rename(cache, old) != 0 && errno != ENOENT) {
+        cli_merge_remove(merged_dir);
+        return;
+    }
+    if (rename(merged_dir, cache) != 0)
+        cli_merge_remove(merged_dir);
+    cli_merge_remove(old);
+}
+
+void cli_merge_cache_drop(const char *data_dir)
+{
+    char cache[4096 + 32];
+    snprintf(cache, sizeof cache, "%s/" MERGE_CACHE_DIR, data_dir);
+    cli_merge_remove(cache);
 }
 
 void cli_merge_label(const feed_merge *m, char *out, size_t cap)
@@ -102,8 +133,9 @@ void cli_merge_label(const feed_merge *m, char *out, size_t cap)
 void cli_merge_print(FILE *out, const feed_merge *m)
 {
     for (int i = 0; i < feed_merge_count(m); i++)
-        fprintf(out, "feed %d: %s as '%s', %llu id(s) namespaced as %s:ID\n", i, feed_merge_path(m, i),
-                feed_merge_name(m, i), (unsigned long long)feed_merge_renamed(m, i), feed_merge_name(m, i));
+        fprintf(out, "feed %d: %s as '%s', %llu id(s) namespaced as %s:ID%s\n", i, feed_merge_path(m, i),
+                feed_merge_name(m, i), (unsigned long long)feed_merge_renamed(m, i), feed_merge_name(m, i),
+                feed_merge_from_cache(m, i) ? " (unchanged: its rows from the merge cache)" : "");
     const char *skipped = feed_merge_skipped(m);
     if (skipped[0])
         fprintf(out, "not carried into a merged dataset:\n%s", skipped);

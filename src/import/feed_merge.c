@@ -10,18 +10,27 @@
  * row goes through the CSV reader, so a syntax error names the feed file,
  * the file inside it, the line and the column; the lines of the merged files
  * are mapped back to the feeds' own (feed_merge_locate) for the import's
- * messages.
+ * messages. With the merge cache (feed_merge_write_cached, merge_cache.h) a
+ * feed whose rows would come out the same as in the previous merge has them
+ * copied from there, with its ids, counts and lines map, instead of read.
  */
+#define _GNU_SOURCE /* copy_file_range on Linux */
 #include "transit/feed_merge.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/strmap.h"
+#include "import/merge_cache.h"
 #include "transit/csv.h"
 #include "transit/feed.h"
 #include "transit/sha256.h"
@@ -74,7 +83,13 @@ static const struct { const char *file, *column; int table; } EXTRA_DEFINES[] = 
 
 static const char *const REQUIRED[] = {"agency.txt", "stops.txt", "routes.txt", "trips.txt", "stop_times.txt"};
 
+/* Bump when the merged bytes of the same feeds change (the rule, the files
+ * written, their columns): the version names what was built. */
+#define MERGE_REVISION "transitd feed_merge 1\n"
+
 #define MAX_UNION 64
+#define STAGE_BYTES ((size_t)1 << 20)
+#define RECORDS_FILE "transitd_record_feeds.txt"
 #define DATE_LEN 8
 
 /* A run of merged lines that map to one feed's lines one to one. */
@@ -102,7 +117,18 @@ typedef struct one_feed {
     uint64_t agencies, stops, routes, trips, stop_times, renamed;
     feed_info_row info;
     bool has_info;
+    /* the merge cache (merge_cache.h): */
+    const mc_feed *old;       /* the cached record with this feed's content key, or NULL */
+    bool cached;              /* its rows copied from the cache, not read from the feed */
+    mc_feed rec;              /* its record in the index written with this merge */
 } one_feed;
+
+typedef struct mapped_file {
+    const uint8_t *p;
+    size_t size;
+    int fd;            /* kept for copy_file_range, -1 when not open */
+    bool tried;
+} mapped_file;
 
 struct feed_merge {
     int n;
@@ -114,8 +140,15 @@ struct feed_merge {
     size_t skipped_len;
     char *err;
     size_t errlen;
+    bool use_cache;                /* the feeds' records are collected and the index written */
+    const char *cache_dir;         /* the previous merge's directory, or NULL */
+    mc_index old;                  /* its index, empty when absent or not intact */
+    mapped_file old_files[NRULES + 1];   /* its files (the last: transitd_record_feeds.txt) */
+    char build[65];                /* the executable's SHA-256 */
+    uint8_t layout[32];            /* every merged file's header (layout_digest) */
     char headers[FEED_MERGE_MAX_FEEDS][CSV_MAX_KEYS][64];   /* copy_file: each feed's header */
-    char out_buffer[1 << 20];                                /* copy_file: the merged file's stdio buffer */
+    char out_buffer[STAGE_BYTES];                            /* copy_file: the merged file's stdio buffer */
+    char stage[STAGE_BYTES];                                 /* copy_pass: rows before their CRC-32 */
 };
 
 static int fail(feed_merge *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -197,7 +230,13 @@ typedef struct owner_pass {
 static int note_owner(owner_pass *o, const char *id, size_t len)
 {
     int inserted;
-    if (strmap_put(&o->m->owner[o->table], id, len, (uint32_t)o->feed, &inserted) == UINT32_MAX)
+    strmap *owners = &o->m->owner[o->table];
+    uint32_t e = strmap_put(owners, id, len, (uint32_t)o->feed, &inserted);
+    if (e == UINT32_MAX)
+        return fail(o->m, "out of memory");
+    /* the cache keeps the ids each feed defines (each at least once) */
+    if (o->m->use_cache && (inserted || strmap_value(owners, e) != (uint32_t)o->feed) &&
+        mc_ids_add(&o->m->feeds[o->feed].rec.defined, o->table, id, len) != 0)
         return fail(o->m, "out of memory");
     return 0;
 }
@@ -359,6 +398,14 @@ typedef struct copy_pass {
     char last_id[CSV_MAX_KEYS][64];         /* stop_times repeats trip_id row after row */
     uint8_t last_len[CSV_MAX_KEYS];
     char renamed[CSV_MAX_KEYS + 1][FEED_MERGE_NAME_MAX + 256];   /* the last: the agency_id a feed leaves out */
+    bool hash;                  /* the merge cache: the CRC-32 of the part and of its records taken */
+    uint32_t part_crc, records_crc;   /* CRC-32 (libdeflate) of the bytes written so far */
+    size_t staged;              /* with hash: rows gathered in the merge's stage, so the CRC-32 runs */
+    char *stage;                /* over 1 MB at a time (its fast path), not row by row, and stdio */
+                                /* writes the full stage without copying it into its buffer */
+    char last_foreign[64];      /* note_foreign: the id noted last, not noted again row after row */
+    size_t last_foreign_len;
+    int last_foreign_table;
 } copy_pass;
 
 static bool needs_quotes(const char *s, size_t len)
@@ -441,8 +488,9 @@ static bool row_reserve(copy_pass *c, size_t more)
 }
 
 /* Appends one field to the row, quoted where CSV needs it; returns the line
- * breaks it holds, or -1 when out of memory. */
-static long row_field(copy_pass *c, const char *s, size_t len)
+ * breaks it holds, or -1 when out of memory. Inlined: it is called for
+ * every field of every row (the records' calls kept the compiler from it). */
+static inline __attribute__((always_inline)) long row_field(copy_pass *c, const char *s, size_t len)
 {
     if (!row_reserve(c, 2 * len + 3))
         return -1;
@@ -481,6 +529,25 @@ static uint32_t owner_of(copy_pass *c, int k, int t, const char *id, size_t len)
     return owner;
 }
 
+/* An id this feed looks up and does not own, for the cache's collision set
+ * (the one before it is not noted again: stop_times repeats them). */
+static int note_foreign(copy_pass *c, int t, const char *id, size_t len)
+{
+    if (c->last_foreign_table == t && c->last_foreign_len == len && len < sizeof c->last_foreign &&
+        memcmp(c->last_foreign, id, len) == 0)
+        return 0;
+    if (len < sizeof c->last_foreign) {
+        memcpy(c->last_foreign, id, len);
+        c->last_foreign_len = len;
+        c->last_foreign_table = t;
+    }
+    if (mc_ids_add(&c->m->feeds[c->feed].rec.foreign, t, id, len) != 0) {
+        fail(c->m, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
 /* The id `id` of table t as merged: itself, or "<feed>:<id>" (into buf)
  * when an earlier feed owns it. Returns 0, or 1 with the error set. */
 static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int column, char *buf, size_t cap,
@@ -490,6 +557,8 @@ static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int colum
     one_feed *feed = &m->feeds[c->feed];
     uint32_t owner = column - 1 < CSV_MAX_KEYS ? owner_of(c, column - 1, t, *id, *len)
                                                : strmap_get(&m->owner[t], *id, *len);
+    if (owner != (uint32_t)c->feed && m->use_cache && note_foreign(c, t, *id, *len) != 0)
+        return 1;
     if (owner == UINT32_MAX || owner == (uint32_t)c->feed)
         return 0;
     int n = snprintf(buf, cap, "%s:%.*s", feed->name, (int)*len, *id);
@@ -520,6 +589,29 @@ static int merged_id(copy_pass *c, int t, bool defines, uint64_t line, int colum
         feed->renamed += inserted ? 1 : 0;
     }
     return 0;
+}
+
+/* The staged rows written out, their CRC-32 taken. */
+static void stage_flush(copy_pass *c)
+{
+    if (!c->staged)
+        return;
+    c->part_crc = libdeflate_crc32(c->part_crc, c->stage, c->staged);
+    fwrite(c->stage, 1, c->staged, c->out);
+    c->staged = 0;
+}
+
+static void stage_row(copy_pass *c)
+{
+    if (c->staged + c->row_len > STAGE_BYTES)
+        stage_flush(c);
+    if (c->row_len > STAGE_BYTES) {
+        c->part_crc = libdeflate_crc32(c->part_crc, c->row, c->row_len);
+        fwrite(c->row, 1, c->row_len, c->out);
+        return;
+    }
+    memcpy(c->stage + c->staged, c->row, c->row_len);
+    c->staged += c->row_len;
 }
 
 static int copy_row(void *ctx, const csv_field *f, uint64_t line)
@@ -577,7 +669,10 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
         return 1;
     }
     c->row[c->row_len++] = '\n';
-    fwrite(c->row, 1, c->row_len, c->out);
+    if (c->hash)
+        stage_row(c);
+    else
+        fwrite(c->row, 1, c->row_len, c->out);
     c->out_line += 1 + breaks;
     (*c->count)++;
     /* the record's feed, by its id as merged (agency.txt: "" became the feed's name) */
@@ -585,9 +680,25 @@ static int copy_row(void *ctx, const csv_field *f, uint64_t line)
             : strcmp(c->rule->file, "agency.txt") == 0 ? c->agency_slot
                                                        : -1;
     if (c->records && c->rule->record_kind && s >= 0) {
-        fprintf(c->records, "%s,", c->rule->record_kind);
-        put_field(c->records, val[s], len[s]);
-        fprintf(c->records, ",%d\n", c->feed);
+        char tail[16];
+        int tail_len = snprintf(tail, sizeof tail, ",%d\n", c->feed);
+        c->row_len = 0;
+        if (!row_reserve(c, strlen(c->rule->record_kind) + 1)) {
+            fail(m, "out of memory");
+            return 1;
+        }
+        memcpy(c->row, c->rule->record_kind, strlen(c->rule->record_kind));
+        c->row_len = strlen(c->rule->record_kind);
+        c->row[c->row_len++] = ',';
+        if (row_field(c, val[s], len[s]) < 0 || !row_reserve(c, (size_t)tail_len)) {
+            fail(m, "out of memory");
+            return 1;
+        }
+        memcpy(c->row + c->row_len, tail, (size_t)tail_len);
+        c->row_len += (size_t)tail_len;
+        fwrite(c->row, 1, c->row_len, c->records);
+        if (c->hash)
+            c->records_crc = libdeflate_crc32(c->records_crc, c->row, c->row_len);
     }
     return 0;
 }
@@ -623,29 +734,149 @@ static int close_out(feed_merge *m, FILE *out, const char *path)
     return 0;
 }
 
+/* Every feed's header of file r and their union, the merged header: 1, 0
+ * when no feed has the file, -1 on an error. */
+static int read_union(feed_merge *m, size_t r, int ncols[], char merged[][64], int *nunion, int *agency_slot)
+{
+    const file_rule *rule = &RULES[r];
+    bool any = false;
+    *nunion = 0;
+    for (int i = 0; i < m->n; i++) {
+        ncols[i] = 0;
+        if (!feed_has(m->feeds[i].f, rule->file))
+            continue;
+        any = true;
+        if (read_header(m, i, rule->file, m->headers[i], &ncols[i]) != 0)
+            return -1;
+        for (int k = 0; k < ncols[i]; k++)
+            if (union_slot(merged, nunion, m->headers[i][k]) < 0)
+                return fail(m, "%s: more than %d columns in all feeds together", rule->file, MAX_UNION);
+    }
+    if (!any)
+        return 0;
+    *agency_slot = -1;
+    if (rule->needs_agency_id && (*agency_slot = union_slot(merged, nunion, "agency_id")) < 0)
+        return fail(m, "%s: more than %d columns in all feeds together", rule->file, MAX_UNION);
+    return 1;
+}
+
+/* The cached files are read through a mapping a window at a time, each
+ * window's pages let go once read, so the process holds at most one
+ * window of them (the page cache keeps them for the copy). */
+#define WINDOW ((size_t)8 << 20)
+
+static void drop_pages(const uint8_t *p, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1), to = ((uintptr_t)p + len) & ~(page - 1);
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+/* Writes bytes of a cached file, a window at a time. */
+static bool write_cached(FILE *out, const uint8_t *p, uint64_t len)
+{
+    if (len == 0)
+        return true;
+    for (uint64_t at = 0; at < len; at += WINDOW) {
+        size_t n = len - at < WINDOW ? (size_t)(len - at) : WINDOW;
+        if (fwrite(p + at, 1, n, out) != n)
+            return false;
+        drop_pages(p + at, n);
+    }
+    return true;
+}
+
+/* Copies len bytes at off of cached file f to the end of out: in the kernel
+ * where it can (copy_file_range, about 0.6 of the CPU of a write from the
+ * mapping), the rest through the mapping. */
+static bool copy_range(FILE *out, const mapped_file *f, uint64_t off, uint64_t len)
+{
+    uint64_t done = 0;
+#if defined(__linux__)
+    if (fflush(out) != 0)
+        return false;
+    off_t pos = ftello(out);
+    loff_t from = (loff_t)off;
+    if (pos < 0)
+        return false;
+    for (int tries = 0; done < len && tries < 1 << 20; tries++) {
+        ssize_t n = copy_file_range(f->fd, &from, fileno(out), NULL, (size_t)(len - done), 0);
+        if (n <= 0)
+            break;   /* not here (another file system, an old kernel): the rest is written */
+        done += (uint64_t)n;
+    }
+    if (fseeko(out, pos + (off_t)done, SEEK_SET) != 0)
+        return false;
+#endif
+    return write_cached(out, f->p + off + done, len - done);
+}
+
+/* Copies feed i's rows of file r from the previous merge (its part was
+ * checked by cache_decide), with its records and lines map. */
+static int copy_cached(feed_merge *m, int i, size_t r, FILE *out, FILE *records, uint64_t *out_line)
+{
+    one_feed *f = &m->feeds[i];
+    const mc_feed *old = f->old;
+    mc_range *part = &f->rec.part[r], *rec = &f->rec.records[r];
+    *part = old->part[r];
+    *rec = old->records[r];
+    part->off = (uint64_t)ftello(out);
+    rec->off = (uint64_t)ftello(records);
+    if (old->part[r].len && !copy_range(out, &m->old_files[r], old->part[r].off, old->part[r].len))
+        return fail(m, "%s: cannot write: %s", RULES[r].file, strerror(errno ? errno : EIO));
+    if (old->records[r].len &&
+        !copy_range(records, &m->old_files[NRULES], old->records[r].off, old->records[r].len))
+        return fail(m, RECORDS_FILE ": cannot write: %s", strerror(errno ? errno : EIO));
+    file_map *fm = &m->maps[r];
+    for (uint32_t s = 0; s < old->nsegs[r]; s++) {
+        if (fm->n == fm->cap) {
+            size_t cap = fm->cap ? fm->cap * 2 : 16;
+            segment *g = realloc(fm->seg, cap * sizeof *g);
+            if (!g)
+                return fail(m, "out of memory");
+            fm->seg = g;
+            fm->cap = cap;
+        }
+        fm->seg[fm->n++] = (segment){.out_line = *out_line + old->segs[r][s].out_line,
+                                     .src_line = old->segs[r][s].src_line, .feed = i};
+    }
+    *out_line += old->part[r].lines;
+    return 0;
+}
+
+/* Feed i's part of file r as this merge wrote it, for the next one's cache. */
+static int note_part(feed_merge *m, int i, size_t r, const copy_pass *c, uint64_t off, uint64_t rec_off,
+                     uint64_t first_line, size_t first_seg)
+{
+    mc_feed *rec = &m->feeds[i].rec;
+    rec->part[r] = (mc_range){.off = off, .len = (uint64_t)ftello(c->out) - off, .lines = c->out_line - first_line};
+    rec->part[r].crc = c->part_crc;
+    rec->records[r] = (mc_range){.off = rec_off, .len = (uint64_t)ftello(c->records) - rec_off};
+    rec->records[r].crc = c->records_crc;
+    const file_map *fm = &m->maps[r];
+    size_t n = fm->n - first_seg;
+    if (n == 0)
+        return 0;
+    if (!(rec->segs[r] = malloc(n * sizeof *rec->segs[r])))
+        return fail(m, "out of memory");
+    for (size_t s = 0; s < n; s++)
+        rec->segs[r][s] = (mc_seg){.out_line = fm->seg[first_seg + s].out_line - first_line,
+                                   .src_line = fm->seg[first_seg + s].src_line};
+    rec->nsegs[r] = (uint32_t)n;
+    return 0;
+}
+
 static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records)
 {
     const file_rule *rule = &RULES[r];
     char (*headers)[CSV_MAX_KEYS][64] = m->headers;
     int ncols[FEED_MERGE_MAX_FEEDS] = {0};
     char merged[MAX_UNION][64];
-    int nunion = 0;
-    bool any = false;
-    for (int i = 0; i < m->n; i++) {
-        if (!feed_has(m->feeds[i].f, rule->file))
-            continue;
-        any = true;
-        if (read_header(m, i, rule->file, headers[i], &ncols[i]) != 0)
-            return -1;
-        for (int k = 0; k < ncols[i]; k++)
-            if (union_slot(merged, &nunion, headers[i][k]) < 0)
-                return fail(m, "%s: more than %d columns in all feeds together", rule->file, MAX_UNION);
-    }
-    if (!any)
-        return 0;
-    int agency_slot = -1;
-    if (rule->needs_agency_id && (agency_slot = union_slot(merged, &nunion, "agency_id")) < 0)
-        return fail(m, "%s: more than %d columns in all feeds together", rule->file, MAX_UNION);
+    int nunion = 0, agency_slot = -1;
+    int any = read_union(m, r, ncols, merged, &nunion, &agency_slot);
+    if (any <= 0)
+        return any;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", out_dir, rule->file);
     FILE *out = fopen(path, "w");
@@ -662,10 +893,20 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
     for (int i = 0; i < m->n; i++) {
         if (!ncols[i] && !feed_has(m->feeds[i].f, rule->file))
             continue;
+        if (m->feeds[i].cached) {
+            if (copy_cached(m, i, r, out, records, &out_line) != 0) {
+                fclose(out);
+                return -1;
+            }
+            continue;
+        }
         copy_pass c = {.m = m, .rule = rule, .map = &m->maps[r], .feed = i, .out = out, .records = records,
                        .out_path = path, .nkeys = ncols[i], .nunion = nunion, .agency_slot = agency_slot,
                        .defines_key = -1, .date_key = {-1, -1, -1}, .timezone_key = -1, .out_line = out_line,
-                       .count = count_of(&m->feeds[i], rule->file)};
+                       .count = count_of(&m->feeds[i], rule->file), .hash = m->use_cache, .stage = m->stage,
+                       .last_foreign_table = -1};
+        uint64_t off = m->use_cache ? (uint64_t)ftello(out) : 0, rec_off = m->use_cache ? (uint64_t)ftello(records) : 0;
+        size_t first_seg = m->maps[r].n;
         const char *keys[CSV_MAX_KEYS];
         for (int k = 0; k < ncols[i]; k++) {
             const char *name = headers[i][k];
@@ -687,7 +928,10 @@ static int copy_file(feed_merge *m, size_t r, const char *out_dir, FILE *records
         }
         csv_error e;
         int rc = feed_parse_csv(m->feeds[i].f, rule->file, keys, ncols[i], copy_row, &c, NULL, &e);
+        stage_flush(&c);
         free(c.row);
+        if (rc == 0 && c.hash && note_part(m, i, r, &c, off, rec_off, out_line, first_seg) != 0)
+            rc = 1;
         out_line = c.out_line;
         if (rc == 1 || (rc != 0 && fail_csv(m, i, rule->file, &e))) {
             fclose(out);
@@ -878,6 +1122,237 @@ static int check_timezones(feed_merge *m)
     return 0;
 }
 
+/* ------------------------------------------------------------ the merge cache */
+
+/* What a feed's merged rows are made of, apart from the other feeds: the
+ * cache's format, the merge rule, this executable, the feed's name and bytes. */
+static void content_key(const feed_merge *m, const one_feed *f, char out[65])
+{
+    static const char head[] = "transitd merge cache 1\n" MERGE_REVISION;
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, head, sizeof head - 1);
+    sha256_update(&c, m->build, 64);
+    sha256_update(&c, f->name, strlen(f->name) + 1);
+    sha256_update(&c, f->sha256, 64);
+    uint8_t d[32];
+    sha256_final(&c, d);
+    sha256_hex(d, out);
+}
+
+/* The merged header of every file (the union of the feeds' columns, in
+ * order): a feed's rows are laid out by it. */
+static int layout_digest(feed_merge *m)
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    for (size_t r = 0; r < NRULES; r++) {
+        int ncols[FEED_MERGE_MAX_FEEDS], nunion = 0, agency_slot = -1;
+        char merged[MAX_UNION][64];
+        int any = read_union(m, r, ncols, merged, &nunion, &agency_slot);
+        if (any < 0)
+            return -1;
+        char head[64];
+        int n = snprintf(head, sizeof head, "%zu %d %d %d\n", r, any, any ? nunion : 0, any ? agency_slot : -1);
+        sha256_update(&c, head, (size_t)n);
+        for (int k = 0; any && k < nunion; k++)
+            sha256_update(&c, merged[k], strlen(merged[k]) + 1);
+    }
+    sha256_final(&c, m->layout);
+    return 0;
+}
+
+/* Feed i's context: its position, the layout, and its collision set (the ids
+ * of `defined` and `foreign` that another feed owns, which it namespaces).
+ * *clash (when given) is set when a namespaced form is another feed's id or
+ * too long, which the merge reports as an error. -1 on a bad table number. */
+static int context_of(const feed_merge *m, int i, const mc_buf *defined, const mc_buf *foreign, char out[65],
+                      bool *clash)
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    char head[64];
+    int n = snprintf(head, sizeof head, "transitd merge context 1\n%d\n", i);
+    sha256_update(&c, head, (size_t)n);
+    sha256_update(&c, m->layout, 32);
+    for (int pass = 0; pass < 2; pass++) {
+        const mc_buf *b = pass ? foreign : defined;
+        sha256_update(&c, pass ? "F" : "D", 1);
+        size_t pos = 0, len;
+        int t;
+        const char *id;
+        while (mc_ids_next(b, &pos, &t, &id, &len)) {
+            if (t >= T_N)
+                return -1;
+            uint32_t owner = strmap_get(&m->owner[t], id, len);
+            if (owner == (uint32_t)i || (pass == 1 && owner == UINT32_MAX))
+                continue;
+            uint8_t tb = (uint8_t)t;
+            uint32_t l = (uint32_t)len;
+            sha256_update(&c, &tb, 1);
+            sha256_update(&c, &l, 4);
+            sha256_update(&c, id, len);
+            if (clash) {
+                char buf[FEED_MERGE_NAME_MAX + 256];
+                int k = snprintf(buf, sizeof buf, "%s:%.*s", m->feeds[i].name, (int)len, id);
+                if (len > 1024 || k < 0 || (size_t)k >= sizeof buf ||
+                    strmap_get(&m->owner[t], buf, (size_t)k) != UINT32_MAX)
+                    *clash = true;
+            }
+        }
+    }
+    uint8_t d[32];
+    sha256_final(&c, d);
+    sha256_hex(d, out);
+    return 0;
+}
+
+/* The previous merge's index, and each feed's record in it by content key. */
+static void cache_open(feed_merge *m)
+{
+    if (m->cache_dir && mc_index_read(m->cache_dir, (int)NRULES, &m->old) != 0)
+        m->old = (mc_index){0};
+    for (int i = 0; i < m->n; i++) {
+        one_feed *f = &m->feeds[i];
+        content_key(m, f, f->rec.key);
+        for (int k = 0; k < m->old.nfeeds && !f->old; k++)
+            if (strcmp(m->old.feeds[k].key, f->rec.key) == 0)
+                f->old = &m->old.feeds[k];
+    }
+}
+
+/* A cached feed's ids as owners (what the first pass would read from it). */
+static int owners_from_cache(feed_merge *m, int i)
+{
+    const mc_buf *b = &m->feeds[i].old->defined;
+    size_t pos = 0, len;
+    int t, inserted;
+    const char *id;
+    while (mc_ids_next(b, &pos, &t, &id, &len)) {
+        if (t >= T_N)
+            return fail(m, "the merge cache: a bad table number");
+        if (strmap_put(&m->owner[t], id, len, (uint32_t)i, &inserted) == UINT32_MAX)
+            return fail(m, "out of memory");
+    }
+    return mc_buf_put(&m->feeds[i].rec.defined, b->p, b->len) != 0 ? fail(m, "out of memory") : 0;
+}
+
+static const mapped_file *old_file(feed_merge *m, size_t r)
+{
+    mapped_file *f = &m->old_files[r];
+    if (f->tried)
+        return f;
+    f->tried = true;
+    f->fd = -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", m->cache_dir, r < NRULES ? RULES[r].file : RECORDS_FILE);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return f;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            f->p = p;
+            f->size = (size_t)st.st_size;
+            f->fd = fd;
+            return f;
+        }
+    }
+    close(fd);
+    return f;
+}
+
+/* Whether range g of the previous merge's file r is there and intact (an
+ * empty one, a file the feed has no rows in, has nothing to check: the
+ * index's own SHA-256 vouches for its length). */
+static bool range_intact(feed_merge *m, size_t r, const mc_range *g)
+{
+    if (g->len == 0)
+        return true;
+    const mapped_file *f = old_file(m, r);
+    if (!f->p || g->off > f->size || g->len > f->size - g->off)
+        return false;
+    uint32_t crc = 0;
+    for (uint64_t at = 0; at < g->len; at += WINDOW) {
+        size_t n = g->len - at < WINDOW ? (size_t)(g->len - at) : WINDOW;
+        crc = libdeflate_crc32(crc, f->p + g->off + at, n);
+        drop_pages(f->p + g->off + at, n);
+    }
+    return crc == g->crc;
+}
+
+/* Which feeds are copied from the cache: the same content key, the same
+ * context, no namespaced form taken, every range intact. */
+static int cache_decide(feed_merge *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        one_feed *f = &m->feeds[i];
+        const mc_feed *old = f->old;
+        if (!old)
+            continue;
+        char context[65];
+        bool clash = false;
+        if (context_of(m, i, &old->defined, &old->foreign, context, &clash) != 0 || clash ||
+            strcmp(context, old->context) != 0)
+            continue;
+        bool intact = true;
+        for (size_t r = 0; r < NRULES && intact; r++)
+            intact = range_intact(m, r, &old->part[r]) && range_intact(m, NRULES, &old->records[r]);
+        if (!intact)
+            continue;
+        f->cached = true;
+        memcpy(f->rec.context, old->context, 65);
+        if (mc_buf_put(&f->rec.foreign, old->foreign.p, old->foreign.len) != 0)
+            return fail(m, "out of memory");
+        uint64_t *counts[] = {&f->agencies, &f->stops, &f->routes, &f->trips, &f->stop_times, &f->renamed};
+        for (int k = 0; k < MERGE_CACHE_COUNTS; k++)
+            *counts[k] = old->counts[k];
+        snprintf(f->timezone, sizeof f->timezone, "%s", old->timezone);
+        snprintf(f->first_date, sizeof f->first_date, "%s", old->first_date);
+        snprintf(f->last_date, sizeof f->last_date, "%s", old->last_date);
+    }
+    return 0;
+}
+
+/* The index of this merge's files, for the next merge. */
+static int write_index(feed_merge *m, const char *out_dir)
+{
+    mc_feed recs[FEED_MERGE_MAX_FEEDS];
+    for (int i = 0; i < m->n; i++) {
+        one_feed *f = &m->feeds[i];
+        mc_feed *rec = &f->rec;
+        if (!f->cached) {
+            if (mc_ids_sort_unique(&rec->defined) != 0 || mc_ids_sort_unique(&rec->foreign) != 0)
+                return fail(m, "out of memory");
+            if (context_of(m, i, &rec->defined, &rec->foreign, rec->context, NULL) != 0)
+                return fail(m, "the merge cache: a bad table number");
+            const uint64_t counts[] = {f->agencies, f->stops, f->routes, f->trips, f->stop_times, f->renamed};
+            memcpy(rec->counts, counts, sizeof counts);
+            snprintf(rec->timezone, sizeof rec->timezone, "%s", f->timezone);
+            snprintf(rec->first_date, sizeof rec->first_date, "%s", f->first_date);
+            snprintf(rec->last_date, sizeof rec->last_date, "%s", f->last_date);
+        } else {
+            memcpy(rec->counts, f->old->counts, sizeof rec->counts);
+            memcpy(rec->timezone, f->old->timezone, sizeof rec->timezone);
+            memcpy(rec->first_date, f->old->first_date, sizeof rec->first_date);
+            memcpy(rec->last_date, f->old->last_date, sizeof rec->last_date);
+            for (size_t r = 0; r < NRULES; r++) {   /* the lines map as it was, relative to the part */
+                uint32_t n = f->old->nsegs[r];
+                if (n && !(rec->segs[r] = malloc(n * sizeof *rec->segs[r])))
+                    return fail(m, "out of memory");
+                if (n)
+                    memcpy(rec->segs[r], f->old->segs[r], n * sizeof *rec->segs[r]);
+                rec->nsegs[r] = n;
+            }
+        }
+        recs[i] = *rec;
+    }
+    mc_index idx = {.nfiles = (int)NRULES, .nfeeds = m->n, .feeds = recs};
+    char why[512];
+    return mc_index_write(out_dir, &idx, why, sizeof why) != 0 ? fail(m, "%s", why) : 0;
+}
+
 static int merge_all(feed_merge *m, const feed_merge_input *in, const char *out_dir)
 {
     if (open_feeds(m, in) != 0)
@@ -887,7 +1362,14 @@ static int merge_all(feed_merge *m, const feed_merge_input *in, const char *out_
             return fail(m, "out of memory");
     if (strmap_init(&m->renamed, 256) != 0)
         return fail(m, "out of memory");
+    if (m->use_cache)
+        cache_open(m);
     for (int i = 0; i < m->n; i++) {
+        if (m->feeds[i].old) {
+            if (owners_from_cache(m, i) != 0)
+                return -1;
+            continue;
+        }
         for (size_t r = 0; r < NRULES; r++)
             if (RULES[r].defines && read_owners(m, i, RULES[r].file, RULES[r].defines, RULES[r].defines_table) != 0)
                 return -1;
@@ -895,8 +1377,10 @@ static int merge_all(feed_merge *m, const feed_merge_input *in, const char *out_
             if (read_owners(m, i, EXTRA_DEFINES[x].file, EXTRA_DEFINES[x].column, EXTRA_DEFINES[x].table) != 0)
                 return -1;
     }
+    if (m->use_cache && (layout_digest(m) != 0 || cache_decide(m) != 0))
+        return -1;
     char path[4096];
-    snprintf(path, sizeof path, "%s/transitd_record_feeds.txt", out_dir);
+    snprintf(path, sizeof path, "%s/" RECORDS_FILE, out_dir);
     FILE *records = fopen(path, "w");
     if (!records)
         return fail(m, "%s: cannot create: %s", path, strerror(errno));
@@ -913,10 +1397,13 @@ static int merge_all(feed_merge *m, const feed_merge_input *in, const char *out_
     }
     if (close_out(m, records, path) != 0)
         return -1;
+    if (m->use_cache && write_index(m, out_dir) != 0)
+        return -1;
     return write_info(m, out_dir) != 0 || write_feed_list(m, out_dir) != 0 ? -1 : 0;
 }
 
-feed_merge *feed_merge_write(const feed_merge_input *in, int n, const char *out_dir, char *err, size_t errlen)
+static feed_merge *merge_write(const feed_merge_input *in, int n, const char *out_dir, bool use_cache,
+                               const char *cache_dir, char *err, size_t errlen)
 {
     if (n < 2 || n > FEED_MERGE_MAX_FEEDS) {
         snprintf(err, errlen, "a merge takes 2 to %d feeds, not %d", FEED_MERGE_MAX_FEEDS, n);
@@ -930,12 +1417,25 @@ feed_merge *feed_merge_write(const feed_merge_input *in, int n, const char *out_
     m->n = n;
     m->err = err;
     m->errlen = errlen;
+    m->use_cache = use_cache && mc_build_id(m->build) == 0;
+    m->cache_dir = cache_dir;
     if (merge_all(m, in, out_dir) != 0) {
         feed_merge_free(m);
         return NULL;
     }
     m->err = NULL;
     return m;
+}
+
+feed_merge *feed_merge_write(const feed_merge_input *in, int n, const char *out_dir, char *err, size_t errlen)
+{
+    return merge_write(in, n, out_dir, false, NULL, err, errlen);
+}
+
+feed_merge *feed_merge_write_cached(const feed_merge_input *in, int n, const char *out_dir, const char *cache_dir,
+                                    char *err, size_t errlen)
+{
+    return merge_write(in, n, out_dir, true, cache_dir, err, errlen);
 }
 
 void feed_merge_free(feed_merge *m)
@@ -950,13 +1450,17 @@ void feed_merge_free(feed_merge *m)
     strmap_free(&m->renamed);
     for (size_t r = 0; r < NRULES; r++)
         free(m->maps[r].seg);
+    for (int i = 0; i < m->n; i++)
+        mc_feed_free(&m->feeds[i].rec);
+    mc_index_free(&m->old);
+    for (size_t r = 0; r <= NRULES; r++)
+        if (m->old_files[r].p) {
+            munmap((void *)m->old_files[r].p, m->old_files[r].size);
+            close(m->old_files[r].fd);
+        }
     free(m->skipped);
     free(m);
 }
-
-/* Bump when the merged bytes of the same feeds change (the rule, the files
- * written, their columns): the version names what was built. */
-#define MERGE_REVISION "transitd feed_merge 1\n"
 
 void feed_merge_sha256(const feed_merge *m, char out[65])
 {
@@ -974,6 +1478,7 @@ void feed_merge_sha256(const feed_merge *m, char out[65])
 }
 
 int feed_merge_count(const feed_merge *m) { return m->n; }
+bool feed_merge_from_cache(const feed_merge *m, int feed) { return m->feeds[feed].cached; }
 const char *feed_merge_name(const feed_merge *m, int feed) { return m->feeds[feed].name; }
 const char *feed_merge_path(const feed_merge *m, int feed) { return m->feeds[feed].path; }
 uint64_t feed_merge_renamed(const feed_merge *m, int feed) { return m->feeds[feed].renamed; }

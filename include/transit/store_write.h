@@ -32,6 +32,11 @@ int schedule_store_write(const feed_t *feed, const char *path, diag *d, store_st
 struct days_handoff;
 int schedule_store_write_days(const feed_t *feed, const char *path, struct days_handoff *days, diag *d,
                               store_stats *st, char *err, size_t errlen);
+/* trips.txt out of trip_id order is sorted in memory up to this many rows
+ * (a city's feed: about 64 bytes a row), beyond them on disk by SQLite, so
+ * that a national feed's trips are never held (src/import/schedule_write_trips.c).
+ * Tests set it to 0 to take the disk's path. */
+extern uint64_t schedule_trips_sorted_in_memory_max;
 /* Writes shapes.sqlite at `path`. A feed without shapes.txt gives an empty
  * but valid database. */
 int shapes_store_write(const feed_t *feed, const char *path, diag *d, store_stats *st,

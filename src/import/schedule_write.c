@@ -421,6 +421,8 @@ static void writer_free(schedule_writer *w)
     strmap_free(&w->strings);
     free(w->trip_counts);
     free(w->last_trip_id);
+    free(w->staged);
+    free(w->staged_ids);
     free(w->calendars);
     free(w->dates);
     free(w->date_lines);

@@ -92,6 +92,10 @@ typedef struct schedule_writer {
     char *last_trip_id;        /* the first read's previous trip_id, while in order */
     size_t last_trip_id_len, last_trip_id_cap;
     sqlite3_stmt *trip_insert, *trip_stage;
+    struct staged_trip *staged;  /* an out-of-order trips.txt of a city's size, sorted in memory */
+    size_t staged_count, staged_cap;
+    char *staged_ids;          /* their trip_ids, one after another */
+    size_t staged_ids_len, staged_ids_cap;
 } schedule_writer;
 
 /* One GTFS file: its columns, and what is done with each row. */

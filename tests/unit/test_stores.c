@@ -756,6 +756,14 @@ static void test_trips_written_as_read(void **state)
     assert_string_equal(staged, sorted);
     trips_in_order_of(reversed_ids, "reversed", reversed, sizeof reversed);
     assert_string_equal(reversed, sorted);
+    /* the same through SQLite's sort on disk (a national feed's path) */
+    uint64_t in_memory_max = schedule_trips_sorted_in_memory_max;
+    schedule_trips_sorted_in_memory_max = 0;
+    trips_in_order_of(shuffled, "shuffled-on-disk", staged, sizeof staged);
+    assert_string_equal(staged, sorted);
+    trips_in_order_of(reversed_ids, "reversed-on-disk", reversed, sizeof reversed);
+    schedule_trips_sorted_in_memory_max = in_memory_max;
+    assert_string_equal(reversed, sorted);
 }
 
 /* ------------------------------------------------------------ shapes.sqlite */

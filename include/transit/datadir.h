@@ -12,6 +12,9 @@
  *   DATA/live.sqlite          live data, outlives versions (stores.h)
  *   DATA/.import.lock         flock()ed by the importer
  *   DATA/.current-<pid>       a symlink about to replace `current`
+ *   DATA/merge-cache/         the merged CSVs of the active version's
+ *                             `import a b ...` and their index, for the next
+ *                             re-import (import/merge_cache.h)
  *   DATA/versions/<v>/        a version: timetable.bin, schedule.sqlite,
  *                             shapes.sqlite, and COMPLETE, written last
  *   DATA/versions/.tmp-<v>-<pid>/  an import in progress

@@ -22,6 +22,7 @@
 
 #include "engine/board_accessible.h"
 #include "engine/board_moved.h"
+#include "live/rt_grid_leads.h"
 #include "live/rt_row_index.h"
 
 #include <stdint.h>
@@ -77,6 +78,7 @@ typedef struct choice {
     const dataset *ds;
     const rt_overlay *rt;
     const rt_row_index *rows;  /* the overlay's: each row's look-up in one read */
+    const rt_grid_leads *leads;   /* the stops' leads in grid order (nearby departures), or NULL */
     int64_t from, to;
     uint32_t limit;
     uint32_t early;            /* the largest early slack of the stops searched */
@@ -186,6 +188,22 @@ static void prefetch_stop(void *ctx, uint32_t stop, int step)
 {
     const choice *c = ctx;
     if (!c->p->by_schedule) rt_overlay_prefetch_stop_lead(c->rt, stop, c->from, step);
+}
+
+/* slack_of for a nearby board of departures, from the leads in grid order
+ * (rt_grid_leads.h): the stops near a point are a few lines there. */
+static void slack_at_point(void *ctx, uint32_t point, uint32_t stop, uint32_t *late, uint32_t *early)
+{
+    (void)stop;
+    choice *c = ctx;
+    rt_grid_leads_slack(c->leads, point, c->from, late, early);
+    if (*early > c->early) c->early = *early;
+}
+
+static void prefetch_point(void *ctx, uint32_t point)
+{
+    const choice *c = ctx;
+    rt_grid_leads_prefetch(c->leads, point, c->from);
 }
 
 /* What a row's look-up reads (its trip's slot in the row index), asked for
@@ -320,9 +338,9 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
+    choice c = {p, ds, rt, rt_overlay_row_index(rt), NULL, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
                 INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop, NULL, NULL}, filtered;
     accessible_filter filter;
     int rc = stop_events_scan(ds, s, kind, stop, from, window_s,
                               wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
@@ -355,9 +373,13 @@ int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratc
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
-                INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
+    const rt_row_index *rows = rt_overlay_row_index(rt);
+    /* departures by predicted time: each stop's lead from the table in grid order (arrivals ask the overlay) */
+    const rt_grid_leads *leads = kind == QUERY_DEPARTURES && !p->by_schedule ? rt_row_index_leads(rows) : NULL;
+    choice c = {p, ds, rt, rows, leads, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop, leads ? prefetch_point : NULL,
+                       leads ? slack_at_point : NULL},
+               filtered;
     accessible_filter filter;
     int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s,
                                 wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);

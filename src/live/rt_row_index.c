@@ -53,6 +53,7 @@ struct rt_row_index {
     uint32_t *rank;            /* per word: the bits set before it */
     row_slot *slots;           /* 64-byte aligned, in trip order */
     uint32_t nslots;
+    rt_grid_leads *leads;      /* the stops' leads in grid order (rt_grid_leads.h), or NULL */
 };
 
 static inline uint32_t slot_of(const rt_row_index *ix, uint32_t trip)
@@ -73,10 +74,29 @@ static uint8_t pack(const rt_departure *r)
                      (r->has_properties ? ROW_PROPERTIES : 0));
 }
 
-/* Fills trip t's slot: what the look-up says at each position of its
- * earliest instance, as runs; false when that does not fit in a slot. */
-static bool fill_slot(row_slot *slot, const rt_overlay *o, uint32_t t, int32_t date,
-                      uint32_t ndates, const trip_stop_time *st, uint32_t n)
+/* What the look-up says of each row of trip t's instance on `date` (the
+ * rows as the timetable gives them: the look-up reads no instant): found[p]
+ * is false where it does not answer. Notes in `leads` (when not NULL) the
+ * rows a board by predicted time moves. */
+static void look_up_instance(const rt_overlay *o, const dataset *ds, uint32_t t, int32_t date,
+                             const trip_stop_time *st, uint32_t n, rt_departure *rts, bool *found,
+                             rt_grid_leads *leads)
+{
+    for (uint32_t p = 0; p < n; p++) {
+        departure d = {0, 0, date, st[p].departure_secs, st[p].stop, t, st[p].stop_sequence, p, false, 0};
+        const rt_departure *r = &rts[p];
+        found[p] = rt_overlay_lookup(o, &d, &rts[p]);
+        if (leads && found[p] && r->has_prediction && !r->canceled && r->delay_s <= RT_OVERLAY_SLACK_MAX &&
+            r->delay_s >= -RT_OVERLAY_SLACK_MAX)
+            rt_grid_leads_note(leads, st[p].stop, dataset_instant(ds, date, st[p].departure_secs), r->delay_s);
+    }
+}
+
+/* Fills trip t's slot from what the look-up says at each position of its
+ * earliest instance (look_up_instance), as runs; false when that does not
+ * fit in a slot. */
+static bool fill_slot(row_slot *slot, const rt_overlay *o, uint32_t t, int32_t date, uint32_t ndates,
+                      const rt_departure *rts, const bool *found, uint32_t n)
 {
     memset(slot, 0, sizeof *slot);
     slot->service_date = date;
@@ -85,11 +105,9 @@ static bool fill_slot(row_slot *slot, const rt_overlay *o, uint32_t t, int32_t d
     if (n == 0 || n > UINT16_MAX) return false;
     uint32_t runs = 0;
     for (uint32_t p = 0; p < n; p++) {
-        /* the row as the timetable gives it (the look-up reads no instant) */
-        departure d = {0, 0, date, st[p].departure_secs, st[p].stop, t, st[p].stop_sequence, p, false, 0};
-        rt_departure r;
-        if (!rt_overlay_lookup(o, &d, &r)) return false;   /* not this instance's row: the look-up decides */
-        row_run run = {(uint16_t)p, pack(&r), r.occupancy, r.delay_s};
+        const rt_departure *r = &rts[p];
+        if (!found[p]) return false;   /* not this instance's row: the look-up decides */
+        row_run run = {(uint16_t)p, pack(r), r->occupancy, r->delay_s};
         if (runs && slot->runs[runs - 1].flags == run.flags && slot->runs[runs - 1].occupancy == run.occupancy &&
             slot->runs[runs - 1].delay == run.delay)
             continue;
@@ -118,6 +136,28 @@ static bool append_slot(rt_row_index *ix, uint32_t *cap, const row_slot *slot)
     return true;
 }
 
+/* The leads' table for the overlay's instances (NULL: none, boards ask the
+ * overlay): its dates first, and whether a frequency-based trip has any. */
+static rt_grid_leads *new_leads(const rt_overlay *o, const dataset *ds, uint32_t ntrips)
+{
+    int32_t first = INT32_MAX, last = INT32_MIN;
+    int32_t dates[64];
+    for (uint32_t t = 0; t < ntrips; t++) {
+        uint32_t n = rt_overlay_trip_dates(o, t, dates, 64);
+        if (!n) continue;
+        trip_info ti;
+        dataset_trip(ds, t, &ti);
+        if (ti.frequency_based || n > 64) return NULL;
+        /* by date, earliest first */
+        if (dates[0] < first) first = dates[0];
+        if (dates[n - 1] > last) last = dates[n - 1];
+    }
+    if (first > last) return NULL;
+    uint32_t late, early;
+    rt_overlay_slack(o, &late, &early);
+    return rt_grid_leads_new(ds, first, last, late);
+}
+
 rt_row_index *rt_row_index_build(const rt_overlay *o, const dataset *ds)
 {
     rt_row_index *ix = calloc(1, sizeof *ix);
@@ -130,10 +170,13 @@ rt_row_index *rt_row_index_build(const rt_overlay *o, const dataset *ds)
     ix->rank = calloc(words, sizeof *ix->rank);
     uint32_t st_cap = 64, slot_cap = 0;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
-    if (!ix->bits || !ix->rank || !st) goto oom;
+    rt_departure *rts = malloc(st_cap * sizeof *rts);
+    bool *found = malloc(st_cap * sizeof *found);
+    if (!ix->bits || !ix->rank || !st || !rts || !found) goto oom;
+    ix->leads = new_leads(o, ds, ix->ntrips);
     for (uint32_t t = 0; t < ix->ntrips; t++) {
-        int32_t date;
-        uint32_t ndates = rt_overlay_trip_dates(o, t, &date, 1);
+        int32_t dates[64];
+        uint32_t ndates = rt_overlay_trip_dates(o, t, dates, 64);
         if (!ndates) continue;
         trip_info ti;
         dataset_trip(ds, t, &ti);
@@ -143,23 +186,42 @@ rt_row_index *rt_row_index_build(const rt_overlay *o, const dataset *ds)
         query_error qerr;
         if (trip_detail(ds, t, st, st_cap, &n, &qerr) != QUERY_OK) continue;
         if (n > st_cap) {
-            trip_stop_time *bigger = realloc(st, n * sizeof *st);
-            if (!bigger) goto oom;
-            st = bigger;
+            trip_stop_time *more_st = realloc(st, n * sizeof *st);
+            if (!more_st) goto oom;
+            st = more_st;
+            rt_departure *more_rts = realloc(rts, n * sizeof *rts);
+            if (!more_rts) goto oom;
+            rts = more_rts;
+            bool *more_found = realloc(found, n * sizeof *found);
+            if (!more_found) goto oom;
+            found = more_found;
             st_cap = n;
             if (trip_detail(ds, t, st, st_cap, &n, &qerr) != QUERY_OK) continue;
         }
+        /* every instance's rows for the leads (new_leads made none for a trip of more than 64 dates),
+         * the earliest's last, for the slot */
+        for (uint32_t k = ix->leads ? ndates : 1; k-- > 1;)
+            look_up_instance(o, ds, t, dates[k], st, n, rts, found, ix->leads);
+        look_up_instance(o, ds, t, dates[0], st, n, rts, found, ix->leads);
         row_slot slot;
-        if (!fill_slot(&slot, o, t, date, ndates, st, n)) continue;
+        if (!fill_slot(&slot, o, t, dates[0], ndates, rts, found, n)) continue;
         if (!append_slot(ix, &slot_cap, &slot)) goto oom;
         ix->bits[t / 64] |= (uint64_t)1 << (t % 64);
     }
     for (size_t w = 1; w < words; w++)
         ix->rank[w] = ix->rank[w - 1] + (uint32_t)__builtin_popcountll(ix->bits[w - 1]);
+    if (ix->leads && !rt_grid_leads_finish(ix->leads)) {
+        rt_grid_leads_free(ix->leads);
+        ix->leads = NULL;
+    }
     free(st);
+    free(rts);
+    free(found);
     return ix;
 oom:
     free(st);
+    free(rts);
+    free(found);
     rt_row_index_free(ix);
     return NULL;
 }
@@ -170,6 +232,7 @@ void rt_row_index_free(rt_row_index *ix)
     free(ix->bits);
     free(ix->rank);
     free(ix->slots);
+    rt_grid_leads_free(ix->leads);
     free(ix);
 }
 
@@ -177,8 +240,11 @@ size_t rt_row_index_bytes(const rt_row_index *ix)
 {
     if (!ix) return 0;
     size_t words = (size_t)ix->ntrips / 64 + 1;
-    return sizeof *ix + words * (sizeof *ix->bits + sizeof *ix->rank) + (size_t)ix->nslots * sizeof *ix->slots;
+    return sizeof *ix + words * (sizeof *ix->bits + sizeof *ix->rank) + (size_t)ix->nslots * sizeof *ix->slots +
+           rt_grid_leads_bytes(ix->leads);
 }
+
+const rt_grid_leads *rt_row_index_leads(const rt_row_index *ix) { return ix ? ix->leads : NULL; }
 
 uint32_t rt_row_index_kept(const rt_row_index *ix) { return ix ? ix->nslots : 0; }
 

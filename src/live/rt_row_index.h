@@ -19,7 +19,9 @@
  * look-up's. Where it cannot be (a frequency-based trip, more than six
  * runs: no slot; an arrival row, a row of another instance, a position
  * past the trip's length) the look-up answers, with its own prefetches. Boards (engine/) take an overlay's index
- * with rt_overlay_row_index once a board and ask it for each row.
+ * with rt_overlay_row_index once a board and ask it for each row. The same
+ * look-ups, of every instance, fill the stops' leads in grid order
+ * (rt_grid_leads.h) that nearby boards read instead of the overlay's.
  */
 #ifndef LIVE_RT_ROW_INDEX_H
 #define LIVE_RT_ROW_INDEX_H
@@ -27,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "live/rt_grid_leads.h"
 #include "transit/query.h"
 #include "transit/rt_overlay.h"
 
@@ -51,5 +54,9 @@ void rt_row_index_prefetch(const rt_row_index *ix, const rt_overlay *o, const de
 void rt_row_index_prefetch_entry(const rt_row_index *ix, const rt_overlay *o, const departure *d);
 /* rt_overlay_trip_late, from the same slot. */
 uint32_t rt_row_index_trip_late(const rt_row_index *ix, const rt_overlay *o, uint32_t trip);
+/* The stops' leads for boards of departures by predicted time, in grid
+ * order (rt_grid_leads.h), built with the index from the same look-ups;
+ * NULL where they could not be (boards then ask the overlay). */
+const rt_grid_leads *rt_row_index_leads(const rt_row_index *ix);
 
 #endif

@@ -218,19 +218,22 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
 {
     choice *c = ctx;
     bool moves = rt_overlay_moved_count(c->rt) != 0;
-    /* the rows the overlay answers: what their look-up reads, a pass ahead */
-    for (uint32_t i = 0; i < n; i++) rt_row_index_prefetch_entry(c->rows, c->rt, &rows[i]);
+    /* each row's slot in the row index, found once; the rows the overlay
+     * answers: what their look-up reads, a pass ahead */
+    const rt_row_slot *slots[QUERY_SCAN_BATCH];
+    for (uint32_t i = 0; i < n; i++)
+        if (!(slots[i] = rt_row_index_slot(c->rows, rows[i].trip))) rt_overlay_prefetch(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
         const departure *d = &rows[i];
         /* before the window, and its trip never late enough to reach it */
-        if (d->instant < c->from && (int64_t)rt_row_index_trip_late(c->rows, c->rt, d->trip) < c->from - d->instant)
+        if (d->instant < c->from && (int64_t)rt_row_slot_late(slots[i], c->rt, d->trip) < c->from - d->instant)
             continue;
         /* full, and this row (so every later one) is predicted after the
          * limit-th: the first `limit` are settled */
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
-        if (rt_row_index_lookup(c->rows, c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
+        if (rt_row_slot_lookup(slots[i], c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
         if (moves && x->rt.moved) continue;   /* served at its assigned stop (add_moved) */
         if (x->rt.has_prediction && !x->rt.canceled && !c->p->by_schedule &&
             x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)

@@ -21,13 +21,14 @@ static void look_up_instance(const rt_overlay *o, const dataset *ds, uint32_t t,
                              const trip_stop_time *st, uint32_t n, rt_departure *rts, bool *found,
                              rt_grid_leads *leads)
 {
+    int64_t day = leads ? dataset_instant(ds, date, 0) : 0;   /* a row's instant is day + its seconds */
     for (uint32_t p = 0; p < n; p++) {
         departure d = {0, 0, date, st[p].departure_secs, st[p].stop, t, st[p].stop_sequence, p, false, 0};
         const rt_departure *r = &rts[p];
         found[p] = rt_overlay_lookup(o, &d, &rts[p]);
         if (leads && found[p] && r->has_prediction && !r->canceled && r->delay_s <= RT_OVERLAY_SLACK_MAX &&
             r->delay_s >= -RT_OVERLAY_SLACK_MAX)
-            rt_grid_leads_note(leads, st[p].stop, dataset_instant(ds, date, st[p].departure_secs), r->delay_s);
+            rt_grid_leads_note(leads, st[p].stop, day + st[p].departure_secs, r->delay_s);
     }
 }
 

@@ -325,6 +325,15 @@ typedef struct trip_stop_time {
  * `out` has room for `max`; *count is the trip's full length. */
 int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max,
                 uint32_t *count, query_error *err);
+/* One stop time of a trip, trip_detail's out[pos] (without the copy of
+ * the whole trip): for a caller that checks a row against the timetable.
+ * false past the trip's end. */
+bool trip_stop_at(const dataset *ds, uint32_t trip, uint32_t pos, trip_stop_time *out);
+/* A trip's departure times as its template's first departure (*start) plus
+ * an offset per position (the array returned, *count of them): for a
+ * caller that checks many rows of the trip against the timetable, one read
+ * a row. NULL for a trip without stop times. */
+const int32_t *trip_departure_offsets(const dataset *ds, uint32_t trip, uint32_t *start, uint32_t *count);
 /* Whether the trip's service runs on service_date. */
 bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date);
 /* The instant of GTFS seconds `secs` on service date `service_date`. */

@@ -80,7 +80,10 @@ typedef struct rt_trip_update {
      * shape, headsign and short name that stand in for the schedule's */
     const char *new_trip_id, *new_start_date, *new_start_time;
     const char *shape_id, *headsign, *short_name;
-    rt_stop_update *stops;     /* in feed order: by stop_sequence when given */
+    rt_stop_update *stops;     /* in feed order: by stop_sequence when given; NULL where they
+                                * are packed (read them with rt_trip_update_stops) */
+    const uint8_t *packed_stops;   /* rt_feed_decode_packed's: the stop_count updates as packed
+                                * records (live/rt_stop_pack.h), owned by the feed; else NULL */
     uint64_t timestamp;
     int32_t start_secs;        /* start_time in seconds, or -1 */
     int32_t start_day;         /* start_date in days since 1970-01-01, or INT32_MIN */
@@ -91,7 +94,7 @@ typedef struct rt_trip_update {
     rt_trip_relationship relationship;
     int8_t direction_id;       /* 0, 1, or -1 when absent */
     bool has_timestamp, has_delay;
-} rt_trip_update;               /* fields by size: 152 bytes, where it was 168 */
+} rt_trip_update;               /* fields by size: 160 bytes */
 
 typedef struct rt_translation {
     const char *text, *language;
@@ -146,11 +149,24 @@ typedef struct rt_feed {
  * comes with one reference. */
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen);
 /* rt_feed_decode for bytes the caller frees right after without reading
- * them again (the poller's): the pages of the entities decoded are given
+ * them again: the pages of the entities decoded are given
  * back to the system as the decode goes (madvise), so that the bytes and
  * the decoded feed are not both held whole (a 64 MB feed decodes to about
  * 180 MB). The contents of data are undefined afterwards. */
 rt_feed *rt_feed_decode_consuming(uint8_t *data, size_t len, char *err, size_t errlen);
+/* rt_feed_decode_consuming whose trip updates keep their stop_time_updates
+ * packed (packed_stops; about 18 bytes each, where an rt_stop_update is 56:
+ * a 64 MB feed's 2.3 million were 122 MB), for the poller, whose feed is
+ * held beside the overlay built from it. Its readers take each trip
+ * update's stops with rt_trip_update_stops. */
+rt_feed *rt_feed_decode_packed(uint8_t *data, size_t len, char *err, size_t errlen);
+/* A trip update's stop_time_updates at full width, tu->stop_count of them:
+ * tu->stops, or when they are packed, unpacked into `room` (room for
+ * tu->stop_count). NULL when it has none. */
+const rt_stop_update *rt_trip_update_stops(const rt_trip_update *tu, rt_stop_update *room);
+/* Calls fn on where each stop_time_update's stop_id is kept (a pointer fn
+ * may set to another string of the feed), in either form. */
+void rt_trip_update_map_stop_ids(rt_trip_update *tu, void (*fn)(void *ctx, const char **id), void *ctx);
 /* Another reference to feed (thread-safe), for a reader that uses it while
  * the poller may drop its own; returns feed. */
 rt_feed *rt_feed_retain(rt_feed *feed);

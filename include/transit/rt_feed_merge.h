@@ -7,10 +7,15 @@
  * feeds are taken newest header timestamp first (the caller orders them;
  * a tie keeps the order the sources were given), and a trip update or
  * alert is dropped when an earlier feed already has one for the same trip
- * (same trip_id and start_date; for an update without trip_id, same
- * route_id, direction_id, start_date and start_time; a DUPLICATED update
- * is of its copy: the same TripProperties trip_id and start_date too) or the same alert
- * entity id. So, per trip, the newest feed wins. Updates naming neither a
+ * (same trip_id, start_date and start_time, which tells a frequency-based
+ * trip's runs apart; for an update without trip_id, same route_id,
+ * direction_id, start_date and start_time; a DUPLICATED update is of its
+ * copy: the same TripProperties trip_id and start_date too) or the same alert
+ * entity id. So, per trip, the newest feed wins. Updates the overlay
+ * matches to one instance though they differ here (one gives start_date or
+ * start_time, the other not) are both kept; the overlay keeps the first of
+ * them, the newest feed's, and drops the other whole (a REPLACEMENT with its
+ * calls). Updates naming neither a
  * trip nor a route are all kept. Vehicles go by their own timestamps: per
  * vehicle the newest position wins (rt_vehicle.h).
  */

@@ -9,9 +9,9 @@
  *
  * The feed in use is the merge of every source's last good feed: the
  * alerts and trip updates of all of them, where two sources update the same
- * trip (same trip_id and start_date; for a trip without trip_id, same
- * route, direction, start date and time) or send an alert with the same
- * entity id, the one whose feed header timestamp is newest wins (a tie: the
+ * trip (same trip_id, start_date and start_time; for a trip without
+ * trip_id, same route, direction, start date and time) or send an alert
+ * with the same entity id, the one whose feed header timestamp is newest wins (a tie: the
  * source given first). A source whose last good poll is older than the
  * staleness limit (max_age_s) leaves the merge until it answers again; the
  * others stay. With one source the merge is that source's feed.

@@ -35,13 +35,19 @@
  *    TripProperties.trip_id, on TripProperties.start_date, its times the
  *    original's shifted by TripProperties.start_time minus the original's
  *    first departure, then the update's delays propagated over them as for
- *    any trip (an update's time stays as it is). The original still runs.
+ *    any trip (an update's time stays as it is; a skipped stop a skipped
+ *    call). The original still runs.
  *    A frequency-based original (no exact times) cannot be duplicated;
  *  - REPLACEMENT: the update's stop times are the instance's whole timetable
  *    for the day: the scheduled instance is hidden and a realtime-only trip
  *    of the same trip_id, route and direction calls where the updates say
  *    (each by stop_id, else the scheduled stop at its stop_sequence; at its
- *    time, else the scheduled time plus its delay).
+ *    time, else the scheduled time plus its delay; a NO_DATA one at the
+ *    scheduled time, RT_CALL_SCHEDULED_TIME; a SKIPPED one a skipped call,
+ *    RT_CALL_SKIPPED). A frequency-based run's scheduled times are the
+ *    run's (start_time).
+ * One update an instance: the first in the feed (the newest source's, in a
+ * merge) stays, and a later one goes whole (a REPLACEMENT with its calls).
  * TripProperties.trip_headsign, trip_short_name and shape_id are kept on
  * the realtime-only trips (rt_added_trip) their rows and /v1/trips show,
  * and on a timetable trip's instance (rt_trip_properties: its rows and
@@ -67,10 +73,12 @@
  * to: each of their stop_time_updates that names a stop_id of the dataset
  * and an absolute time (departure, else arrival) becomes a departure event
  * at that stop and instant, except the last one (the trip ends there, as
- * scheduled trips have no departure from their last stop) and SKIPPED or
- * NO_DATA ones. Likewise each but the first becomes an arrival event (its
- * arrival time, else departure); the last one is an arrival at a call
- * without a departure. A trip with no departure event is not shown. The
+ * scheduled trips have no departure from their last stop) and NO_DATA ones
+ * or SKIPPED ones without a time (a SKIPPED one with a time is a skipped
+ * call: canceled rows, not a departure the trip needs). Likewise each but
+ * the first becomes an arrival event (its arrival time, else departure);
+ * the last one is an arrival at a call without a departure. A trip with no
+ * departure event is not shown. The
  * trip needs a route_id of the dataset (a departure row
  * names its route); its trip_id is the update's, else "rt:" and the
  * entity id. Its service date is start_date, else the local date of its
@@ -129,6 +137,9 @@ typedef struct rt_added_trip {
                                 * replacement) the scheduled trip's; NULL when none */
     const char *source_trip_id;   /* DUPLICATED, REPLACEMENT: the scheduled trip's id; else NULL */
     uint32_t first_call, call_count;   /* its calls (rt_overlay_added_calls) */
+    int32_t start_secs;        /* a REPLACEMENT of a frequency-based run: its start_time; else -1 */
+    uint32_t replaced_entry;   /* the overlay's own: a REPLACEMENT's hidden instance (its first stop
+                                * entry), which must be the one the overlay keeps; else UINT32_MAX */
 } rt_added_trip;
 
 /* Where a realtime-only trip calls, in order. */
@@ -136,10 +147,18 @@ typedef struct rt_added_call {
     uint32_t stop;             /* dataset stop index */
     uint32_t assigned_stop;    /* a platform change: the stop it is served at; else QUERY_NONE */
     uint32_t stop_sequence;
+    uint32_t flags;            /* RT_CALL_* */
     int64_t arrival, departure;   /* Unix seconds; RT_NO_TIME where it has none (the first
                                 * call's arrival, the last's departure, a time not given) */
 } rt_added_call;
 #define RT_NO_TIME INT64_MIN
+/* A call's flags. SKIPPED: the update says the vehicle does not stop there
+ * (StopTimeUpdate SKIPPED): its rows stay, canceled, at the call's time.
+ * SCHEDULED_TIME: the times are the schedule's, not a prediction (a
+ * REPLACEMENT's NO_DATA call at the scheduled time of its stop_sequence, a
+ * skipped call without a time, a DUPLICATED copy's stop no update predicts):
+ * its rows say `scheduled`, not `predicted`. */
+enum { RT_CALL_SKIPPED = 1, RT_CALL_SCHEDULED_TIME = 2 };
 
 /* What realtime says about one departure row (or arrival row: then of
  * its arrival). */
@@ -251,6 +270,8 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
 /* The stop an added trip's row is served at when a platform change moved
  * it there (its call's assigned_stop), else QUERY_NONE. One read. */
 uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d);
+/* The call an added trip's row is of, or NULL for a dataset trip's row. */
+const rt_added_call *rt_overlay_added_call(const rt_overlay *o, const departure *d);
 /* The added departures at `stop` with from <= instant < to, as rows (trip,
  * stop, instant, utc_offset, service_date, secs, stop_sequence; pos: the
  * call's index in its trip; distance_m 0), by instant; writes at most `max`

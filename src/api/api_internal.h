@@ -148,8 +148,8 @@ int api_get_kind(const api_request *req, query_kind *out, api_problem *prob);
 int api_get_realtime_order(const api_request *req, board_order *out, api_problem *prob);
 /* /v1/trips/{id} for a realtime-only trip (api_trip_realtime.c): the one on
  * `date` when has_date; 404 when the overlay has none of that id. */
-int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_t date, json_writer *out,
-                      api_problem *prob, int *cache_seconds);
+int api_realtime_trip(api_thread *t, dataset *ds, const api_request *req, bool has_date, int32_t date,
+                      bool with_shape, json_writer *out, api_problem *prob, int *cache_seconds);
 /* `wheelchair`: 1 keeps only the rows a wheelchair can take (board_sources.wheelchair), 0 or absent all. */
 int api_get_wheelchair(const api_request *req, bool *out, api_problem *prob);
 /* `include`: a comma-separated list of the NULL-terminated `names` (at most

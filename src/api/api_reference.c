@@ -195,12 +195,14 @@ int api_trip(api_thread *t, dataset *ds, const api_request *req, json_writer *ou
         return api_no_dataset(prob);
     uint32_t trip = dataset_find_trip(ds, req->id, strlen(req->id));
     if (trip == QUERY_NONE)   /* a trip only the realtime feed has, or 404 */
-        return api_realtime_trip(ds, req, date_text != NULL, date, out, prob, cache_seconds);
+        return api_realtime_trip(t, ds, req, date_text != NULL, date, include & 1, out, prob, cache_seconds);
     if (date_text && req->realtime && rt_overlay_dataset(req->realtime) == ds) {
-        /* that day's instance REPLACED: the replacement is where it calls */
+        /* that day's instance REPLACED: the replacement is where it calls
+         * (not of a frequency-based trip, whose detail is its template: a
+         * day may have several runs, each replaced or not) */
         const rt_added_trip *a = rt_overlay_find_added(req->realtime, req->id, date);
-        if (a && a->relationship == RT_TRIP_REPLACEMENT)
-            return api_realtime_trip(ds, req, true, date, out, prob, cache_seconds);
+        if (a && a->relationship == RT_TRIP_REPLACEMENT && a->start_secs < 0)
+            return api_realtime_trip(t, ds, req, true, date, include & 1, out, prob, cache_seconds);
     }
     uint32_t count = 0;
     query_error err = {0};

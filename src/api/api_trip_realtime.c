@@ -37,8 +37,24 @@ static const char *relationship_name(rt_trip_relationship r)
     }
 }
 
-int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_t date, json_writer *out,
-                      api_problem *prob, int *cache_seconds)
+/* include=shape of a realtime-only trip: TripProperties.shape_id's (else
+ * the scheduled trip's) from shapes.txt, else the line through the stops
+ * it is served at. */
+static int write_shape(api_thread *t, dataset *ds, const rt_added_trip *a, const rt_added_call *calls,
+                       json_writer *out, api_problem *prob)
+{
+    if (a->call_count > t->stop_times_cap && !api_grow_stop_times(t, a->call_count))
+        return api_fail(prob, 503, "", "out of memory reading trip '%s'", a->trip_id);
+    for (uint32_t i = 0; i < a->call_count; i++)
+        t->stop_times[i] = (trip_stop_time){
+            .stop = calls[i].assigned_stop != QUERY_NONE ? calls[i].assigned_stop : calls[i].stop,
+            .stop_sequence = calls[i].stop_sequence};
+    trip_info tr = {.id = a->trip_id, .shape_id = a->shape_id ? a->shape_id : ""};
+    return api_write_trip_shape(t, ds, &tr, t->stop_times, a->call_count, out, prob);
+}
+
+int api_realtime_trip(api_thread *t, dataset *ds, const api_request *req, bool has_date, int32_t date,
+                      bool with_shape, json_writer *out, api_problem *prob, int *cache_seconds)
 {
     const rt_overlay *rt = req->realtime;
     const rt_added_trip *a = rt && rt_overlay_dataset(rt) == ds
@@ -89,9 +105,13 @@ int api_realtime_trip(dataset *ds, const api_request *req, bool has_date, int32_
         json_kv_int(out, "stop_sequence", c->stop_sequence);
         kv_time(out, ds, "arrival_secs", "arrival", c->arrival, day_start);
         kv_time(out, ds, "departure_secs", "departure", c->departure, day_start);
+        if (c->flags & RT_CALL_SKIPPED)   /* the vehicle does not stop there */
+            json_kv_bool(out, "skipped", true);
         json_object_end(out);
     }
     json_array_end(out);
+    if (with_shape && write_shape(t, ds, a, calls, out, prob))
+        return prob->status;
     json_object_end(out);
     json_object_end(out);
     return api_finish(out, prob, cache_seconds, CACHE_REALTIME_TRIP);

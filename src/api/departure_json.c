@@ -778,7 +778,10 @@ static inline __attribute__((always_inline)) char *put_times_and_tail(char *p, c
  * its headsign TripProperties' (or the scheduled trip's), with `departure`
  * the feed's time and
  *   ,"scheduled":null,"predicted":"<departure>","delay_s":null,"realtime":true,"canceled":false,"added":true,
- *   "trip_relationship":"NEW"  */
+ *   "trip_relationship":"NEW"
+ * where a call's time is the schedule's (a REPLACEMENT's NO_DATA call, a
+ * copy's stop no update predicts: row.rt.has_prediction false) `scheduled`
+ * is the time and `predicted` null; a skipped call's row is canceled. */
 
 #define ADDED_REALTIME_BYTES 180
 
@@ -831,7 +834,8 @@ static size_t added_row_room(const dataset *ds, const departure_texts *x, const 
 }
 
 static char *put_added_row(char *p, const dataset *ds, const departure_texts *x, const rt_added_trip *a,
-                           const departure *d, row_texts *texts, bool near_point, bool arrival)
+                           const rt_departure *said, const departure *d, row_texts *texts, bool near_point,
+                           bool arrival)
 {
     const stop_text *st = &x->stops[d->stop];
     route_info rt;
@@ -842,11 +846,14 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     p = put_middle(p, &rt, headsign ? headsign : "", 0, 0);   /* the feed says nothing of its accessibility */
     const char *instant_text = p + EVENT_INSTANT_AT(arrival);
     p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
-    p = JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"");
+    p = said->has_prediction ? JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"")
+                             : JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
-    p = JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true,\"canceled\":false,\"added\":true,"
-                            "\"trip_relationship\":\"");
+    p = said->has_prediction ? JSON_PUT_LITERAL(p, "\",\"delay_s\":null,\"realtime\":true")
+                             : JSON_PUT_LITERAL(p, "\",\"predicted\":null,\"delay_s\":null,\"realtime\":true");
+    p = said->canceled ? JSON_PUT_LITERAL(p, ",\"canceled\":true,\"added\":true,\"trip_relationship\":\"")
+                       : JSON_PUT_LITERAL(p, ",\"canceled\":false,\"added\":true,\"trip_relationship\":\"");
     const char *rel = relationship_name(a->relationship);
     memcpy(p, rel, strlen(rel));
     p += strlen(rel);
@@ -926,7 +933,7 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
         if (i)
             *p++ = ',';
         if (joined && r->added) {
-            p = put_added_row(p, ds, x, r->added, d, texts, near_point, arrival);
+            p = put_added_row(p, ds, x, r->added, &r->rt, d, texts, near_point, arrival);
             if (r->rt.moved)
                 p = put_assigned_stop(p, ds, x, r->assigned_stop);
         } else {

@@ -105,8 +105,15 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
              * dataset */
             assert(rt != NULL);
             r->added = rt_overlay_added_trip(rt, d);
-            r->rt = (rt_departure){.realtime = true};
-            r->assigned_stop = rt_overlay_added_assigned_stop(rt, d);
+            /* its call says whether the time is a prediction (else the
+             * schedule's) and whether the vehicle stops there */
+            const rt_added_call *call = rt_overlay_added_call(rt, d);
+            uint32_t flags = call ? call->flags : 0;
+            r->rt = (rt_departure){.realtime = true,
+                                   .has_prediction = !(flags & RT_CALL_SCHEDULED_TIME),
+                                   .canceled = (flags & RT_CALL_SKIPPED) != 0,
+                                   .skipped = (flags & RT_CALL_SKIPPED) != 0};
+            r->assigned_stop = call ? call->assigned_stop : QUERY_NONE;
             r->rt.moved = r->assigned_stop != QUERY_NONE;
             if (alerts)
                 r->alerts = alert_marks_added_departure(alerts, ds, served_at(d, r, &at), i, r->added->route,

@@ -54,7 +54,11 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
 {
     uint32_t n = feed ? feed->trip_update_count : 0;
     size_t nstops = 0;
-    for (uint32_t i = 0; i < n; i++) nstops += feed->trip_updates[i].stop_count;
+    uint32_t most = 0;   /* stops of one trip update: room to unpack packed ones */
+    for (uint32_t i = 0; i < n; i++) {
+        nstops += feed->trip_updates[i].stop_count;
+        if (feed->trip_updates[i].stop_count > most) most = feed->trip_updates[i].stop_count;
+    }
     TransitRealtime__FeedHeader header;
     init_header(&header, timestamp);
     FeedEntity *ents = calloc(n + 1, sizeof *ents);
@@ -68,8 +72,10 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
     TransitRealtime__TripUpdate__TripProperties *props = calloc(n + 1, sizeof *props);
     TransitRealtime__TripUpdate__StopTimeUpdate__StopTimeProperties *stop_props =
         calloc(nstops + 1, sizeof *stop_props);
+    rt_stop_update *room = malloc(((size_t)most + 1) * sizeof *room);
     int rc = -1;
-    if (!ents || !ent_ptrs || !tus || !tds || !vds || !stus || !stu_ptrs || !events || !props || !stop_props)
+    if (!ents || !ent_ptrs || !tus || !tds || !vds || !stus || !stu_ptrs || !events || !props || !stop_props ||
+        !room)
         goto done;
     size_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -109,8 +115,9 @@ int rt_encode_trip_updates(const rt_feed *feed, uint64_t timestamp, uint8_t **ou
         }
         tu->n_stop_time_update = t->stop_count;
         tu->stop_time_update = t->stop_count ? &stu_ptrs[k] : NULL;
+        const rt_stop_update *stops = rt_trip_update_stops(t, room);   /* copied from below: room is reused */
         for (uint32_t s = 0; s < t->stop_count; s++, k++) {
-            const rt_stop_update *su = &t->stops[s];
+            const rt_stop_update *su = &stops[s];
             TransitRealtime__TripUpdate__StopTimeUpdate *p = &stus[k];
             transit_realtime__trip_update__stop_time_update__init(p);
             p->has_stop_sequence = su->has_stop_sequence;
@@ -158,6 +165,7 @@ done:
     free(events);
     free(props);
     free(stop_props);
+    free(room);
     return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gtfs-realtime.pb-c.h"
+#include "live/rt_stop_pack.h"
 #include "transit/rt_feed_wire.h"
 
 /* ------------------------------------------------------------ arena */
@@ -37,6 +38,9 @@ typedef struct rt_intern {
 struct rt_arena {
     rt_arena_block *head;
     rt_intern intern;
+    bool pack_stops;           /* rt_feed_decode_packed: stop_time_updates kept packed */
+    rt_stop_update *unpacked;  /* while decoding so: the entity at hand's, full width */
+    uint32_t unpacked_cap;
 };
 
 /* The blocks are mapped from the system, not malloc'd: a feed's blocks go
@@ -83,6 +87,7 @@ static void arena_free(struct rt_arena *a) {
         b = next;
     }
     free(a->intern.slots);
+    free(a->unpacked);
     free(a);
 }
 
@@ -142,6 +147,9 @@ static const char *arena_str_shared(struct rt_arena *a, const char *s, bool *oom
 static void intern_done(struct rt_arena *a) {
     free(a->intern.slots);
     a->intern = (rt_intern){0};
+    free(a->unpacked);
+    a->unpacked = NULL;
+    a->unpacked_cap = 0;
 }
 
 /* ------------------------------------------------------------ parsing helpers */
@@ -327,19 +335,32 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         return false;
     }
     uint32_t n = (uint32_t)tu->n_stop_time_update;
-    if (n) {
-        out->stops = arena_alloc(a, sizeof *out->stops * n);
+    rt_stop_update *stops = NULL;   /* full width: the feed's, or (packing) the arena's scratch */
+    if (n && a->pack_stops) {
+        if (n > a->unpacked_cap) {
+            rt_stop_update *more = realloc(a->unpacked, sizeof *more * n);
+            if (!more) {
+                *oom = true;
+                return false;
+            }
+            a->unpacked = more;
+            a->unpacked_cap = n;
+        }
+        stops = a->unpacked;
+        memset(stops, 0, sizeof *stops * n);
+    } else if (n) {
+        out->stops = stops = arena_alloc(a, sizeof *out->stops * n);
         if (!out->stops) {
             *oom = true;
             return false;
         }
-        out->stop_count = n;
     }
+    out->stop_count = n;
     bool have_prev = false;
     uint32_t prev_seq = 0;
     for (uint32_t i = 0; i < n; i++) {
         const TransitRealtime__TripUpdate__StopTimeUpdate *u = tu->stop_time_update[i];
-        rt_stop_update *s = &out->stops[i];
+        rt_stop_update *s = &stops[i];
         if (!u->has_stop_sequence && (!u->stop_id || !u->stop_id[0])) {
             reject(f, entity_id, "stop_time_update %u has neither stop_sequence nor stop_id", i);
             return false;
@@ -389,6 +410,16 @@ static bool decode_trip_update(rt_feed *f, const char *entity_id,
         }
         copy_event(&s->arrival, u->arrival);
         copy_event(&s->departure, u->departure);
+    }
+    if (n && a->pack_stops && !*oom) {
+        size_t size = rt_stop_pack_size(stops, n);
+        uint8_t *packed = arena_take(a, size, 1, false);
+        if (!packed) {
+            *oom = true;
+            return false;
+        }
+        rt_stop_pack(stops, n, packed);
+        out->packed_stops = packed;
     }
     return !*oom;
 }
@@ -657,7 +688,8 @@ static void release_behind(uint8_t *data, size_t len, size_t *released, size_t u
 /* rt_feed_decode; with `consume`, data is the caller's to free unread
  * afterwards, and the pages of the entities decoded are given back as the
  * decode goes (see rt_feed_decode_consuming). */
-static rt_feed *decode_feed(const uint8_t *data, size_t len, uint8_t *consume, char *err, size_t errlen) {
+static rt_feed *decode_feed(const uint8_t *data, size_t len, uint8_t *consume, bool pack_stops, char *err,
+                           size_t errlen) {
     if (!data && len) {
         snprintf(err, errlen, "no data");
         return NULL;
@@ -682,6 +714,7 @@ static rt_feed *decode_feed(const uint8_t *data, size_t len, uint8_t *consume, c
     }
     f = calloc(1, sizeof *f);
     if (!f || !(f->arena = calloc(1, sizeof *f->arena))) goto oom;
+    f->arena->pack_stops = pack_stops;
     f->refs = 1;
     bool oom = false;
     f->version = arena_str(f->arena, h->gtfs_realtime_version, &oom);
@@ -721,12 +754,17 @@ out:
 
 rt_feed *rt_feed_decode(const uint8_t *data, size_t len, char *err, size_t errlen)
 {
-    return decode_feed(data, len, NULL, err, errlen);
+    return decode_feed(data, len, NULL, false, err, errlen);
 }
 
 rt_feed *rt_feed_decode_consuming(uint8_t *data, size_t len, char *err, size_t errlen)
 {
-    return decode_feed(data, len, data, err, errlen);
+    return decode_feed(data, len, data, false, err, errlen);
+}
+
+rt_feed *rt_feed_decode_packed(uint8_t *data, size_t len, char *err, size_t errlen)
+{
+    return decode_feed(data, len, data, true, err, errlen);
 }
 
 rt_feed *rt_feed_retain(rt_feed *feed)

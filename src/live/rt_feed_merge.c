@@ -35,8 +35,12 @@ static bool same_trip(const rt_trip_update *u, const rt_trip_update *v)
     /* a DUPLICATED update is of its copy (TripProperties), not the original */
     if (!same_text(u->new_trip_id, v->new_trip_id) || !same_text(u->new_start_date, v->new_start_date))
         return false;
+    /* a frequency-based trip's runs differ by start_time; a trip another
+     * source names with and without it is one instance to the overlay,
+     * which keeps the first in the merge, the newest feed's */
     if (u->trip_id || v->trip_id)
-        return same_text(u->trip_id, v->trip_id) && same_text(u->start_date, v->start_date);
+        return same_text(u->trip_id, v->trip_id) && same_text(u->start_date, v->start_date) &&
+               same_text(u->start_time, v->start_time);
     return u->route_id && same_text(u->route_id, v->route_id) && u->direction_id == v->direction_id &&
            same_text(u->start_date, v->start_date) && same_text(u->start_time, v->start_time);
 }
@@ -45,10 +49,10 @@ static bool trip_has_key(const rt_trip_update *u) { return u->trip_id || u->rout
 
 static uint64_t trip_hash(const rt_trip_update *u)
 {
-    uint64_t h = hash_text(hash_text(0, u->trip_id), u->start_date);
+    uint64_t h = hash_text(hash_text(hash_text(0, u->trip_id), u->start_date), u->start_time);
     if (u->new_trip_id) h = hash_text(hash_text(h, u->new_trip_id), u->new_start_date);
     if (!u->trip_id)
-        h = hash_text(hash_text(h, u->route_id), u->start_time) ^ (uint64_t)(u->direction_id + 2);
+        h = hash_text(h, u->route_id) ^ (uint64_t)(u->direction_id + 2);
     return h;
 }
 

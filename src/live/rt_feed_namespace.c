@@ -38,6 +38,8 @@ static void rename_id(renamer *r, rt_id_kind kind, const char **id)
     r->renamed++;
 }
 
+static void rename_stop_id(void *r, const char **id) { rename_id(r, RT_ID_STOP, id); }
+
 long rt_feed_namespace(rt_feed *feed, const char *feed_name, rt_id_exists_fn exists, void *ctx)
 {
     if (!feed || !feed_name || !*feed_name)
@@ -47,8 +49,7 @@ long rt_feed_namespace(rt_feed *feed, const char *feed_name, rt_id_exists_fn exi
         rt_trip_update *tu = &feed->trip_updates[i];
         rename_id(&r, RT_ID_TRIP, &tu->trip_id);
         rename_id(&r, RT_ID_ROUTE, &tu->route_id);
-        for (uint32_t k = 0; k < tu->stop_count; k++)
-            rename_id(&r, RT_ID_STOP, &tu->stops[k].stop_id);
+        rt_trip_update_map_stop_ids(tu, rename_stop_id, &r);
     }
     for (uint32_t i = 0; i < feed->alert_count; i++) {
         rt_alert *a = &feed->alerts[i];

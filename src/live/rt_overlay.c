@@ -2,13 +2,18 @@
  *
  * Why it exists: see include/transit/rt_overlay.h. Layout: one entry per
  * matched trip instance, sorted by (trip, service date, start), each owning
- * a run of stop entries (one per stop of the trip, by stop_sequence) with
- * the delay already propagated. A bitmap over trip indices answers "any
+ * a run of stop entries (by stop_sequence) with the delay already
+ * propagated. An instance's stops before its first change and after its
+ * last one all say the same (no prediction, or one delay carried to the
+ * end): such a run at either end is kept as one entry (the head and tail
+ * entries), so an instance keeps its updated span and two entries, not
+ * every stop of the trip (a 64 MB feed updates 12 of 41 stops a trip:
+ * 9.2M entries were 147 MB). A bitmap over trip indices answers "any
  * realtime for this trip?" with one bit test, so rows of trips without
  * realtime cost nothing more; the others read their trip's head (where its
- * first instance's stops are: most rows are of it, and find their entry at
- * their position in one more read), else where the trip's instances start
- * (trip_first), step over its other dates, and binary-search its stops.
+ * first instance's entries are: most rows are of it, and find their entry
+ * from their position in one more read), else where the trip's instances
+ * start (trip_first), step over its other dates, and search its entries.
  *
  * ADDED trips live apart: a table of the trips (their ids in one text
  * buffer) and their departure events sorted by (stop, instant), with where
@@ -80,14 +85,27 @@ typedef struct rt_wide_entry {
 } rt_wide_entry;
 
 /* A trip's first instance (the earliest date) where a row reads it in one
- * load, not three (bitmap, trip_first, trips[]): most rows are of it. */
+ * load, not three (bitmap, trip_first, trips[]): most rows are of it. Its
+ * entries as rt_trip_entry says (head and span); `fast` is false where
+ * they do not fit 16 bits (the row then asks the instances). A departure
+ * row the head or tail entry answers is checked against the timetable
+ * from here: its stop_sequence from its position where the run's
+ * sequences follow one another (head_run, tail_run), its time from the
+ * trip's own departure offsets, which the board that made the row has just
+ * read. */
 typedef struct rt_trip_head {
     int32_t service_date;
-    uint32_t first_stop, stop_count;   /* in stops[] */
-    uint32_t late;                     /* the most any instance of the trip runs late, seconds
-                                        * (capped at RT_OVERLAY_SLACK_MAX); 16 bytes in all, so
-                                        * a head never straddles two cache lines */
+    uint32_t first_stop;               /* in stops[] */
+    uint16_t head, span;               /* rt_trip_entry's */
+    uint32_t late : 24;                /* the most any instance of the trip runs late, seconds
+                                        * (capped at RT_OVERLAY_SLACK_MAX) */
+    uint32_t has_tail : 1, fast : 1, head_run : 1, tail_run : 1;
+    uint32_t start, stop_count;        /* the trip's departures: start + dep[pos], pos < stop_count */
+    const int32_t *dep;                /* trip_departure_offsets; NULL: none. 32 bytes in all (64-byte
+                                        * aligned), so a head never straddles two cache lines */
 } rt_trip_head;
+_Static_assert(sizeof(rt_trip_head) == 32, "a trip head is 32 bytes");
+_Static_assert(RT_OVERLAY_SLACK_MAX < (1 << 24), "late fits its 24 bits");
 
 /* An event predicted later than scheduled, in a stop's run of them: its
  * scheduled and predicted instants (from the overlay's late_base). */
@@ -119,12 +137,28 @@ typedef struct rt_late_span {
     int64_t first_sched, last_at;
 } rt_late_span;
 
+/* A matched trip instance. Its n stops (positions 0..n-1) read its
+ * entries from first_stop on: positions [0, head) the head entry (when
+ * head > 0; its stop_sequence the last of them), [head, head + span) one
+ * entry each, [head + span, n) the tail entry (when any; its
+ * stop_sequence the first of them). The head and tail entries carry the
+ * scheduled times of those stops, not of every stop they answer for: they
+ * are kept only for timetable trips without frequencies or platform
+ * changes, whose one instance a date needs no time to be told apart
+ * (rows are found by stop_sequence). Others keep every stop (head 0, span
+ * n). */
 typedef struct rt_trip_entry {
     uint32_t trip;
     int32_t service_date;
     int32_t start_secs;        /* frequency-based runs; -1 otherwise */
-    uint32_t first_stop, stop_count;   /* in stops[] */
+    uint32_t first_stop;       /* in stops[] */
+    uint32_t stop_count;       /* the trip's stops, n */
+    uint32_t head, span;
 } rt_trip_entry;
+
+static inline uint32_t tail_of(const rt_trip_entry *e) { return e->stop_count - e->head - e->span; }
+/* Its entries in stops[]. */
+static inline uint32_t kept_of(const rt_trip_entry *e) { return (e->head > 0) + e->span + (tail_of(e) > 0); }
 
 /* What an ADDED trip's event is: a departure (riders board: every update
  * but the last), an arrival (riders alight: every update but the first),
@@ -160,6 +194,8 @@ struct rt_overlay {
     rt_full_stop *scratch;     /* while building: the instance at hand, full width */
     rt_full_arrival *scratch_arr;
     uint32_t scratch_cap;
+    rt_stop_update *update_stops;   /* while building: the update at hand's stops, unpacked */
+    uint32_t update_stops_cap;
     /* ADDED trips */
     rt_added_trip *added;
     uint32_t added_count, added_cap;
@@ -289,17 +325,17 @@ static bool reserve_scratch(rt_overlay *o, uint32_t n)
     return true;
 }
 
-/* Appends the instance at hand (the scratch's first n) to the kept entries,
- * each in 16 bits where it fits, else STOP_WIDE with a wide[] record. false
- * when out of memory. */
-static bool pack_entries(rt_overlay *o, uint32_t n)
+/* Appends the scratch's entries [from, from + n) (of the instance at hand)
+ * to the kept entries, each in 16 bits where it fits, else STOP_WIDE with
+ * a wide[] record. false when out of memory. */
+static bool pack_entries(rt_overlay *o, uint32_t from, uint32_t n)
 {
     rt_stop_entry *s = reserve_stops(o, n);
     if (!s) return false;
     rt_arrival_entry *a = o->arr_stops + o->stop_count;
     for (uint32_t k = 0; k < n; k++) {
-        const rt_full_stop *f = &o->scratch[k];
-        const rt_full_arrival *fa = &o->scratch_arr[k];
+        const rt_full_stop *f = &o->scratch[from + k];
+        const rt_full_arrival *fa = &o->scratch_arr[from + k];
         uint32_t before = f->secs - fa->secs;
         bool fits = f->secs >= fa->secs && before <= UINT16_MAX && f->delay >= INT16_MIN && f->delay <= INT16_MAX &&
                     fa->delay >= INT16_MIN && fa->delay <= INT16_MAX;
@@ -342,6 +378,89 @@ static void unpack_entry(const rt_overlay *o, uint32_t k, rt_full_stop *f, rt_fu
         f->delay = w->delay;
         *fa = (rt_full_arrival){w->arr_secs, w->arr_delay};
     }
+}
+
+/* Whether two stops of an instance say the same to any row (flags, delays). */
+static bool same_answer(const rt_full_stop *a, const rt_full_arrival *aa, const rt_full_stop *b,
+                        const rt_full_arrival *ba)
+{
+    return a->flags == b->flags && a->delay == b->delay && aa->delay == ba->delay;
+}
+
+/* The instance's (the scratch's n stops) head and span: its leading stops
+ * that say what its first says, and those after them up to the trailing
+ * run that says what its last says (rt_trip_entry). */
+static void find_span(const rt_full_stop *f, const rt_full_arrival *fa, uint32_t n, uint32_t *head, uint32_t *span)
+{
+    uint32_t h = 1;
+    while (h < n && same_answer(&f[h], &fa[h], &f[0], &fa[0])) h++;
+    if (h >= n) {
+        *head = n;
+        *span = 0;
+        return;
+    }
+    uint32_t end = n - 1;   /* the tail is [end, n) */
+    while (end > h && same_answer(&f[end - 1], &fa[end - 1], &f[n - 1], &fa[n - 1])) end--;
+    *head = h;
+    *span = end - h;
+}
+
+/* The kept entry of instance e that answers a row at stop_sequence `seq`
+ * (`pos` its position, a hint that saves the search), or UINT32_MAX; *timed
+ * says whether the entry's scheduled times are that row's (a span entry),
+ * so that they tell one instance of a date from another. */
+static inline uint32_t entry_in(const rt_overlay *o, const rt_trip_entry *e, uint32_t pos, uint32_t seq, bool *timed)
+{
+    const rt_stop_entry *s = o->stops + e->first_stop;
+    uint32_t base = e->head > 0;   /* the span's first entry */
+    *timed = false;
+    if (e->head && seq <= s[0].stop_sequence) return e->first_stop;
+    if (tail_of(e) && seq >= s[base + e->span].stop_sequence) return e->first_stop + base + e->span;
+    *timed = true;
+    uint32_t a = base, b = base + e->span;
+    if (pos >= e->head && pos - e->head < e->span && s[base + pos - e->head].stop_sequence == seq)
+        return e->first_stop + base + pos - e->head;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (s[mid].stop_sequence < seq) a = mid + 1;
+        else b = mid;
+    }
+    return a < base + e->span && s[a].stop_sequence == seq ? e->first_stop + a : UINT32_MAX;
+}
+
+/* Whether a row answered by a head or tail entry (which keeps no time of
+ * each stop it stands for) is a row of the timetable: its stop_sequence at
+ * its position (else, a stale position, anywhere in the trip) and its time
+ * there. Such instances have no frequencies: the trip's own times. */
+static bool row_in_timetable(const rt_overlay *o, const departure *d)
+{
+    trip_stop_time st;
+    if (!trip_stop_at(o->ds, d->trip, d->pos, &st) || st.stop_sequence != d->stop_sequence) {
+        uint32_t k = 0;
+        while (trip_stop_at(o->ds, d->trip, k, &st) && st.stop_sequence != d->stop_sequence) k++;
+        if (!trip_stop_at(o->ds, d->trip, k, &st)) return false;
+    }
+    return (d->arrival ? st.arrival_secs : st.departure_secs) == d->secs;
+}
+
+/* Instance e at full width, one entry per stop of the trip (st: its n
+ * stop times), into the scratch: the head and tail entries stand for
+ * each of their stops, at that stop's own sequence and times (such
+ * instances have no frequencies: offset 0). false when out of memory. */
+static bool expand_instance(rt_overlay *o, const rt_trip_entry *e, const trip_stop_time *st, uint32_t n)
+{
+    if (!reserve_scratch(o, n)) return false;
+    uint32_t base = e->head > 0;
+    for (uint32_t k = 0; k < n; k++) {
+        bool span = k >= e->head && k - e->head < e->span;
+        uint32_t idx = k < e->head ? 0 : span ? base + k - e->head : base + e->span;
+        unpack_entry(o, e->first_stop + idx, &o->scratch[k], &o->scratch_arr[k]);
+        if (span) continue;
+        o->scratch[k].stop_sequence = st[k].stop_sequence;
+        o->scratch[k].secs = st[k].departure_secs;
+        o->scratch_arr[k].secs = st[k].arrival_secs;
+    }
+    return true;
 }
 
 /* The delay an event states for a stop scheduled at `sched` (Unix seconds). */
@@ -592,9 +711,7 @@ static bool finish_late(rt_overlay *o, trip_stop_time **st, uint32_t *st_cap)
             *st_cap = count;
             trip_detail(o->ds, e->trip, *st, *st_cap, &count, &qerr);
         }
-        if (!reserve_scratch(o, count)) goto done;
-        for (uint32_t k = 0; k < count; k++)
-            unpack_entry(o, e->first_stop + k, &o->scratch[k], &o->scratch_arr[k]);
+        if (!expand_instance(o, e, *st, count)) goto done;
         FOR_EACH_LATE(o, *st, count, e->service_date, o->scratch, o->scratch_arr, stop, sched, delay, {
             const rt_lead_span *span = &o->lead_of[stop];
             uint8_t *back = o->lead_back + span->first;
@@ -699,13 +816,14 @@ static int64_t event_instant(const rt_event *e, int64_t sched)
 }
 
 /* A call of the trip being added; `assigned`: the stop a platform change
- * serves it at, or QUERY_NONE (also where it names the call's own stop). */
-static bool add_call(rt_overlay *o, uint32_t stop, uint32_t assigned, uint32_t stop_sequence, int64_t arrival,
-                     int64_t departure)
+ * serves it at, or QUERY_NONE (also where it names the call's own stop);
+ * flags: RT_CALL_*. */
+static bool add_call(rt_overlay *o, uint32_t stop, uint32_t assigned, uint32_t stop_sequence, uint32_t flags,
+                     int64_t arrival, int64_t departure)
 {
     if (!grow((void **)&o->calls, &o->call_cap, o->call_count, sizeof *o->calls)) return false;
-    o->calls[o->call_count++] =
-        (rt_added_call){stop, assigned == stop ? QUERY_NONE : assigned, stop_sequence, arrival, departure};
+    o->calls[o->call_count++] = (rt_added_call){stop, assigned == stop ? QUERY_NONE : assigned, stop_sequence,
+                                                flags, arrival, departure};
     return true;
 }
 
@@ -722,9 +840,9 @@ static bool add_event(rt_overlay *o, const rt_added_call *c, uint32_t trip, int6
 
 /* The calls from first_call on become the events of a new realtime-only
  * trip `a` (strings as keep_str offsets): a departure at each call with one,
- * an arrival at each with one (arrival only at the last call). A trip with
- * no departure is not shown: its calls and events are dropped. -1 when out
- * of memory. */
+ * an arrival at each with one (arrival only at the last call); a skipped
+ * call's are canceled rows. A trip with no departure but skipped ones is
+ * not shown: its calls and events are dropped. -1 when out of memory. */
 static int finish_trip(rt_overlay *o, const dataset *ds, uint32_t first_call, rt_added_trip a,
                        rt_overlay_stats *stats)
 {
@@ -746,7 +864,7 @@ static int finish_trip(rt_overlay *o, const dataset *ds, uint32_t first_call, rt
         o->calls[i].arrival = arr;
         if (dep != RT_NO_TIME) {
             if (!add_event(o, c, trip, dep, day_start, ADDED_DEPARTURE)) return -1;
-            departures++;
+            departures += !(c->flags & RT_CALL_SKIPPED);
         }
         if (arr != RT_NO_TIME &&
             !add_event(o, c, trip, arr, day_start, ADDED_ARRIVAL | (dep == RT_NO_TIME ? ADDED_ARRIVAL_ONLY : 0)))
@@ -777,39 +895,61 @@ static bool keep_properties(rt_overlay *o, const rt_trip_update *tu, const trip_
            keep_str(o, "", ti ? ti->id : NULL, &a->source_trip_id);
 }
 
-/* The calls an update's stop_time_updates state (ADDED, NEW, REPLACEMENT):
- * each SCHEDULED one at its stop_id's stop, else (st: the scheduled trip's
- * stop times on `date`, shifted by `offset`) at the scheduled stop of its
- * stop_sequence; at its time, else its scheduled time plus its delay; a
- * departure without either takes the arrival's and the other way round. */
+/* The calls an update's stop_time_updates state (ADDED, NEW, REPLACEMENT),
+ * each at its stop_id's stop, else (st: the scheduled trip's stop times on
+ * `date`, shifted by `offset`) at the scheduled stop of its stop_sequence:
+ *  - SCHEDULED: at its time, else its scheduled time plus its delay;
+ *  - NO_DATA (UNSCHEDULED alike): the vehicle calls there, with no realtime
+ *    timing: at the scheduled time of its stop_sequence (a NEW trip has
+ *    none: no call);
+ *  - SKIPPED: the vehicle does not stop there: a skipped call at its time,
+ *    else the scheduled one (none: no call).
+ * A departure without a time takes the arrival's and the other way round.
+ * StopTimeProperties.assigned_stop_id applies to each. */
 static bool calls_from_updates(rt_overlay *o, const dataset *ds, const rt_trip_update *tu,
-                               const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+                               const trip_stop_time *st, uint32_t n, int32_t date, int32_t offset,
+                               rt_overlay_stats *stats)
 {
+    uint32_t from = 0;   /* where the next update naming a stop_id only is looked for */
     for (uint32_t i = 0; i < tu->stop_count; i++) {
         const rt_stop_update *u = &tu->stops[i];
-        if (u->relationship != RT_STOP_SCHEDULED) continue;   /* skipped, or no data */
-        long k = -1;
-        if (st && u->has_stop_sequence)
-            for (uint32_t j = 0; j < n && k < 0; j++)
-                if (st[j].stop_sequence == u->stop_sequence) k = (long)j;
+        long k = st && (u->has_stop_sequence || u->stop_id) ? rt_update_stop_index(ds, st, n, u, from) : -1;
+        if (k >= 0) from = (uint32_t)k + 1;
         uint32_t stop = u->stop_id ? dataset_find_stop(ds, u->stop_id, strlen(u->stop_id))
                         : k >= 0   ? st[k].stop
                                    : QUERY_NONE;
+        uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
+                                                   sizeof stats->problem);
+        /* a platform change of a scheduled stop time: the call keeps the
+         * scheduled stop (the spec's stop_id, if given, is the assigned one) */
+        if (assigned != QUERY_NONE && k >= 0 && u->has_stop_sequence) stop = st[k].stop;
         int64_t sched_dep = k >= 0 && st[k].departure_secs != GTFS_TIME_NONE
-                                ? dataset_instant(ds, date, st[k].departure_secs) : RT_NO_TIME;
+                                ? dataset_instant(ds, date, (uint32_t)((int32_t)st[k].departure_secs + offset))
+                                : RT_NO_TIME;
         int64_t sched_arr = k >= 0 && st[k].arrival_secs != GTFS_TIME_NONE
-                                ? dataset_instant(ds, date, st[k].arrival_secs) : RT_NO_TIME;
-        int64_t dep = event_instant(&u->departure, sched_dep), arr = event_instant(&u->arrival, sched_arr);
+                                ? dataset_instant(ds, date, (uint32_t)((int32_t)st[k].arrival_secs + offset))
+                                : RT_NO_TIME;
+        uint32_t flags = 0;
+        int64_t dep = RT_NO_TIME, arr = RT_NO_TIME;
+        if (u->relationship == RT_STOP_SCHEDULED || u->relationship == RT_STOP_SKIPPED) {
+            dep = event_instant(&u->departure, sched_dep);
+            arr = event_instant(&u->arrival, sched_arr);
+        }
+        if (u->relationship == RT_STOP_SKIPPED) flags |= RT_CALL_SKIPPED;
+        if (u->relationship != RT_STOP_SCHEDULED && dep == RT_NO_TIME && arr == RT_NO_TIME) {
+            dep = sched_dep;   /* no data, or skipped without a time: the schedule's */
+            arr = sched_arr;
+            flags |= RT_CALL_SCHEDULED_TIME;
+        }
         if (dep == RT_NO_TIME) dep = arr;
         if (arr == RT_NO_TIME) arr = dep;
         if (stop == QUERY_NONE || dep == RT_NO_TIME) {
-            stats->unmatched_stops++;   /* a call that cannot be shown */
+            if (u->relationship == RT_STOP_SCHEDULED || st)
+                stats->unmatched_stops++;   /* a call that cannot be shown */
             continue;
         }
         uint32_t seq = u->has_stop_sequence ? u->stop_sequence : k >= 0 ? st[k].stop_sequence : i + 1;
-        uint32_t assigned = rt_assigned_stop_named(ds, tu, i, &stats->unknown_assigned_stop, stats->problem,
-                                                   sizeof stats->problem);
-        if (!add_call(o, stop, assigned, seq, arr, dep)) return false;
+        if (!add_call(o, stop, assigned, seq, flags, arr, dep)) return false;
     }
     return true;
 }
@@ -836,9 +976,9 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
         date = (int32_t)floor_div(first + dataset_utc_offset(ds, first), 86400);
     }
     uint32_t first_call = o->call_count;
-    if (!calls_from_updates(o, ds, tu, NULL, 0, date, stats)) return -1;
+    if (!calls_from_updates(o, ds, tu, NULL, 0, date, 0, stats)) return -1;
     rt_added_trip a = {.route = route, .direction_id = tu->direction_id, .service_date = date,
-                       .relationship = tu->relationship};
+                       .relationship = tu->relationship, .start_secs = -1, .replaced_entry = UINT32_MAX};
     bool own_id = tu->trip_id && tu->trip_id[0];
     if (!keep_str(o, own_id ? "" : "rt:", own_id ? tu->trip_id : (tu->entity_id ? tu->entity_id : ""), &a.trip_id) ||
         !keep_properties(o, tu, NULL, &a))
@@ -847,15 +987,18 @@ static int add_trip(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, 
 }
 
 /* Records the REPLACEMENT of a scheduled instance (its stop times st, on
- * `date`, shifted by `offset`): a realtime-only trip of the same id; -1
- * when out of memory. */
+ * `date`, shifted by `offset`, a frequency-based run's from `start`; its
+ * hidden entry's stops from the next stop entry): a realtime-only trip of
+ * the same id; -1 when out of memory. */
 static int add_replacement(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_info *ti,
-                           const trip_stop_time *st, uint32_t n, int32_t date, rt_overlay_stats *stats)
+                           const trip_stop_time *st, uint32_t n, int32_t date, int32_t offset, int32_t start,
+                           rt_overlay_stats *stats)
 {
     uint32_t first_call = o->call_count;
-    if (!calls_from_updates(o, ds, tu, st, n, date, stats)) return -1;
+    if (!calls_from_updates(o, ds, tu, st, n, date, offset, stats)) return -1;
     rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
-                       .relationship = RT_TRIP_REPLACEMENT};
+                       .relationship = RT_TRIP_REPLACEMENT, .start_secs = start,
+                       .replaced_entry = o->stop_count};
     if (!keep_str(o, "", ti->id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
     uint32_t before = stats->added;
     if (finish_trip(o, ds, first_call, a, stats)) return -1;
@@ -873,7 +1016,10 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
     int32_t date = tu->new_start_day;
     uint32_t first_call = o->call_count;
     for (uint32_t k = 0; k < n; k++) {
-        if (out[k].flags & STOP_CANCELED) continue;   /* skipped */
+        /* a skipped stop is a skipped call at its scheduled time; a stop no
+         * update predicts, at the copy's scheduled time */
+        uint32_t flags = (out[k].flags & STOP_SKIPPED) ? RT_CALL_SKIPPED : 0;
+        if (!(out[k].flags & (STOP_PREDICTED | STOP_ARR_PREDICTED))) flags |= RT_CALL_SCHEDULED_TIME;
         int64_t dep = st[k].departure_secs == GTFS_TIME_NONE ? RT_NO_TIME
                       : dataset_instant(ds, date, out[k].secs) + ((out[k].flags & STOP_PREDICTED) ? out[k].delay : 0);
         int64_t at = st[k].arrival_secs == GTFS_TIME_NONE ? RT_NO_TIME
@@ -881,7 +1027,7 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
         if (dep == RT_NO_TIME) dep = at;
         if (at == RT_NO_TIME) at = dep;
         if (dep == RT_NO_TIME) continue;
-        if (!add_call(o, st[k].stop, QUERY_NONE, st[k].stop_sequence, at, dep)) return -1;
+        if (!add_call(o, st[k].stop, QUERY_NONE, st[k].stop_sequence, flags, at, dep)) return -1;
     }
     /* the copy's platform changes (the original keeps its stops), at the
      * calls their updates are placed at */
@@ -892,7 +1038,7 @@ static int add_duplicate(rt_overlay *o, const dataset *ds, const rt_trip_update 
         for (uint32_t c = first_call; c < o->call_count; c++)
             if (o->calls[c].stop_sequence == st[k].stop_sequence) o->calls[c].assigned_stop = assigned;
     rt_added_trip a = {.route = ti->route, .direction_id = ti->direction_id, .service_date = date,
-                       .relationship = RT_TRIP_DUPLICATED};
+                       .relationship = RT_TRIP_DUPLICATED, .start_secs = -1, .replaced_entry = UINT32_MAX};
     if (!keep_str(o, "", tu->new_trip_id, &a.trip_id) || !keep_properties(o, tu, ti, &a)) return -1;
     uint32_t before = stats->added;
     if (finish_trip(o, ds, first_call, a, stats)) return -1;
@@ -927,9 +1073,11 @@ static int compare_events(const void *a, const void *b)
 }
 
 /* Points the added trips at their ids, drops a second update of the same
- * trip instance (trip_id and service date; the first in the feed stays),
- * sorts the events and marks their stops. */
-static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stats)
+ * trip instance (trip_id and service date; the first in the feed stays; a
+ * REPLACEMENT stays when its hidden instance is the one the overlay kept,
+ * `kept` a bit per stop entry set at each kept instance's first), sorts the
+ * events and marks their stops. */
+static int finish_added(rt_overlay *o, const dataset *ds, const uint64_t *kept_entries, rt_overlay_stats *stats)
 {
     o->nstops = dataset_stop_count(ds);
     if (!(o->stop_events = calloc((size_t)o->nstops + 1, sizeof *o->stop_events))) return -1;
@@ -950,16 +1098,27 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
         free(renumber);
         return -1;
     }
-    for (uint32_t k = 0; k < o->added_count; k++)
-        keys[k] = (added_key){o->added[k].trip_id, o->added[k].service_date, k};
-    qsort(keys, o->added_count, sizeof *keys, compare_added_keys);
-    for (uint32_t i = 1; i < o->added_count; i++)
+    /* a REPLACEMENT is of its instance: it goes with it when another
+     * update of the instance came first (the instance's duplicate is counted
+     * already); the others by trip_id and date */
+    uint32_t nkeys = 0;
+    for (uint32_t k = 0; k < o->added_count; k++) {
+        uint32_t e = o->added[k].replaced_entry;
+        if (e == UINT32_MAX)
+            keys[nkeys++] = (added_key){o->added[k].trip_id, o->added[k].service_date, k};
+        else if (!(kept_entries[e / 64] >> (e % 64) & 1))
+            renumber[k] = UINT32_MAX - 1;
+    }
+    qsort(keys, nkeys, sizeof *keys, compare_added_keys);
+    for (uint32_t i = 1; i < nkeys; i++)
         if (keys[i - 1].service_date == keys[i].service_date && strcmp(keys[i - 1].trip_id, keys[i].trip_id) == 0)
             renumber[keys[i].k] = UINT32_MAX;   /* a later copy: dropped */
     uint32_t kept = 0;
     for (uint32_t k = 0; k < o->added_count; k++) {
-        if (renumber[k] == UINT32_MAX) {
-            stats->duplicate++;
+        if (renumber[k] >= UINT32_MAX - 1) {
+            if (renumber[k] == UINT32_MAX) stats->duplicate++;
+            else stats->replaced--;
+            renumber[k] = UINT32_MAX;
             stats->added--;
             continue;
         }
@@ -969,7 +1128,7 @@ static int finish_added(rt_overlay *o, const dataset *ds, rt_overlay_stats *stat
     uint32_t n = 0;
     for (uint32_t i = 0; i < o->event_count; i++) {
         uint32_t k = renumber[o->events[i].trip - o->ntrips];
-        if (k == UINT32_MAX) continue;
+        if (k == UINT32_MAX) continue;   /* a dropped trip's (its calls stay, unread) */
         o->events[n] = o->events[i];
         o->events[n++].trip = o->ntrips + k;
     }
@@ -1024,6 +1183,12 @@ const rt_added_trip *rt_overlay_added_trip(const rt_overlay *o, const departure 
     return &o->added[d->trip - o->ntrips];
 }
 
+const rt_added_call *rt_overlay_added_call(const rt_overlay *o, const departure *d)
+{
+    const rt_added_trip *a = rt_overlay_added_trip(o, d);
+    return a && d->pos < a->call_count ? &o->calls[a->first_call + d->pos] : NULL;
+}
+
 uint32_t rt_overlay_added_assigned_stop(const rt_overlay *o, const departure *d)
 {
     const rt_added_trip *a = rt_overlay_added_trip(o, d);
@@ -1073,11 +1238,14 @@ uint32_t rt_overlay_added_events(const rt_overlay *o, query_kind kind, uint32_t 
 }
 
 /* The instance's platform changes and TripProperties (its stop entries are
- * the next n from stop_count, filled by propagate()). false when out of
- * memory. */
+ * the next n from stop_count, filled by propagate(): an instance with a
+ * platform change keeps an entry per stop). *moved: it has one. false when
+ * out of memory. */
 static bool note_instance(rt_overlay *o, const dataset *ds, const rt_trip_update *tu, const trip_stop_time *st,
-                          uint32_t n, uint32_t trip, int32_t date, int32_t offset, rt_overlay_stats *stats)
+                          uint32_t n, uint32_t trip, int32_t date, int32_t offset, bool *moved,
+                          rt_overlay_stats *stats)
 {
+    *moved = false;
     bool assigns = false;
     for (uint32_t i = 0; i < tu->stop_count && !assigns; i++) assigns = tu->stops[i].assigned_stop_id != NULL;
     if (assigns) {
@@ -1090,16 +1258,35 @@ static bool note_instance(rt_overlay *o, const dataset *ds, const rt_trip_update
             uint32_t k = rt_assigned_entry(o->assigned, i) - o->stop_count;   /* in the scratch */
             assert(k < n);
             o->scratch[k].flags |= STOP_MOVED;
+            *moved = true;
             rt_assigned_set_delays(o->assigned, i, (o->scratch[k].flags & STOP_PREDICTED) ? o->scratch[k].delay : 0,
                                    (o->scratch[k].flags & STOP_ARR_PREDICTED) ? o->scratch_arr[k].delay : 0);
         }
     }
-    if (rt_properties_given(tu)) {
-        if (!o->properties && !(o->properties = rt_properties_new())) return false;
-        if (!rt_properties_note(o->properties, tu, o->stop_count, n)) return false;
+    if (rt_properties_given(tu)) {   /* noted with the entries kept (keep_instance) */
         for (uint32_t k = 0; k < n; k++) o->scratch[k].flags |= STOP_PROPS;
         stats->properties++;
     }
+    return true;
+}
+
+/* Keeps the instance at hand (the scratch's n stops): its head, span and
+ * tail entries (an entry per stop where `whole`), and its TripProperties
+ * over them. false when out of memory. */
+static bool keep_instance(rt_overlay *o, const rt_trip_update *tu, uint32_t trip, int32_t date, int32_t start,
+                          uint32_t n, bool whole)
+{
+    uint32_t head = 0, span = n;
+    if (!whole) find_span(o->scratch, o->scratch_arr, n, &head, &span);
+    rt_trip_entry e = {trip, date, start, o->stop_count, n, head, span};
+    uint32_t from = head > 0 ? head - 1 : 0, kept = kept_of(&e);
+    if (!pack_entries(o, from, kept)) return false;
+    if (o->scratch[0].flags & STOP_PROPS) {
+        if (!o->properties && !(o->properties = rt_properties_new())) return false;
+        if (!rt_properties_note(o->properties, tu, o->stop_count, kept)) return false;
+    }
+    o->trips[o->trip_count++] = e;
+    o->stop_count += kept;
     return true;
 }
 
@@ -1111,7 +1298,7 @@ static bool finish_assigned(rt_overlay *o, rt_overlay_stats *stats)
     uint64_t *kept = calloc((size_t)o->stop_count / 64 + 1, sizeof *kept);
     if (!kept) return false;
     for (uint32_t i = 0; i < o->trip_count; i++)
-        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++)
+        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + kept_of(&o->trips[i]); k++)
             kept[k / 64] |= (uint64_t)1 << (k % 64);
     bool ok = rt_assigned_finish(o->assigned, kept, o->stop_count);
     free(kept);
@@ -1130,15 +1317,13 @@ static uint32_t entry_of(const rt_overlay *o, const departure *d)
     for (uint32_t i = o->trip_first[d->trip]; i < o->trip_count && o->trips[i].trip == d->trip; i++) {
         const rt_trip_entry *e = &o->trips[i];
         if (e->service_date != d->service_date) continue;
-        const rt_stop_entry *s = o->stops + e->first_stop;
-        uint32_t a = 0, b = e->stop_count;
-        while (a < b) {
-            uint32_t mid = a + (b - a) / 2;
-            if (s[mid].stop_sequence < d->stop_sequence) a = mid + 1;
-            else b = mid;
+        bool timed;
+        uint32_t k = entry_in(o, e, 0, d->stop_sequence, &timed);
+        if (k == UINT32_MAX) continue;
+        if (!timed) {
+            if (row_in_timetable(o, d)) return k;
+            continue;
         }
-        if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
-        uint32_t k = e->first_stop + a;
         rt_full_stop f;
         rt_full_arrival fa;
         unpack_entry(o, k, &f, &fa);
@@ -1160,6 +1345,54 @@ const rt_trip_properties *rt_overlay_row_properties(const rt_overlay *o, const d
     uint32_t k = entry_of(o, d);
     return k == UINT32_MAX || !(o->stops[k].flags & STOP_PROPS)
                ? NULL : rt_properties_at(o->properties, rt_properties_of(o->properties, k));
+}
+
+/* The update with its stops at full width (a packed one's unpacked into the
+ * build's room, *full pointing at them), for the rules below and
+ * rt_assigned.c; NULL when out of memory. */
+static const rt_trip_update *full_update(rt_overlay *o, const rt_trip_update *tu, rt_trip_update *full)
+{
+    if (tu->stops || !tu->packed_stops) return tu;
+    if (tu->stop_count > o->update_stops_cap) {
+        rt_stop_update *more = realloc(o->update_stops, (size_t)tu->stop_count * sizeof *more);
+        if (!more) return NULL;
+        o->update_stops = more;
+        o->update_stops_cap = tu->stop_count;
+    }
+    *full = *tu;
+    full->stops = (rt_stop_update *)rt_trip_update_stops(tu, o->update_stops);
+    full->packed_stops = NULL;
+    return full;
+}
+
+/* Whether the stop_sequences of trip positions [from, to) follow one
+ * another (each the one before plus one). */
+static bool sequences_run(const dataset *ds, uint32_t trip, uint32_t from, uint32_t to)
+{
+    trip_stop_time a, b;
+    for (uint32_t p = from; p + 1 < to; p++)
+        if (!trip_stop_at(ds, trip, p, &a) || !trip_stop_at(ds, trip, p + 1, &b) ||
+            b.stop_sequence != a.stop_sequence + 1)
+            return false;
+    return true;
+}
+
+/* The head of instance e, its trip's first (`late`: the trip's). */
+static rt_trip_head head_of(const rt_overlay *o, const rt_trip_entry *e, uint32_t late)
+{
+    bool fast = e->head <= UINT16_MAX && e->span <= UINT16_MAX;
+    rt_trip_head h = {e->service_date, e->first_stop, fast ? (uint16_t)e->head : 0, fast ? (uint16_t)e->span : 0,
+                      late, tail_of(e) > 0, fast, 0, 0, 0, 0, NULL};
+    uint32_t start = 0, count = 0;
+    const int32_t *dep = trip_departure_offsets(o->ds, e->trip, &start, &count);
+    if (fast && dep && count == e->stop_count) {
+        h.start = start;
+        h.stop_count = count;
+        h.dep = dep;
+        h.head_run = e->head > 0 && sequences_run(o->ds, e->trip, 0, e->head);
+        h.tail_run = tail_of(e) > 0 && sequences_run(o->ds, e->trip, e->head + e->span, e->stop_count);
+    }
+    return h;
 }
 
 rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_overlay_stats *stats)
@@ -1186,10 +1419,13 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     o->trips = malloc((nupdates ? nupdates : 1) * sizeof *o->trips);
     uint32_t st_cap = 64;
     trip_stop_time *st = malloc(st_cap * sizeof *st);
+    uint64_t *kept_entries = NULL;
     if (!o->trip_bits || !o->trips || !st || !o->slack || !o->late_spans || !presize_stops(o, feed, ds)) goto oom;
 
     for (uint32_t i = 0; i < nupdates; i++) {
-        const rt_trip_update *tu = &feed->trip_updates[i];
+        rt_trip_update full;
+        const rt_trip_update *tu = full_update(o, &feed->trip_updates[i], &full);
+        if (!tu) goto oom;
         uint32_t trip = tu->trip_id ? dataset_find_trip(ds, tu->trip_id, strlen(tu->trip_id)) : QUERY_NONE;
         if (trip == QUERY_NONE) {
             if (tu->relationship != RT_TRIP_ADDED && tu->relationship != RT_TRIP_NEW) stats->unknown_trip++;
@@ -1262,16 +1498,16 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
                 arr[k].delay = 0;
             }
         if (tu->relationship == RT_TRIP_DELETED) stats->deleted++;
-        if (tu->relationship == RT_TRIP_REPLACEMENT && add_replacement(o, ds, tu, &ti, st, n, date, stats))
+        if (tu->relationship == RT_TRIP_REPLACEMENT &&
+            add_replacement(o, ds, tu, &ti, st, n, date, offset, start, stats))
             goto oom;
+        bool moved = false;
         if (tu->relationship != RT_TRIP_DELETED && tu->relationship != RT_TRIP_REPLACEMENT &&
-            !note_instance(o, ds, tu, st, n, trip, date, offset, stats))
+            !note_instance(o, ds, tu, st, n, trip, date, offset, &moved, stats))
             goto oom;
         note_slack(o, st, n, out, arr);
         note_late(o, st, n, date, out, arr);
-        if (!pack_entries(o, n)) goto oom;
-        o->trips[o->trip_count++] = (rt_trip_entry){trip, date, start, o->stop_count, n};
-        o->stop_count += n;
+        if (!keep_instance(o, tu, trip, date, start, n, ti.frequency_based || moved)) goto oom;
         if (tu->relationship == RT_TRIP_CANCELED || tu->relationship == RT_TRIP_DELETED) stats->canceled++;
     }
     if (o->stop_count < o->stop_cap && !resize_stops(o, o->stop_count)) goto oom;
@@ -1289,34 +1525,47 @@ rt_overlay *rt_overlay_build(const rt_feed *feed, dataset *ds, int64_t now, rt_o
     }
     o->trip_count = kept;
     for (uint32_t i = 0; i < kept; i++)
-        if (o->trips[i].stop_count && (o->stops[o->trips[i].first_stop].flags & STOP_HIDDEN)) o->hidden_count++;
+        if (kept_of(&o->trips[i]) && (o->stops[o->trips[i].first_stop].flags & STOP_HIDDEN)) o->hidden_count++;
     if (!(o->trip_first = malloc(((size_t)o->ntrips + 1) * sizeof *o->trip_first))) goto oom;
-    if (!(o->heads = calloc((size_t)o->ntrips + 1, sizeof *o->heads))) goto oom;
+    size_t heads_bytes = ((size_t)o->ntrips + 1) * sizeof *o->heads;
+    if (!(o->heads = aligned_alloc(64, (heads_bytes + 63) & ~(size_t)63))) goto oom;
+    memset(o->heads, 0, heads_bytes);
     memset(o->trip_first, 0xff, ((size_t)o->ntrips + 1) * sizeof *o->trip_first);
     for (uint32_t i = kept; i-- > 0;) {
         uint32_t t = o->trips[i].trip;
         o->trip_bits[t / 64] |= (uint64_t)1 << (t % 64);
         o->trip_first[t] = i;
         uint32_t late = i + 1 < kept && o->trips[i + 1].trip == t ? o->heads[t].late : 0;
-        for (uint32_t k = o->trips[i].first_stop; k < o->trips[i].first_stop + o->trips[i].stop_count; k++) {
+        const rt_trip_entry *e = &o->trips[i];
+        for (uint32_t k = e->first_stop; k < e->first_stop + kept_of(e); k++) {
             rt_full_stop f;
             rt_full_arrival fa;
             unpack_entry(o, k, &f, &fa);
             int32_t d = f.delay > fa.delay ? f.delay : fa.delay;
             if (d > 0 && (uint32_t)d > late) late = (uint32_t)d > RT_OVERLAY_SLACK_MAX ? RT_OVERLAY_SLACK_MAX : (uint32_t)d;
         }
-        o->heads[t] = (rt_trip_head){o->trips[i].service_date, o->trips[i].first_stop, o->trips[i].stop_count, late};
+        if (i == 0 || o->trips[i - 1].trip != t) o->heads[t] = head_of(o, e, late);   /* its first instance */
+        else o->heads[t].late = late;
     }
     stats->matched = kept;
     if (!finish_assigned(o, stats)) goto oom;
     if (!finish_late(o, &st, &st_cap)) goto oom;
-    if (finish_added(o, ds, stats)) goto oom;
+    /* the kept instances' first entries, for the REPLACEMENTs of them */
+    if (!(kept_entries = calloc((size_t)o->stop_count / 64 + 1, sizeof *kept_entries))) goto oom;
+    for (uint32_t i = 0; i < kept; i++)
+        kept_entries[o->trips[i].first_stop / 64] |= (uint64_t)1 << (o->trips[i].first_stop % 64);
+    if (finish_added(o, ds, kept_entries, stats)) goto oom;
+    free(kept_entries);
+    kept_entries = NULL;
+    free(o->update_stops);
+    o->update_stops = NULL;
     free(st);
     st = NULL;
     if (!(o->row_index = rt_row_index_build(o, ds))) goto oom;
     return o;
 oom:
     free(st);
+    free(kept_entries);
     rt_overlay_release(o);
     return NULL;
 }
@@ -1341,6 +1590,7 @@ void rt_overlay_release(rt_overlay *o)
     free(o->wide);
     free(o->scratch);
     free(o->scratch_arr);
+    free(o->update_stops);
     free(o->added);
     free(o->added_ids);
     free(o->calls);
@@ -1381,13 +1631,24 @@ void rt_overlay_prefetch_trip(const rt_overlay *o, const departure *d)
     __builtin_prefetch(&o->heads[d->trip]);
 }
 
+/* The entry of the trip's first instance a row at position pos reads
+ * first (head, span or tail: rt_trip_entry), or UINT32_MAX past its end. */
+static inline uint32_t head_entry(const rt_trip_head *h, uint32_t pos)
+{
+    if (pos < h->head) return h->first_stop;
+    uint32_t base = h->first_stop + (h->head > 0);
+    if (pos - h->head < h->span) return base + pos - h->head;
+    return h->has_tail ? base + h->span : UINT32_MAX;
+}
+
 void rt_overlay_prefetch(const rt_overlay *o, const departure *d)
 {
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return;
     const rt_trip_head *h = &o->heads[d->trip];
-    if (h->service_date == d->service_date && d->pos < h->stop_count) {
-        __builtin_prefetch(&o->stops[h->first_stop + d->pos]);
-        if (d->arrival) __builtin_prefetch(&o->arr_stops[h->first_stop + d->pos]);
+    uint32_t k;
+    if (h->service_date == d->service_date && h->fast && (k = head_entry(h, d->pos)) != UINT32_MAX) {
+        __builtin_prefetch(&o->stops[k]);
+        if (d->arrival) __builtin_prefetch(&o->arr_stops[k]);
     }
 }
 
@@ -1419,20 +1680,31 @@ static void fill_instance(uint32_t flags, rt_departure *out)
 }
 
 /* Fills `out` from stop entry `k` of an instance when it is the row's
- * (frequency-based instances differ by their times); false when not. */
-static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out);
+ * (frequency-based instances differ by their times: checked against the
+ * entry where it is `timed`, a span entry, else against the timetable);
+ * false when not. */
+enum {
+    CHECK_ENTRY,       /* a span entry: the row's time is the entry's */
+    CHECK_TIMETABLE,   /* a head or tail entry: the row is checked against the timetable */
+    CHECKED,           /* ... where the look-up has checked it already */
+};
 
-static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out);
+
+static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out)
 {
     const rt_stop_entry *s = &o->stops[k];
-    if (__builtin_expect((s->flags & STOP_WIDE) != 0, 0)) return fill_wide(o, k, d, out);
+    if (__builtin_expect((s->flags & STOP_WIDE) != 0, 0)) return fill_wide(o, k, d, check, out);
     if (d->arrival) {
         const rt_arrival_entry *ae = &o->arr_stops[k];
-        if (s->secs - ae->before != d->secs) return false;
+        if (check == CHECK_ENTRY ? s->secs - ae->before != d->secs
+                                 : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+            return false;
         out->has_prediction = (s->flags & STOP_ARR_PREDICTED) != 0;
         out->delay_s = ae->delay;
     } else {
-        if (s->secs != d->secs) return false;
+        if (check == CHECK_ENTRY ? s->secs != d->secs : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+            return false;
         out->has_prediction = (s->flags & STOP_PREDICTED) != 0;
         out->delay_s = s->delay;
         out->occupancy = (uint8_t)(s->flags >> STOP_OCCUPANCY_SHIFT & 15);
@@ -1447,12 +1719,14 @@ static inline bool fill(const rt_overlay *o, uint32_t k, const departure *d, rt_
 }
 
 /* fill() for a STOP_WIDE entry, from its full values. */
-static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, rt_departure *out)
+static bool fill_wide(const rt_overlay *o, uint32_t k, const departure *d, int check, rt_departure *out)
 {
     rt_full_stop f;
     rt_full_arrival fa;
     unpack_entry(o, k, &f, &fa);
-    if ((d->arrival ? fa.secs : f.secs) != d->secs) return false;
+    if (check == CHECK_ENTRY ? (d->arrival ? fa.secs : f.secs) != d->secs
+                             : check == CHECK_TIMETABLE && !row_in_timetable(o, d))
+        return false;
     out->has_prediction = (f.flags & (d->arrival ? STOP_ARR_PREDICTED : STOP_PREDICTED)) != 0;
     out->delay_s = d->arrival ? fa.delay : f.delay;
     if (!d->arrival) out->occupancy = (uint8_t)(f.flags >> STOP_OCCUPANCY_SHIFT & 15);
@@ -1468,12 +1742,23 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
 {
     memset(out, 0, sizeof *out);
     if (d->trip >= o->ntrips || !(o->trip_bits[d->trip / 64] >> (d->trip % 64) & 1)) return false;
-    /* the row of the trip's first instance, at the position it names: one read */
+    /* the row of the trip's first instance, from the position it names: one
+     * read (its stop_sequence says whether the position is right) */
     const rt_trip_head *h = &o->heads[d->trip];
-    if (h->service_date == d->service_date && d->pos < h->stop_count &&
-        o->stops[h->first_stop + d->pos].stop_sequence == d->stop_sequence &&
-        fill(o, h->first_stop + d->pos, d, out))
-        return true;
+    if (h->service_date == d->service_date && h->fast) {
+        uint32_t k = head_entry(h, d->pos), pos = d->pos;
+        if (k != UINT32_MAX) {
+            uint32_t seq = o->stops[k].stop_sequence;
+            if (pos >= h->head && pos - h->head < h->span) {
+                if (seq == d->stop_sequence && fill(o, k, d, CHECK_ENTRY, out)) return true;
+            } else if (!d->arrival && h->dep && pos < h->stop_count &&
+                       (pos < h->head ? h->head_run && seq - (h->head - 1 - pos) == d->stop_sequence
+                                      : h->tail_run && seq + (pos - h->head - h->span) == d->stop_sequence) &&
+                       (uint32_t)((int64_t)h->start + h->dep[pos]) == d->secs && fill(o, k, d, CHECKED, out)) {
+                return true;
+            }
+        }
+    }
     /* the trip's instances lie side by side from trip_first, by date then start */
     uint32_t lo = o->trip_first[d->trip];
     assert(lo < o->trip_count && o->trips[lo].trip == d->trip);
@@ -1482,22 +1767,12 @@ bool rt_overlay_lookup(const rt_overlay *o, const departure *d, rt_departure *ou
     for (; lo < o->trip_count && o->trips[lo].trip == d->trip && o->trips[lo].service_date == d->service_date;
          lo++) {
         const rt_trip_entry *e = &o->trips[lo];
-        assert((uint64_t)e->first_stop + e->stop_count <= o->stop_count);
-        const rt_stop_entry *s = o->stops + e->first_stop;
-        /* the row's position in the trip finds the stop in one read; a row
-         * made elsewhere (pos 0 or stale) falls back to a binary search */
-        uint32_t a = d->pos, b = e->stop_count;
-        if (a < b && s[a].stop_sequence == d->stop_sequence)
-            b = a;
-        else
-            a = 0;
-        while (a < b) {
-            uint32_t mid = a + (b - a) / 2;
-            if (s[mid].stop_sequence < d->stop_sequence) a = mid + 1;
-            else b = mid;
-        }
-        if (a == e->stop_count || s[a].stop_sequence != d->stop_sequence) continue;
-        if (fill(o, e->first_stop + a, d, out)) return true;
+        assert((uint64_t)e->first_stop + kept_of(e) <= o->stop_count);
+        /* the row's position finds its entry in one read; a row made
+         * elsewhere (pos 0 or stale) falls back to its stop_sequence */
+        bool timed;
+        uint32_t k = entry_in(o, e, d->pos, d->stop_sequence, &timed);
+        if (k != UINT32_MAX && fill(o, k, d, timed ? CHECK_ENTRY : CHECK_TIMETABLE, out)) return true;
     }
     memset(out, 0, sizeof *out);
     return false;

@@ -856,6 +856,30 @@ bool trip_runs_on(const dataset *ds, uint32_t trip, int32_t service_date)
     return dataset_days_active(ds, ds->trips[trip].days, service_date);
 }
 
+bool trip_stop_at(const dataset *ds, uint32_t trip, uint32_t pos, trip_stop_time *out)
+{
+    if (trip >= ds->meta->ntrips) return false;
+    const tt_trip *t = &ds->trips[trip];
+    if (t->pattern == TT_NONE) return false;
+    const tt_pattern *p = &ds->patterns[t->pattern];
+    if (pos >= p->len) return false;
+    const tt_pattern_stop *ps = &ds->pattern_stops[p->first + pos];
+    *out = (trip_stop_time){ps->stop, ps->stop_sequence, (uint32_t)((int64_t)t->start + ds->profiles[t->arr_profile + pos]),
+                            (uint32_t)((int64_t)t->start + ds->profiles[t->dep_profile + pos]), ps->pickup_type,
+                            ps->drop_off_type};
+    return true;
+}
+
+const int32_t *trip_departure_offsets(const dataset *ds, uint32_t trip, uint32_t *start, uint32_t *count)
+{
+    if (trip >= ds->meta->ntrips) return NULL;
+    const tt_trip *t = &ds->trips[trip];
+    if (t->pattern == TT_NONE) return NULL;
+    *start = t->start;
+    *count = ds->patterns[t->pattern].len;
+    return ds->profiles + t->dep_profile;
+}
+
 int trip_detail(const dataset *ds, uint32_t trip, trip_stop_time *out, uint32_t max, uint32_t *count,
                 query_error *err)
 {

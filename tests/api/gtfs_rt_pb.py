@@ -57,8 +57,9 @@ def new_feed(timestamp=0):
 def add_trip_update(message, entity_id, trip_id, start_date=None, stops=(), canceled=False, delay=None):
     """Appends a TripUpdate. stops: (stop_sequence, what) pairs, what being a
     dict with any of departure_delay, arrival_delay, departure_time,
-    arrival_time (Unix seconds), skipped=True and assigned_stop_id (a
-    platform change: StopTimeProperties.assigned_stop_id)."""
+    arrival_time (Unix seconds), skipped=True, no_data=True (a NO_DATA
+    update) and assigned_stop_id (a platform change:
+    StopTimeProperties.assigned_stop_id)."""
     g = pb2()
     e = message.entity.add()
     e.id = entity_id
@@ -75,6 +76,8 @@ def add_trip_update(message, entity_id, trip_id, start_date=None, stops=(), canc
         u.stop_sequence = seq
         if what.get("skipped"):
             u.schedule_relationship = g.TripUpdate.StopTimeUpdate.SKIPPED
+        if what.get("no_data"):
+            u.schedule_relationship = g.TripUpdate.StopTimeUpdate.NO_DATA
         if "departure_delay" in what:
             u.departure.delay = what["departure_delay"]
         if "departure_time" in what:

@@ -32,6 +32,7 @@
 #include "transit/json_writer.h"
 #include "transit/query.h"
 #include "transit/rt_alerts.h"
+#include "transit/rt_encode.h"
 #include "transit/rt_feed.h"
 #include "transit/rt_overlay.h"
 #include "transit/rt_vehicles.h"
@@ -209,6 +210,51 @@ static void answer_departures(const rt_overlay *o)
     }
 }
 
+static bool same_event(const rt_event *a, const rt_event *b)
+{
+    return a->present == b->present && a->has_delay == b->has_delay && a->has_time == b->has_time &&
+           a->has_uncertainty == b->has_uncertainty && a->delay == b->delay && a->time == b->time &&
+           a->uncertainty == b->uncertainty;
+}
+
+/* The poller's decode (stops packed) reads as the full one: every stop
+ * unpacked the same, and the same trip-updates export. */
+static void check_packed(const rt_feed *f, const uint8_t *data, size_t size)
+{
+    char err[256];
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy) return;
+    if (size) memcpy(copy, data, size);
+    rt_feed *p = rt_feed_decode_packed(copy, size, err, sizeof err);
+    free(copy);
+    if (!p || p->trip_update_count != f->trip_update_count) __builtin_trap();
+    for (uint32_t i = 0; i < f->trip_update_count; i++) {
+        const rt_trip_update *a = &f->trip_updates[i], *b = &p->trip_updates[i];
+        if (a->stop_count != b->stop_count) __builtin_trap();
+        rt_stop_update *room = malloc(((size_t)b->stop_count + 1) * sizeof *room);
+        if (!room) break;
+        const rt_stop_update *bs = rt_trip_update_stops(b, room);
+        for (uint32_t k = 0; k < a->stop_count; k++) {
+            const rt_stop_update *x = &a->stops[k], *y = &bs[k];
+            if (x->has_stop_sequence != y->has_stop_sequence || x->stop_sequence != y->stop_sequence ||
+                x->relationship != y->relationship || x->departure_occupancy != y->departure_occupancy ||
+                !x->stop_id != !y->stop_id || (x->stop_id && strcmp(x->stop_id, y->stop_id) != 0) ||
+                !x->assigned_stop_id != !y->assigned_stop_id ||
+                (x->assigned_stop_id && strcmp(x->assigned_stop_id, y->assigned_stop_id) != 0) ||
+                !same_event(&x->arrival, &y->arrival) || !same_event(&x->departure, &y->departure))
+                __builtin_trap();
+        }
+        free(room);
+    }
+    uint8_t *pa = NULL, *pb = NULL;
+    size_t la = 0, lb = 0;
+    int ra = rt_encode_trip_updates(f, 1, &pa, &la), rb = rt_encode_trip_updates(p, 1, &pb, &lb);
+    if (ra != rb || la != lb || (ra == 0 && la && memcmp(pa, pb, la) != 0)) __builtin_trap();
+    free(pa);
+    free(pb);
+    rt_feed_free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
@@ -226,6 +272,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t k = 0; k < t->stop_count; k++)
             sum += t->stops[k].stop_id ? strlen(t->stops[k].stop_id) : t->stops[k].stop_sequence;
     }
+    check_packed(f, data, size);
     if (!g_ds)
         open_fixture();
     rt_overlay_stats stats;

@@ -9,9 +9,9 @@ the protobuf package for the engine): dicts with trip_id, start_date (a
 date), canceled (bool), deleted (bool: a DELETED instance, shown on no
 board, by prediction or by schedule) and stops, a list of (stop_sequence, what) with what
 a dict of any of departure_delay, arrival_delay, departure_time,
-arrival_time (Unix seconds), skipped=True and assigned_stop_id (a platform
-change: the call is served at that stop instead, rule R7), in increasing
-stop_sequence.
+arrival_time (Unix seconds), skipped=True, no_data=True (a NO_DATA update:
+no timing from there on) and assigned_stop_id (a platform change: the call
+is served at that stop instead, rule R7), in increasing stop_sequence.
 
 Realtime-only trips (rules R8-R10) are dicts with `relationship`:
   - "NEW": trip_id (not in the feed), route_id, start_date and calls, a list
@@ -55,6 +55,7 @@ class Predictions:
         self.added = collections.defaultdict(list)   # served stop -> [Event at its scheduled stop]
         self.added_routes = {}  # realtime-only trip_id -> route_id
         self.added_moved = 0    # realtime-only events served at an assigned stop
+        self.added_said = {}    # (trip_id, date, seq, arrival) -> Said of a realtime-only row (skipped calls)
         for u in updates:
             relationship = u.get("relationship")
             if relationship == "NEW":
@@ -159,18 +160,23 @@ class Predictions:
         return assigned if assigned in self.feed.stops else stop_id
 
     def _add_trip(self, trip_id, route_id, day, calls):
-        """R8: calls ((stop_id, served_at, stop_sequence, arrival, departure), in
-        order) become a departure at each but the last and an arrival at each but
-        the first, served where the call is (named by its own stop)."""
-        if not calls or len(calls) < 2:
+        """R8: calls ((stop_id, served_at, stop_sequence, arrival, departure,
+        skipped), in order) become a departure at each but the last and an
+        arrival at each but the first, served where the call is (named by its
+        own stop); a skipped call's rows are canceled. A trip departing from
+        no call but skipped ones is not shown."""
+        calls = [c if len(c) == 6 else c + (False,) for c in calls]
+        if not any(not c[5] for c in calls[:-1]):
             return
         self.added_routes[trip_id] = route_id
         short = self.feed.routes[route_id]
         base = self.feed.service_day_base(day)
-        for i, (stop_id, served, seq, arr, dep) in enumerate(calls):
+        for i, (stop_id, served, seq, arr, dep, skipped) in enumerate(calls):
             for arrival, when in ((False, dep if i + 1 < len(calls) else None), (True, arr if i else None)):
                 if when is None:
                     continue
+                if skipped:
+                    self.added_said[(trip_id, day, seq, arrival)] = Said(None, True, True)
                 kind = "arrival" if arrival else "departure"
                 last = i + 1 == len(calls)
                 self.added[served].append((oracle.Event(when, stop_id, short, trip_id, day, when - base, seq,
@@ -192,7 +198,8 @@ class Predictions:
     def _duplicate(self, trip, u):
         """R9: a copy of the trip on new_start_date, its times shifted so that it
         leaves at new_start_secs, the update's predictions (R2-R4) over them;
-        skipped stops are not called at. The copy's platform changes are its own."""
+        a skipped stop is a skipped call at its shifted time. The copy's
+        platform changes are its own."""
         seqs, arrs, deps, stops = self.feed.trip_times[trip]
         shift = u["new_start_secs"] - deps[0]
         arrs, deps = [a + shift for a in arrs], [d + shift for d in deps]
@@ -203,33 +210,37 @@ class Predictions:
         calls = []
         for seq, arr, dep, stop_id in zip(seqs, arrs, deps, stops):
             d, a = said.get((seq, False, stop_id), NOTHING), said.get((seq, True, stop_id), NOTHING)
-            if d.canceled:
-                continue
             calls.append((stop_id, self._assigned(given.get(seq, {}), stop_id), seq,
-                          base + arr + (a.delay or 0), base + dep + (d.delay or 0)))
+                          base + arr + (a.delay or 0), base + dep + (d.delay or 0), d.skipped))
         self._add_trip(u["new_trip_id"], self.feed.trip_route[trip], day, calls)
 
     def _replacement(self, trip, day, u):
         """R10: the instance is hidden; a trip of the same id calls at the
-        scheduled stop of each update's stop_sequence (skipped ones not), at its
-        time, else the scheduled time plus its delay."""
+        scheduled stop of each update's stop_sequence, at its time, else the
+        scheduled time plus its delay; a NO_DATA update's call is at the
+        scheduled time; a skipped one is a skipped call (canceled rows) at
+        its time, else the scheduled one. Platform changes apply to each."""
         seqs, arrs, deps, stops = self.feed.trip_times[trip]
         base = self.feed.service_day_base(day)
         where = {seq: (arr, dep, stop_id) for seq, arr, dep, stop_id in zip(seqs, arrs, deps, stops)}
         calls = []
         for seq, what in u["stops"]:
-            if what.get("skipped") or seq not in where:
+            if seq not in where:
                 continue
             arr_s, dep_s, stop_id = where[seq]
-            dep = what.get("departure_time")
-            if dep is None and "departure_delay" in what:
-                dep = base + dep_s + what["departure_delay"]
-            arr = what.get("arrival_time")
-            if arr is None and "arrival_delay" in what:
-                arr = base + arr_s + what["arrival_delay"]
+            dep = arr = None
+            if not what.get("no_data"):
+                dep = what.get("departure_time")
+                if dep is None and "departure_delay" in what:
+                    dep = base + dep_s + what["departure_delay"]
+                arr = what.get("arrival_time")
+                if arr is None and "arrival_delay" in what:
+                    arr = base + arr_s + what["arrival_delay"]
+            if (what.get("no_data") or what.get("skipped")) and dep is None and arr is None:
+                dep, arr = base + dep_s, base + arr_s
             dep, arr = (dep if dep is not None else arr), (arr if arr is not None else dep)
             if dep is not None:
-                calls.append((stop_id, self._assigned(what, stop_id), seq, arr, dep))
+                calls.append((stop_id, self._assigned(what, stop_id), seq, arr, dep, bool(what.get("skipped"))))
         self._add_trip(self.feed.trip_ids[trip], self.feed.trip_route[trip], day, calls)
 
     def added_events(self, targets, t_from, window_s, kind="departures"):

@@ -9,7 +9,7 @@
  * Realtime-only trips (NEW, DUPLICATED) take platform changes on their calls:
  * their events are at the assigned stop, the rows naming the call's stop;
  * a copy's change is the copy's only; an unknown stop leaves the call where
- * it is.
+ * it is. A REPLACEMENT's NO_DATA and SKIPPED updates are calls too.
  * The feeds are rt_feed structs written by hand (decoding has its own test).
  */
 #include "test_support.h"
@@ -273,6 +273,54 @@ static void test_realtime_only_trips_are_served_at_their_assigned_stops(void **s
     rt_overlay_release(o);
 }
 
+/* A REPLACEMENT's calls are its updates only: a NO_DATA one (the spec's way
+ * to assign a stop without a prediction) is a call at the scheduled time,
+ * served at its assigned stop; a SKIPPED one a skipped call; and a
+ * REPLACEMENT after another update of the same instance goes whole. */
+static void test_replacement_calls_of_no_data_and_skipped_updates(void **state)
+{
+    (void)state;
+    rt_stop_update r[3] = {
+        {.has_stop_sequence = true, .stop_sequence = 10, .relationship = RT_STOP_NO_DATA, .assigned_stop_id = "S4"},
+        {.has_stop_sequence = true, .stop_sequence = 20, .relationship = RT_STOP_SKIPPED},
+        {.has_stop_sequence = true, .stop_sequence = 30, .departure = test_rt_delay(60)},
+    };
+    rt_stop_update later[1] = {{.has_stop_sequence = true, .stop_sequence = 1, .departure = test_rt_delay(0)}};
+    rt_trip_update tus[3] = {trip_update("rep", "T1", r, 3), trip_update("can", "T2", NULL, 0),
+                             trip_update("rep-after", "T2", later, 1)};
+    tus[0].relationship = RT_TRIP_REPLACEMENT;
+    tus[1].relationship = RT_TRIP_CANCELED;
+    tus[2].relationship = RT_TRIP_REPLACEMENT;
+    rt_feed f = test_rt_feed_of(tus, 3);
+    rt_overlay_stats stats;
+    rt_overlay *o = rt_overlay_build(&f, g_ds, 0, &stats);
+    assert_non_null(o);
+    assert_int_equal(stats.replaced, 1);   /* T2's comes after its CANCELED update: gone */
+    assert_int_equal(stats.duplicate, 1);
+    assert_null(rt_overlay_find_added(o, "T2", g_monday));
+    const rt_added_trip *a = rt_overlay_find_added(o, "T1", g_monday);
+    assert_non_null(a);
+    assert_int_equal(a->call_count, 3);
+    const rt_added_call *calls = rt_overlay_added_calls(o, a);
+    assert_int_equal(calls[0].stop, stop_index("S1"));
+    assert_int_equal(calls[0].assigned_stop, stop_index("S4"));
+    assert_int_equal(calls[0].departure, dataset_instant(g_ds, g_monday, H(8, 0)));
+    assert_int_equal(calls[0].flags, RT_CALL_SCHEDULED_TIME);
+    assert_int_equal(calls[1].flags, RT_CALL_SKIPPED | RT_CALL_SCHEDULED_TIME);
+    assert_int_equal(calls[1].departure, dataset_instant(g_ds, g_monday, H(8, 10)));
+    assert_int_equal(calls[2].flags, 0);
+    assert_int_equal(calls[2].arrival, dataset_instant(g_ds, g_monday, H(8, 21)));   /* the last: no departure */
+    int64_t from = dataset_instant(g_ds, g_monday, H(7, 0)), to = dataset_instant(g_ds, g_monday, H(10, 0));
+    departure rows[4];
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S4"), from, to, rows, 4), 1);
+    assert_ptr_equal(rt_overlay_added_call(o, &rows[0]), &calls[0]);
+    assert_int_equal(rt_overlay_added_events(o, QUERY_DEPARTURES, stop_index("S1"), from, to, rows, 4), 0);
+    rt_departure r0;
+    assert_true(lookup(o, "T2", 1, 0, H(9, 0), &r0));   /* T2 is canceled, not hidden */
+    assert_true(r0.canceled && !r0.hidden);
+    rt_overlay_release(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_a_second_update_of_an_instance_moves_nothing),
         cmocka_unit_test(test_trip_properties_reach_their_instance_only),
         cmocka_unit_test(test_realtime_only_trips_are_served_at_their_assigned_stops),
+        cmocka_unit_test(test_replacement_calls_of_no_data_and_skipped_updates),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -90,7 +90,7 @@ CLIENT_OBJ := $(filter $(BUILD)/obj/base/% $(BUILD)/obj/store/% $(BUILD)/obj/eng
               $(BUILD)/obj/live/alert_view.o $(BUILD)/obj/live/alert_record.o $(BUILD)/obj/live/alert_text.o \
               $(BUILD)/obj/live/rt_overlay.o $(BUILD)/obj/live/rt_stop_pack.o \
               $(BUILD)/obj/live/rt_vehicles.o $(BUILD)/obj/live/rt_assigned.o $(BUILD)/obj/live/rt_trip_properties.o \
-              $(BUILD)/obj/live/rt_row_index.o
+              $(BUILD)/obj/live/rt_row_index.o $(BUILD)/obj/live/rt_grid_leads.o
 # what an app links besides it (module.modulemap says the same to Xcode)
 ifeq ($(UNAME_S),Darwin)
 CLIENT_PKGS := sqlite3 zlib libzstd jansson        # SHA-256 from CommonCrypto (libSystem)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/dataset_internal.h"
 #include "transit/fd_io.h"
 #include "transit/gtfs.h"
 #include "transit/translations.h"
@@ -526,11 +527,27 @@ static inline char *put_text(char *p, const char *text, uint32_t len)
 #define EVENT_INSTANT_AT(arrival) ((arrival) ? ARR_INSTANT_AT : INSTANT_AT)
 #define INSTANT_LEN 25
 
+/* The UTC offset in force over [from, until), kept over a board's rows:
+ * their predictions seldom cross a transition, so most rows skip the
+ * search among the transitions (a few dependent, unpredictable branches a
+ * row). Empty to begin with: {1, 0, 0}. */
+typedef struct offset_span {
+    int64_t from, until;
+    int32_t offset;
+} offset_span;
+
+static inline int32_t offset_at(const dataset *ds, offset_span *span, int64_t instant)
+{
+    if (instant < span->from || instant >= span->until)
+        span->offset = dataset_utc_offset_span(ds, instant, &span->from, &span->until);
+    return span->offset;
+}
+
 /* 2026-11-21T18:17:00-05:00 for the predicted instant of a row whose
  * scheduled instant text is `sched_text`: the date and offset are copied
  * from it when the prediction falls on the same local day under the same
  * UTC offset (nearly always), else composed. */
-static char *put_predicted(char *p, const dataset *ds, const departure *d, int64_t instant,
+static char *put_predicted(char *p, const dataset *ds, offset_span *span, const departure *d, int64_t instant,
                            const char *sched_text)
 {
     int32_t offset = d->utc_offset;
@@ -539,8 +556,8 @@ static char *put_predicted(char *p, const dataset *ds, const departure *d, int64
     int64_t local = instant + offset;
     int64_t day = floor_div(local, 86400);
     /* a transition between the two instants changes the offset */
-    if (day != sched_day || dataset_utc_offset(ds, instant) != offset) {
-        offset = dataset_utc_offset(ds, instant);
+    if (day != sched_day || offset_at(ds, span, instant) != offset) {
+        offset = offset_at(ds, span, instant);
         local = instant + offset;
         day = floor_div(local, 86400);
         char text[11];
@@ -570,7 +587,7 @@ static char *put_predicted(char *p, const dataset *ds, const departure *d, int64
 
 /* The realtime members of a row whose scheduled instant text is at
  * `instant_text`, from what the board joined for it. */
-static char *put_realtime(char *p, const dataset *ds, const rt_departure *r, const departure *d,
+static char *put_realtime(char *p, const dataset *ds, offset_span *span, const rt_departure *r, const departure *d,
                           const char *instant_text)
 {
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
@@ -578,7 +595,7 @@ static char *put_realtime(char *p, const dataset *ds, const rt_departure *r, con
     p += INSTANT_LEN;
     if (r->realtime && r->has_prediction) {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":\"");
-        p = put_predicted(p, ds, d, d->instant + r->delay_s, instant_text);
+        p = put_predicted(p, ds, span, d, d->instant + r->delay_s, instant_text);
         p = JSON_PUT_LITERAL(p, "\",\"delay_s\":");
         p = put_int(p, r->delay_s);
     } else {
@@ -905,6 +922,7 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
 {
     row_texts dep_texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
     row_texts arr_texts = dep_texts;
+    offset_span span = {1, 0, 0};   /* the predicted instants' UTC offset */
     const char *text = x->text;
     for (uint32_t i = 0; i < b->count; i++) {
         const departure *d = &b->deps[i];
@@ -940,7 +958,7 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
             const char *instant_text = p + EVENT_INSTANT_AT(arrival);
             p = put_times_and_tail(p, text, st, d, texts, near_point, arrival);
             if (b->realtime)
-                p = put_realtime(p, ds, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
+                p = put_realtime(p, ds, &span, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
             if (joined && r->rt.moved)
                 p = put_assigned_stop(p, ds, x, r->assigned_stop);
             if (joined && (r->vehicle || r->rt.occupancy))

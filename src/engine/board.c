@@ -82,13 +82,17 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
      * overlay's head and then its entry) asked for in passes, so that the
      * misses of a board's rows overlap */
     const rt_row_index *index = rt && !known ? rt_overlay_row_index(rt) : NULL;
+    const rt_row_slot *slots[QUERY_LIMIT_MAX];   /* each row's slot, found once (index only) */
+    assert(count <= QUERY_LIMIT_MAX);
     if (index) {
+        for (uint32_t i = 0; i < count; i++) {
+            slots[i] = deps[i].trip < counts.trips ? rt_row_index_slot(index, deps[i].trip) : NULL;
+            if (slots[i]) __builtin_prefetch(slots[i]);
+            else if (deps[i].trip < counts.trips) rt_overlay_prefetch_trip(rt, &deps[i]);
+        }
         for (uint32_t i = 0; i < count; i++)
-            if (deps[i].trip < counts.trips)
-                rt_row_index_prefetch(index, rt, &deps[i]);
-        for (uint32_t i = 0; i < count; i++)
-            if (deps[i].trip < counts.trips)
-                rt_row_index_prefetch_entry(index, rt, &deps[i]);
+            if (!slots[i] && deps[i].trip < counts.trips)
+                rt_overlay_prefetch(rt, &deps[i]);
     }
     departure at;
     for (uint32_t i = 0; i < count; i++) {
@@ -119,7 +123,7 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
         if (known)
             r->rt = known[i];
         else if (rt)
-            rt_row_index_lookup(index, rt, d, &r->rt);
+            rt_row_slot_lookup(index ? slots[i] : NULL, rt, d, &r->rt);
         if (r->rt.has_properties)
             r->properties = rt_overlay_row_properties(rt, d);
         if (r->rt.moved)

@@ -56,6 +56,18 @@ static bool filter_visit(void *ctx, const departure *rows, const query_rank *ran
     return kept == 0 || f->inner->visit(f->inner->ctx, f->rows, f->ranks, kept);
 }
 
+static void filter_prefetch_point(void *ctx, uint32_t point)
+{
+    const accessible_filter *f = ctx;
+    f->inner->prefetch_point(f->inner->ctx, point);
+}
+
+static void filter_slack_point(void *ctx, uint32_t point, uint32_t stop, uint32_t *late, uint32_t *early)
+{
+    const accessible_filter *f = ctx;
+    f->inner->slack_point(f->inner->ctx, point, stop, late, early);
+}
+
 const query_scan *accessible_scan(accessible_filter *f, const dataset *ds, const query_scan *inner, query_scan *out)
 {
     f->ds = ds;
@@ -65,7 +77,9 @@ const query_scan *accessible_scan(accessible_filter *f, const dataset *ds, const
                         f,
                         inner->until,
                         inner->prefetch ? filter_prefetch : NULL,
-                        inner->prefetch_stop ? filter_prefetch_stop : NULL};
+                        inner->prefetch_stop ? filter_prefetch_stop : NULL,
+                        inner->prefetch_point ? filter_prefetch_point : NULL,
+                        inner->slack_point ? filter_slack_point : NULL};
     return out;
 }
 
@@ -108,7 +122,7 @@ int accessible_stop_events(const dataset *ds, query_scratch *s, query_kind kind,
                            query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */
@@ -126,7 +140,7 @@ int accessible_nearby_events(const dataset *ds, query_scratch *s, query_kind kin
                              uint32_t *count, bool *truncated, query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */

@@ -22,6 +22,7 @@
 
 #include "engine/board_accessible.h"
 #include "engine/board_moved.h"
+#include "live/rt_grid_leads.h"
 #include "live/rt_row_index.h"
 
 #include <stdint.h>
@@ -77,6 +78,7 @@ typedef struct choice {
     const dataset *ds;
     const rt_overlay *rt;
     const rt_row_index *rows;  /* the overlay's: each row's look-up in one read */
+    const rt_grid_leads *leads;   /* the stops' leads in grid order (nearby departures), or NULL */
     int64_t from, to;
     uint32_t limit;
     uint32_t early;            /* the largest early slack of the stops searched */
@@ -188,6 +190,22 @@ static void prefetch_stop(void *ctx, uint32_t stop, int step)
     if (!c->p->by_schedule) rt_overlay_prefetch_stop_lead(c->rt, stop, c->from, step);
 }
 
+/* slack_of for a nearby board of departures, from the leads in grid order
+ * (rt_grid_leads.h): the stops near a point are a few lines there. */
+static void slack_at_point(void *ctx, uint32_t point, uint32_t stop, uint32_t *late, uint32_t *early)
+{
+    (void)stop;
+    choice *c = ctx;
+    rt_grid_leads_slack(c->leads, point, c->from, late, early);
+    if (*early > c->early) c->early = *early;
+}
+
+static void prefetch_point(void *ctx, uint32_t point)
+{
+    const choice *c = ctx;
+    rt_grid_leads_prefetch(c->leads, point, c->from);
+}
+
 /* What a row's look-up reads (its trip's slot in the row index), asked for
  * as the scan hands the row over, a batch before visit reads it. */
 static void prefetch_row(void *ctx, const departure *d)
@@ -200,19 +218,22 @@ static bool visit(void *ctx, const departure *rows, const query_rank *ranks, uin
 {
     choice *c = ctx;
     bool moves = rt_overlay_moved_count(c->rt) != 0;
-    /* the rows the overlay answers: what their look-up reads, a pass ahead */
-    for (uint32_t i = 0; i < n; i++) rt_row_index_prefetch_entry(c->rows, c->rt, &rows[i]);
+    /* each row's slot in the row index, found once; the rows the overlay
+     * answers: what their look-up reads, a pass ahead */
+    const rt_row_slot *slots[QUERY_SCAN_BATCH];
+    for (uint32_t i = 0; i < n; i++)
+        if (!(slots[i] = rt_row_index_slot(c->rows, rows[i].trip))) rt_overlay_prefetch(c->rt, &rows[i]);
     for (uint32_t i = 0; i < n; i++) {
         const departure *d = &rows[i];
         /* before the window, and its trip never late enough to reach it */
-        if (d->instant < c->from && (int64_t)rt_row_index_trip_late(c->rows, c->rt, d->trip) < c->from - d->instant)
+        if (d->instant < c->from && (int64_t)rt_row_slot_late(slots[i], c->rt, d->trip) < c->from - d->instant)
             continue;
         /* full, and this row (so every later one) is predicted after the
          * limit-th: the first `limit` are settled */
         if (c->n > c->limit && d->instant - (int64_t)c->early > nth(c, c->limit - 1)->at) return false;
         pick *x = &c->p->picks[c->spare];
         int64_t at = d->instant;
-        if (rt_row_index_lookup(c->rows, c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
+        if (rt_row_slot_lookup(slots[i], c->rt, d, &x->rt) && x->rt.hidden) continue;   /* DELETED, REPLACED */
         if (moves && x->rt.moved) continue;   /* served at its assigned stop (add_moved) */
         if (x->rt.has_prediction && !x->rt.canceled && !c->p->by_schedule &&
             x->rt.delay_s <= RT_OVERLAY_SLACK_MAX && x->rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
@@ -320,9 +341,9 @@ int board_predicted_stop(predicted_scratch *p, const dataset *ds, query_scratch 
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
+    choice c = {p, ds, rt, rt_overlay_row_index(rt), NULL, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
                 INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop, NULL, NULL}, filtered;
     accessible_filter filter;
     int rc = stop_events_scan(ds, s, kind, stop, from, window_s,
                               wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);
@@ -355,9 +376,13 @@ int board_predicted_nearby(predicted_scratch *p, const dataset *ds, query_scratc
 {
     *count = 0;
     *truncated = false;
-    choice c = {p, ds, rt, rt_overlay_row_index(rt), from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1,
-                INT64_MAX};
-    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop}, filtered;
+    const rt_row_index *rows = rt_overlay_row_index(rt);
+    /* departures by predicted time: each stop's lead from the table in grid order (arrivals ask the overlay) */
+    const rt_grid_leads *leads = kind == QUERY_DEPARTURES && !p->by_schedule ? rt_row_index_leads(rows) : NULL;
+    choice c = {p, ds, rt, rows, leads, from, from + (int64_t)window_s, limit, 0, 0, false, 0, 1, INT64_MAX};
+    query_scan scan = {slack_of, visit, &c, &c.until, prefetch_row, prefetch_stop, leads ? prefetch_point : NULL,
+                       leads ? slack_at_point : NULL},
+               filtered;
     accessible_filter filter;
     int rc = nearby_events_scan(ds, s, kind, lat, lon, radius_m, from, window_s,
                                 wheelchair ? accessible_scan(&filter, ds, &scan, &filtered) : &scan, err);

@@ -636,11 +636,9 @@ static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s,
  * callback gives any of the stops searched. Each stop's rows are read from
  * its own `late` before the window (the stop's lead, returned): the rows of
  * the widened window before that are skipped (pending.skip). */
-static uint32_t widen_window(const query_scan *scan, uint32_t stop, int64_t *from, int64_t *to,
-                             uint32_t *late_max, uint32_t *early_max)
+static uint32_t widen_by(uint32_t late, uint32_t early, int64_t *from, int64_t *to, uint32_t *late_max,
+                         uint32_t *early_max)
 {
-    uint32_t late = 0, early = 0;
-    scan->slack(scan->ctx, stop, &late, &early);
     if (late > QUERY_SCAN_SLACK_MAX) late = QUERY_SCAN_SLACK_MAX;
     if (early > QUERY_SCAN_SLACK_MAX) early = QUERY_SCAN_SLACK_MAX;
     if (late > *late_max) {
@@ -652,6 +650,15 @@ static uint32_t widen_window(const query_scan *scan, uint32_t stop, int64_t *fro
         *early_max = early;
     }
     return late;
+}
+
+/* widen_by the slack the scan's callback gives `stop`. */
+static uint32_t widen_window(const query_scan *scan, uint32_t stop, int64_t *from, int64_t *to,
+                             uint32_t *late_max, uint32_t *early_max)
+{
+    uint32_t late = 0, early = 0;
+    scan->slack(scan->ctx, stop, &late, &early);
+    return widen_by(late, early, from, to, late_max, early_max);
 }
 
 /* The lead the scan's callback gives `stop` (its `late`, capped as
@@ -824,7 +831,18 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
     const tt_run *runs = runs_of(ds, kind);
     if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
     uint32_t late = 0;
-    if (scan) {
+    if (scan && scan->slack_point) {
+        /* by grid point: the stops near a point are a few lines of the visitor's tables */
+        uint32_t early = 0;
+        for (size_t i = 0; scan->prefetch_point && i < s->near_n; i++)
+            scan->prefetch_point(scan->ctx, (uint32_t)(s->near[i].point - ds->grid_points));
+        for (size_t i = 0; i < s->near_n; i++) {
+            uint32_t stop_late = 0, stop_early = 0;
+            scan->slack_point(scan->ctx, (uint32_t)(s->near[i].point - ds->grid_points), s->near[i].point->stop,
+                              &stop_late, &stop_early);
+            s->near[i].lead = widen_by(stop_late, stop_early, &from, &to, &late, &early);
+        }
+    } else if (scan) {
         uint32_t early = 0;
         for (int step = 0; scan->prefetch_stop && step < 2; step++)
             for (size_t i = 0; i < s->near_n; i++) scan->prefetch_stop(scan->ctx, s->near[i].point->stop, step);

@@ -27,16 +27,7 @@ static int setup(void **state)
 {
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "rt-assigned");
-    test_write_file(g_dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Tiny,https://example.com,America/New_York\n");
-    test_write_file(g_dir, "stops.txt",
-                    "stop_id,stop_name,stop_lat,stop_lon\n"
-                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\n"
-                    "S4,Four,40.003,-74.0\nS5,Five,40.004,-74.0\n");
-    test_write_file(g_dir, "routes.txt",
-                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
-                    "R1,A1,1,Main,3\n");
+    test_rt_write_line(g_dir, 5);
     test_write_file(g_dir, "trips.txt", "route_id,service_id,trip_id,trip_headsign\nR1,WK,T1,Five\nR1,WK,T2,Two\n");
     test_write_file(g_dir, "stop_times.txt",
                     "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n"

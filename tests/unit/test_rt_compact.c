@@ -27,15 +27,7 @@ static int setup(void **state)
 {
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "rt-compact");
-    test_write_file(g_dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Tiny,https://example.com,America/New_York\n");
-    test_write_file(g_dir, "stops.txt",
-                    "stop_id,stop_name,stop_lat,stop_lon\n"
-                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\nS4,Four,40.003,-74.0\n");
-    test_write_file(g_dir, "routes.txt",
-                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
-                    "R1,A1,1,Main,3\n");
+    test_rt_write_line(g_dir, 4);
     /* L1 waits 19 hours at S2 (a dwell past 16 bits); N1 runs past midnight */
     test_write_file(g_dir, "trips.txt", "route_id,service_id,trip_id\nR1,WK,L1\nR1,WK,N1\n");
     test_write_file(g_dir, "stop_times.txt",

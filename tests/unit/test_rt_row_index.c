@@ -25,17 +25,7 @@ static int setup(void **state)
 {
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "rt-row-index");
-    test_write_file(g_dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Tiny,https://example.com,America/New_York\n");
-    test_write_file(g_dir, "stops.txt",
-                    "stop_id,stop_name,stop_lat,stop_lon\n"
-                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\n"
-                    "S4,Four,40.003,-74.0\nS5,Five,40.004,-74.0\nS6,Six,40.005,-74.0\n"
-                    "S7,Seven,40.006,-74.0\nS8,Eight,40.007,-74.0\n");
-    test_write_file(g_dir, "routes.txt",
-                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
-                    "R1,A1,1,Main,3\n");
+    test_rt_write_line(g_dir, 8);
     test_write_file(g_dir, "trips.txt",
                     "route_id,service_id,trip_id\nR1,WK,T1\nR1,WK,T2\nR1,WK,T3\nR1,WK,T4\nR1,WK,T5\n"
                     "R1,WK,F1\n");
@@ -66,15 +56,7 @@ static int teardown(void **state)
 
 static rt_trip_update update(const char *trip_id, int32_t day, rt_stop_update *stops, uint32_t n)
 {
-    static char dates[8][9];
-    static int next;
-    char *date = dates[next++ % 8];
-    int y;
-    unsigned m, d;
-    civil_from_days(day, &y, &m, &d);
-    snprintf(date, 9, "%04d%02u%02u", y, m, d);
-    return (rt_trip_update){.trip_id = trip_id, .start_date = date, .start_day = day, .start_secs = -1,
-                            .direction_id = -1, .stops = stops, .stop_count = n};
+    return test_rt_update_on(trip_id, day, stops, n);
 }
 
 /* Every row of every stop on three days, both kinds, looked up both ways. */

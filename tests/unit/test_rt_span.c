@@ -28,16 +28,7 @@ static int setup(void **state)
 {
     (void)state;
     test_tmpdir(g_dir, sizeof g_dir, "rt-span");
-    test_write_file(g_dir, "agency.txt",
-                    "agency_id,agency_name,agency_url,agency_timezone\n"
-                    "A1,Tiny,https://example.com,America/New_York\n");
-    test_write_file(g_dir, "stops.txt",
-                    "stop_id,stop_name,stop_lat,stop_lon\n"
-                    "S1,One,40.0,-74.0\nS2,Two,40.001,-74.0\nS3,Three,40.002,-74.0\nS4,Four,40.003,-74.0\n"
-                    "S5,Five,40.004,-74.0\nS6,Six,40.005,-74.0\nS7,Seven,40.006,-74.0\nS8,Eight,40.007,-74.0\n");
-    test_write_file(g_dir, "routes.txt",
-                    "route_id,agency_id,route_short_name,route_long_name,route_type\n"
-                    "R1,A1,1,Main,3\n");
+    test_rt_write_line(g_dir, 8);
     /* T8 calls at eight stops, every 10 minutes, a minute's dwell; N4 runs past midnight */
     test_write_file(g_dir, "trips.txt", "route_id,service_id,trip_id\nR1,WK,T8\nR1,WK,N4\n");
     char rows[2048];

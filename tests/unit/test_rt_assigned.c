@@ -38,9 +38,7 @@ static int setup(void **state)
                     "T1,08:40:00,08:40:00,S5,50\n"
                     "T2,09:00:00,09:00:00,S1,1\n"
                     "T2,09:10:00,09:10:00,S2,2\n");
-    test_write_weekday_calendar(g_dir);
-    g_ds = test_open_fixture(g_dir);
-    g_monday = days_from_civil(2026, 11, 2);
+    g_ds = test_rt_open_weekdays(g_dir, &g_monday);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "test_support.h"
+#include "test_timetable_fixture.h"
 #include "transit/gtfs.h"
 #include "transit/rt_overlay.h"
 
@@ -33,6 +34,15 @@ static inline void test_rt_write_line(const char *dir, int nstops)
     test_write_file(dir, "routes.txt",
                     "route_id,agency_id,route_short_name,route_long_name,route_type\n"
                     "R1,A1,1,Main,3\n");
+}
+
+/* The fixture's feed in `dir` opened, with its weekday calendar written
+ * first; *monday is 2026-11-02's day number, the updates' usual day. */
+static inline dataset *test_rt_open_weekdays(const char *dir, int32_t *monday)
+{
+    test_write_weekday_calendar(dir);
+    *monday = days_from_civil(2026, 11, 2);
+    return test_open_fixture(dir);
 }
 
 /* A stop time event with a delay (no absolute time). */

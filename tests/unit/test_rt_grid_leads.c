@@ -43,9 +43,7 @@ static int setup(void **state)
     test_write_file(g_dir, "stop_times.txt", st);
     test_write_file(g_dir, "frequencies.txt",
                     "trip_id,start_time,end_time,headway_secs\nF1,07:00:00,08:00:00,1800\n");
-    test_write_weekday_calendar(g_dir);
-    g_ds = test_open_fixture(g_dir);
-    g_monday = days_from_civil(2026, 11, 2);
+    g_ds = test_rt_open_weekdays(g_dir, &g_monday);
     return 0;
 }
 

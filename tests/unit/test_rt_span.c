@@ -40,9 +40,7 @@ static int setup(void **state)
              "N4,23:40:00,23:40:00,S1,1\nN4,23:55:00,23:56:00,S2,2\nN4,24:10:00,24:10:00,S3,3\n"
              "N4,24:30:00,24:30:00,S4,4\n");
     test_write_file(g_dir, "stop_times.txt", rows);
-    test_write_weekday_calendar(g_dir);
-    g_ds = test_open_fixture(g_dir);
-    g_monday = days_from_civil(2026, 11, 2);
+    g_ds = test_rt_open_weekdays(g_dir, &g_monday);
     return 0;
 }
 

@@ -107,11 +107,11 @@ static void row_strings(const dataset *ds, const board *b, uint32_t i, const cha
 static int64_t row_instant(const board *b, uint32_t i, bool by_prediction)
 {
     int64_t at = b->deps[i].instant;
-    if (by_prediction && b->rows) {
-        const rt_departure *rt = &b->rows[i].rt;
-        if (rt->has_prediction && !rt->canceled && rt->delay_s <= RT_OVERLAY_SLACK_MAX &&
-            rt->delay_s >= -RT_OVERLAY_SLACK_MAX)
-            at += rt->delay_s;
+    if (by_prediction) {
+        rt_departure rt = board_row_rt(b, i);
+        if (rt.has_prediction && !rt.canceled && rt.delay_s <= RT_OVERLAY_SLACK_MAX &&
+            rt.delay_s >= -RT_OVERLAY_SLACK_MAX)
+            at += rt.delay_s;
     }
     return at;
 }

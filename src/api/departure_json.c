@@ -93,10 +93,10 @@ static void compose_offset(row_texts *t, int32_t offset, bool arrival)
 /* "2026-11-21","departure":"2026-11-21T18:15:00-05:00","departure_secs":
  * as the generic writer writes the service date and rfc3339_format_instant
  * the instant (an arrival: "arrival", "arrival_secs", from texts of its
- * own). */
+ * own); *local_sod is the instant's second of its local day. */
 static inline __attribute__((always_inline)) char *put_dates_and_instant(char *p, row_texts *t, int32_t service_day,
                                                                          int64_t instant, int32_t offset,
-                                                                         bool arrival)
+                                                                         bool arrival, uint32_t *local_sod)
 {
     int64_t local = instant + offset;
     if (service_day != t->service_day || (uint64_t)local - (uint64_t)t->local_start >= 86400)
@@ -105,6 +105,7 @@ static inline __attribute__((always_inline)) char *put_dates_and_instant(char *p
         compose_offset(t, offset, arrival);
     uint32_t sod = (uint32_t)((uint64_t)local - (uint64_t)t->local_start);
     uint32_t hours = sod / 3600, rest = sod % 3600;
+    *local_sod = sod;
     p = json_put_bytes(p, t->dates, EVENT_DATES_LEN(arrival));
     p = json_put_2digits(p, hours);
     *p++ = ':';
@@ -544,28 +545,19 @@ static inline int32_t offset_at(const dataset *ds, offset_span *span, int64_t in
 }
 
 /* 2026-11-21T18:17:00-05:00 for the predicted instant of a row whose
- * scheduled instant text is `sched_text`: the date and offset are copied
- * from it when the prediction falls on the same local day under the same
- * UTC offset (nearly always), else composed. */
-static char *put_predicted(char *p, const dataset *ds, offset_span *span, const departure *d, int64_t instant,
-                           const char *sched_text)
+ * scheduled instant text is `sched_text`, when the prediction falls on
+ * another local day than the schedule or under another UTC offset: the
+ * date, time and offset composed. */
+static __attribute__((noinline)) char *put_predicted_composed(char *p, const dataset *ds, offset_span *span,
+                                                             const departure *d, int64_t instant,
+                                                             const char *sched_text)
 {
-    int32_t offset = d->utc_offset;
-    int64_t sched_local = d->instant + offset;
-    int64_t sched_day = floor_div(sched_local, 86400);
+    int32_t offset = offset_at(ds, span, instant);
     int64_t local = instant + offset;
     int64_t day = floor_div(local, 86400);
-    /* a transition between the two instants changes the offset */
-    if (day != sched_day || offset_at(ds, span, instant) != offset) {
-        offset = offset_at(ds, span, instant);
-        local = instant + offset;
-        day = floor_div(local, 86400);
-        char text[11];
-        format_date((int32_t)day, text);
-        memcpy(p, text, 10);
-    } else {
-        memcpy(p, sched_text, 10);
-    }
+    char text[11];
+    format_date((int32_t)day, text);
+    memcpy(p, text, 10);
     p += 10;
     *p++ = 'T';
     uint32_t sod = (uint32_t)(local - day * 86400);
@@ -585,29 +577,63 @@ static char *put_predicted(char *p, const dataset *ds, offset_span *span, const 
     return json_put_2digits(p, a / 60 % 60);
 }
 
+/* The predicted instant's text, for a row scheduled at `sched_text`,
+ * `sched_sod` seconds into its local day, and predicted delay_s later. When
+ * the prediction falls on the same local day under the same UTC offset
+ * (nearly always), it is the scheduled text with the hours, minutes and
+ * seconds written over. */
+static inline __attribute__((always_inline)) char *put_predicted(char *p, const dataset *ds, offset_span *span,
+                                                                 const departure *d, int32_t delay_s,
+                                                                 const char *sched_text, uint32_t sched_sod)
+{
+    int64_t instant = d->instant + delay_s;
+    int64_t sod = (int64_t)sched_sod + delay_s;
+    if (__builtin_expect((uint64_t)sod >= 86400 || offset_at(ds, span, instant) != d->utc_offset, 0))
+        return put_predicted_composed(p, ds, span, d, instant, sched_text);
+    uint32_t s = (uint32_t)sod, hours = s / 3600, rest = s % 3600;
+    memcpy(p, sched_text, INSTANT_LEN);   /* 2026-11-21T18:15:00-05:00 */
+    json_put_2digits(p + 11, hours);
+    json_put_2digits(p + 14, rest / 60);
+    json_put_2digits(p + 17, rest % 60);
+    return p + INSTANT_LEN;
+}
+
+/* A delay in seconds: an int32_t, inline. */
+static inline char *put_delay(char *p, int32_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return json_put_u32(p, (uint32_t)0 - (uint32_t)v);
+    }
+    return json_put_u32(p, (uint32_t)v);
+}
+
 /* The realtime members of a row whose scheduled instant text is at
- * `instant_text`, from what the board joined for it. */
-static char *put_realtime(char *p, const dataset *ds, offset_span *span, const rt_departure *r, const departure *d,
-                          const char *instant_text)
+ * `instant_text`, `sched_sod` seconds into its local day, from what the
+ * board joined for it:
+ *   ,"scheduled":"…","predicted":"…","delay_s":…,"realtime":true,"canceled":false
+ * (null prediction and delay where the overlay predicts nothing, realtime
+ * and canceled false where it does not know the row). */
+static inline __attribute__((always_inline)) char *put_realtime(char *p, const dataset *ds, offset_span *span,
+                                                                const rt_departure *r, const departure *d,
+                                                                const char *instant_text, uint32_t sched_sod)
 {
     p = JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
     p += INSTANT_LEN;
-    if (r->realtime && r->has_prediction) {
+    if (!r->realtime)
+        return JSON_PUT_LITERAL(p, "\",\"predicted\":null,\"delay_s\":null,\"realtime\":false,\"canceled\":false");
+    if (r->has_prediction) {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":\"");
-        p = put_predicted(p, ds, span, d, d->instant + r->delay_s, instant_text);
+        p = put_predicted(p, ds, span, d, r->delay_s, instant_text, sched_sod);
         p = JSON_PUT_LITERAL(p, "\",\"delay_s\":");
-        p = put_int(p, r->delay_s);
+        p = put_delay(p, r->delay_s);
     } else {
         p = JSON_PUT_LITERAL(p, "\",\"predicted\":null,\"delay_s\":null");
     }
-    if (r->realtime)
-        p = JSON_PUT_LITERAL(p, ",\"realtime\":true");
-    else
-        p = JSON_PUT_LITERAL(p, ",\"realtime\":false");
-    if (r->realtime && r->canceled)
-        return JSON_PUT_LITERAL(p, ",\"canceled\":true");
-    return JSON_PUT_LITERAL(p, ",\"canceled\":false");
+    if (__builtin_expect(r->canceled, 0))
+        return JSON_PUT_LITERAL(p, ",\"realtime\":true,\"canceled\":true");
+    return JSON_PUT_LITERAL(p, ",\"realtime\":true,\"canceled\":false");
 }
 
 /* ,"occupancy_status":"…" (from the stop's update, else the vehicle's) and
@@ -753,13 +779,14 @@ static char *put_alerts(char *p, const alert_marks *m, uint32_t row, uint32_t n)
 /* The part of a row from its service date on, the same for every row:
  *   "2026-11-21","departure":"…","departure_secs":…,"stop_sequence":…
  * (an arrival's "arrival":"…","arrival_secs":…) and near a point
- * ,"stop_name":"…","distance_m":…  */
+ * ,"stop_name":"…","distance_m":…; *local_sod is the instant's second of
+ * its local day. */
 static inline __attribute__((always_inline)) char *put_times_and_tail(char *p, const char *text,
                                                                       const stop_text *st, const departure *d,
                                                                       row_texts *texts, bool near_point,
-                                                                      bool arrival)
+                                                                      bool arrival, uint32_t *local_sod)
 {
-    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset, arrival);
+    p = put_dates_and_instant(p, texts, d->service_date, d->instant, d->utc_offset, arrival, local_sod);
     p = json_put_u32(p, d->secs);
     p = JSON_PUT_LITERAL(p, ",\"stop_sequence\":");
     p = json_put_u32(p, d->stop_sequence);
@@ -845,7 +872,8 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     p = json_put_string(p, a->trip_id, strlen(a->trip_id));
     p = put_middle(p, &rt, headsign ? headsign : "", 0, 0);   /* the feed says nothing of its accessibility */
     const char *instant_text = p + EVENT_INSTANT_AT(arrival);
-    p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival);
+    uint32_t sod;
+    p = put_times_and_tail(p, x->text, st, d, texts, near_point, arrival, &sod);
     p = said->has_prediction ? JSON_PUT_LITERAL(p, ",\"scheduled\":null,\"predicted\":\"")
                              : JSON_PUT_LITERAL(p, ",\"scheduled\":\"");
     memcpy(p, instant_text, INSTANT_LEN);
@@ -861,19 +889,29 @@ static char *put_added_row(char *p, const dataset *ds, const departure_texts *x,
     return p;
 }
 
+/* What a board hands the rows besides their departures (board.h), a
+ * constant where put_rows and board_room are inlined: nothing (no realtime,
+ * or an overlay of another dataset), each row's word of the overlay alone
+ * (board.rts: realtime, and nothing else joined), or a board_row a row. */
+typedef enum row_join { JOIN_NONE, JOIN_WORDS, JOIN_ROWS } row_join;
+
 /* The bytes every row of the board needs at most; asks for every text the
  * rows copy before the first row needs one, so the misses overlap instead
  * of each row waiting for its own. A middle is a few lines long; its first
  * two hold all but the longest route names. */
 static inline __attribute__((always_inline)) size_t board_room(const dataset *ds, const departure_texts *x,
-                                                                const board *b, bool near_point, bool joined)
+                                                                const board *b, bool near_point, row_join join)
 {
+    const bool joined = join == JOIN_ROWS;
     const char *text = x->text;
     uint32_t last_stop = UINT32_MAX;
     size_t room = 0;
     for (uint32_t i = 0; i < b->count; i++)
         if (!joined || !b->rows[i].added)
             __builtin_prefetch(&x->trips[b->deps[i].trip]);
+    /* every row's own bytes, the realtime members' included */
+    size_t row_bytes = ROW_OWN_BYTES + TRIP_ROW_ID_MAX +
+                       (join == JOIN_WORDS || b->realtime ? ROW_REALTIME_BYTES : 0);
     for (uint32_t i = 0; i < b->count; i++) {
         const departure *d = &b->deps[i];
         const board_row *r = joined ? &b->rows[i] : NULL;
@@ -890,8 +928,7 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
         __builtin_prefetch(text + tr->middle_off);
         __builtin_prefetch(text + tr->middle_off + 64);
         /* an inline id is copied whole, TRIP_ROW_ID_MAX bytes, between its quotes */
-        room += ROW_OWN_BYTES + TRIP_ROW_ID_MAX + st->head_len + tr->middle_len + (near_point ? st->tail_len : 0) +
-                (b->realtime ? ROW_REALTIME_BYTES : 0);
+        room += row_bytes + st->head_len + tr->middle_len + (near_point ? st->tail_len : 0);
         if (joined && (r->vehicle || r->rt.occupancy))
             room += vehicle_room(b, r);
         if (joined && r->rt.moved)
@@ -912,14 +949,17 @@ static inline __attribute__((always_inline)) size_t board_room(const dataset *ds
     return room;
 }
 
-/* The rows into the reservation at p. `joined` and `arrivals` are constants
+/* The rows into the reservation at p. `join` and `arrivals` are constants
  * where this is inlined: a board with nothing joined (no realtime, no
- * alerts: the common case) pays no test of its rows' joins, and a board of
- * departures none of its rows' kinds. */
+ * alerts: the common case) pays no test of its rows' joins, a board with
+ * realtime alone reads each row's word of the overlay and nothing else, and
+ * a board of departures none of its rows' kinds. */
 static inline __attribute__((always_inline)) char *put_rows(char *p, const dataset *ds, const departure_texts *x,
-                                                             const board *b, bool near_point, bool joined,
+                                                             const board *b, bool near_point, row_join join,
                                                              bool arrivals)
 {
+    const bool joined = join == JOIN_ROWS;
+    static const rt_departure unknown = {0};
     row_texts dep_texts = {.service_day = INT32_MIN, .local_start = INT64_MIN, .offset = INT32_MIN};
     row_texts arr_texts = dep_texts;
     offset_span span = {1, 0, 0};   /* the predicted instants' UTC offset */
@@ -956,9 +996,12 @@ static inline __attribute__((always_inline)) char *put_rows(char *p, const datas
             else
                 p = put_text(p, text + tr->middle_off, tr->middle_len);
             const char *instant_text = p + EVENT_INSTANT_AT(arrival);
-            p = put_times_and_tail(p, text, st, d, texts, near_point, arrival);
-            if (b->realtime)
-                p = put_realtime(p, ds, &span, joined ? &r->rt : &(const rt_departure){0}, d, instant_text);
+            uint32_t sod;
+            p = put_times_and_tail(p, text, st, d, texts, near_point, arrival, &sod);
+            if (join == JOIN_WORDS)
+                p = put_realtime(p, ds, &span, &b->rts[i], d, instant_text, sod);
+            else if (b->realtime)
+                p = put_realtime(p, ds, &span, joined ? &r->rt : &unknown, d, instant_text, sod);
             if (joined && r->rt.moved)
                 p = put_assigned_stop(p, ds, x, r->assigned_stop);
             if (joined && (r->vehicle || r->rt.occupancy))
@@ -981,16 +1024,20 @@ int departure_json_write_items(json_writer *w, dataset *ds, const board *b, bool
         return 0;
     /* one reservation for every row; the rows after the first write their
      * own commas */
-    bool joined = b->rows != NULL;
-    char *p = json_raw_begin(w, joined ? board_room(ds, x, b, near_point, true)
-                                       : board_room(ds, x, b, near_point, false));
+    row_join join = b->rows ? JOIN_ROWS : b->rts ? JOIN_WORDS : JOIN_NONE;
+    char *p = json_raw_begin(w, join == JOIN_ROWS    ? board_room(ds, x, b, near_point, JOIN_ROWS)
+                                : join == JOIN_WORDS ? board_room(ds, x, b, near_point, JOIN_WORDS)
+                                                     : board_room(ds, x, b, near_point, JOIN_NONE));
     if (!p)
         return 0;
     if (b->arrivals)
-        p = joined ? put_rows(p, ds, x, b, near_point, true, true) : put_rows(p, ds, x, b, near_point, false, true);
+        p = join == JOIN_ROWS    ? put_rows(p, ds, x, b, near_point, JOIN_ROWS, true)
+            : join == JOIN_WORDS ? put_rows(p, ds, x, b, near_point, JOIN_WORDS, true)
+                                 : put_rows(p, ds, x, b, near_point, JOIN_NONE, true);
     else
-        p = joined ? put_rows(p, ds, x, b, near_point, true, false)
-                   : put_rows(p, ds, x, b, near_point, false, false);
+        p = join == JOIN_ROWS    ? put_rows(p, ds, x, b, near_point, JOIN_ROWS, false)
+            : join == JOIN_WORDS ? put_rows(p, ds, x, b, near_point, JOIN_WORDS, false)
+                                 : put_rows(p, ds, x, b, near_point, JOIN_NONE, false);
     json_raw_end(w, p);
     return 0;
 }

@@ -59,10 +59,40 @@ static inline const departure *served_at(const departure *d, const board_row *r,
     return at;
 }
 
+/* Each row's look-up (rt_row_index.h: its trip's slot, else the overlay's
+ * head and then its entry) into said[0..count), asked for in passes so that
+ * the misses of a board's rows overlap. Rows of ADDED trips (a trip index
+ * past the dataset's) are left as they are. */
+static void look_up(const rt_overlay *rt, uint32_t ntrips, const departure *deps, uint32_t count,
+                    rt_departure *said)
+{
+    const rt_row_index *index = rt_overlay_row_index(rt);
+    const rt_row_slot *slots[QUERY_LIMIT_MAX];   /* each row's slot, found once (index only) */
+    assert(count <= QUERY_LIMIT_MAX);
+    if (index) {
+        for (uint32_t i = 0; i < count; i++) {
+            slots[i] = deps[i].trip < ntrips ? rt_row_index_slot(index, deps[i].trip) : NULL;
+            if (slots[i]) __builtin_prefetch(slots[i]);
+            else if (deps[i].trip < ntrips) rt_overlay_prefetch_trip(rt, &deps[i]);
+        }
+        for (uint32_t i = 0; i < count; i++)
+            if (!slots[i] && deps[i].trip < ntrips)
+                rt_overlay_prefetch(rt, &deps[i]);
+    }
+    for (uint32_t i = 0; i < count; i++)
+        if (deps[i].trip < ntrips)
+            rt_row_slot_lookup(index ? slots[i] : NULL, rt, &deps[i], &said[i]);
+}
+
 /* board_join, where `known` (when not NULL) already holds what the overlay
- * says of each timetable row (board_predicted asked it while choosing). */
+ * says of each timetable row (board_predicted asked it while choosing), else
+ * `said` is room for it. With `words_only`, a board whose rows have nothing
+ * joined but those words (no alerts shown, no vehicles, no row of an ADDED
+ * trip, moved or with TripProperties: nearly every board) is handed over as
+ * the words alone (board.rts, which then points at `known` or `said`),
+ * without a board_row a row. */
 static void join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
-                 const rt_departure *known, board_row *rows, board *out)
+                 const rt_departure *known, rt_departure *said, bool words_only, board_row *rows, board *out)
 {
     const rt_overlay *realtime = src ? src->realtime : NULL;
     alert_marks *alerts = src ? src->alerts : NULL;
@@ -71,28 +101,25 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
     if (!rt && !alerts) {
         /* nothing to join: no row is of an ADDED trip (rt_merge puts them
          * only with this dataset's overlay), none has realtime or alerts */
-        *out = (board){deps, NULL, count, false, false, realtime != NULL, NULL, NULL};
+        *out = (board){.deps = deps, .count = count, .realtime = realtime != NULL};
         return;
     }
     dataset_counts counts;
     dataset_get_counts(ds, &counts);
     /* the vehicles of running trips: a bit test a row when there are any */
     const rt_vehicles *vehicles = rt && rt_vehicles_count(rt_overlay_vehicles(rt)) ? rt_overlay_vehicles(rt) : NULL;
-    /* each row's look-up (rt_row_index.h: its trip's slot, else the
-     * overlay's head and then its entry) asked for in passes, so that the
-     * misses of a board's rows overlap */
-    const rt_row_index *index = rt && !known ? rt_overlay_row_index(rt) : NULL;
-    const rt_row_slot *slots[QUERY_LIMIT_MAX];   /* each row's slot, found once (index only) */
-    assert(count <= QUERY_LIMIT_MAX);
-    if (index) {
-        for (uint32_t i = 0; i < count; i++) {
-            slots[i] = deps[i].trip < counts.trips ? rt_row_index_slot(index, deps[i].trip) : NULL;
-            if (slots[i]) __builtin_prefetch(slots[i]);
-            else if (deps[i].trip < counts.trips) rt_overlay_prefetch_trip(rt, &deps[i]);
+    if (rt && !known) {
+        look_up(rt, counts.trips, deps, count, said);
+        known = said;
+    }
+    if (rt && words_only && !alerts && !vehicles) {
+        bool more = false;   /* some row needs more than its word of the overlay */
+        for (uint32_t i = 0; i < count && !more; i++)   /* (an ADDED row's word is not read) */
+            more = deps[i].trip >= counts.trips || known[i].moved || known[i].has_properties;
+        if (!more) {
+            *out = (board){.deps = deps, .rts = known, .count = count, .realtime = true};
+            return;
         }
-        for (uint32_t i = 0; i < count; i++)
-            if (!slots[i] && deps[i].trip < counts.trips)
-                rt_overlay_prefetch(rt, &deps[i]);
     }
     departure at;
     for (uint32_t i = 0; i < count; i++) {
@@ -120,10 +147,8 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
                                                         r->added->direction_id);
             continue;
         }
-        if (known)
+        if (rt)
             r->rt = known[i];
-        else if (rt)
-            rt_row_slot_lookup(index ? slots[i] : NULL, rt, d, &r->rt);
         if (r->rt.has_properties)
             r->properties = rt_overlay_row_properties(rt, d);
         if (r->rt.moved)
@@ -133,13 +158,15 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
         if (alerts)
             r->alerts = alert_marks_departure(alerts, ds, served_at(d, r, &at), i);
     }
-    *out = (board){deps, rows, count, false, false, realtime != NULL, alerts, vehicles};
+    *out = (board){.deps = deps, .rows = rows, .count = count, .realtime = realtime != NULL, .alerts = alerts,
+                   .vehicles = vehicles};
 }
 
 void board_join(const dataset *ds, const departure *deps, uint32_t count, const board_sources *src,
                 board_row *rows, board *out)
 {
-    join(ds, deps, count, src, NULL, rows, out);
+    rt_departure said[QUERY_LIMIT_MAX];
+    join(ds, deps, count, src, NULL, said, false, rows, out);
 }
 
 /* The rows found (and merged: rc), joined into the board. */
@@ -148,7 +175,7 @@ static int finish_board(board_scratch *b, const dataset *ds, const board_sources
 {
     if (rc != QUERY_OK)
         return rc;
-    join(ds, b->deps, count, src, known, b->rows, out);
+    join(ds, b->deps, count, src, known, b->rts, true, b->rows, out);
     out->truncated = truncated;
     out->arrivals = kind != QUERY_DEPARTURES;
     return QUERY_OK;

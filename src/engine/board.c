@@ -62,7 +62,7 @@ static inline const departure *served_at(const departure *d, const board_row *r,
 /* Each row's look-up (rt_row_index.h: its trip's slot, else the overlay's
  * head and then its entry) into said[0..count), asked for in passes so that
  * the misses of a board's rows overlap. Rows of ADDED trips (a trip index
- * past the dataset's) are left as they are. */
+ * past the dataset's) say nothing here (the join asks their calls). */
 static void look_up(const rt_overlay *rt, uint32_t ntrips, const departure *deps, uint32_t count,
                     rt_departure *said)
 {
@@ -79,9 +79,12 @@ static void look_up(const rt_overlay *rt, uint32_t ntrips, const departure *deps
             if (!slots[i] && deps[i].trip < ntrips)
                 rt_overlay_prefetch(rt, &deps[i]);
     }
-    for (uint32_t i = 0; i < count; i++)
+    for (uint32_t i = 0; i < count; i++) {
         if (deps[i].trip < ntrips)
             rt_row_slot_lookup(index ? slots[i] : NULL, rt, &deps[i], &said[i]);
+        else
+            said[i] = (rt_departure){0};
+    }
 }
 
 /* board_join, where `known` (when not NULL) already holds what the overlay
@@ -114,8 +117,8 @@ static void join(const dataset *ds, const departure *deps, uint32_t count, const
     }
     if (rt && words_only && !alerts && !vehicles) {
         bool more = false;   /* some row needs more than its word of the overlay */
-        for (uint32_t i = 0; i < count && !more; i++)   /* (an ADDED row's word is not read) */
-            more = deps[i].trip >= counts.trips || known[i].moved || known[i].has_properties;
+        for (uint32_t i = 0; i < count; i++)
+            more |= deps[i].trip >= counts.trips || (known[i].moved | known[i].has_properties);
         if (!more) {
             *out = (board){.deps = deps, .rts = known, .count = count, .realtime = true};
             return;

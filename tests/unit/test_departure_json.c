@@ -26,6 +26,7 @@
 #include "api/departure_json.h"
 #include "store/dataset_internal.h"
 #include "transit/api.h"
+#include "transit/board.h"
 #include "transit/diag.h"
 #include "transit/feed.h"
 #include "transit/gtfs.h"
@@ -166,46 +167,67 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The body as the generic writer calls give it: one call per key and value. */
+/* Row i as the generic writer calls give it, one call per key and value;
+ * with `said` (not NULL), the realtime members that word of the overlay
+ * gives it. */
+static void expected_row(const dataset *ds, json_writer *w, const departure *d, const rt_departure *said)
+{
+    stop_info st;
+    trip_info tr;
+    route_info rt;
+    dataset_stop(ds, d->stop, &st);
+    dataset_trip(ds, d->trip, &tr);
+    dataset_route(ds, tr.route, &rt);
+    char date[11], instant[26];
+    json_object_begin(w);
+    json_kv_string(w, "stop_id", st.id);
+    json_kv_string(w, "trip_id", tr.id);
+    json_kv_string(w, "route_id", rt.id);
+    json_kv_string(w, "route_short_name", rt.short_name);
+    json_kv_string(w, "route_long_name", rt.long_name);
+    json_kv_int(w, "route_type", rt.type);
+    json_key(w, "headsign");
+    if (tr.headsign[0])
+        json_str(w, tr.headsign);
+    else
+        json_null_value(w);
+    json_kv_int(w, "wheelchair_accessible", tr.wheelchair_accessible);
+    json_kv_int(w, "bikes_allowed", tr.bikes_allowed);
+    format_date(d->service_date, date);
+    json_kv_string(w, "service_date", date);
+    rfc3339_format_instant(d->instant, d->utc_offset, instant);
+    json_kv_string(w, d->arrival ? "arrival" : "departure", instant);
+    json_kv_int(w, d->arrival ? "arrival_secs" : "departure_secs", d->secs);
+    json_kv_int(w, "stop_sequence", d->stop_sequence);
+    json_kv_string(w, "stop_name", st.name);
+    json_kv_int(w, "distance_m", (int64_t)(d->distance_m + 0.5));
+    if (said) {
+        json_kv_string(w, "scheduled", instant);
+        json_key(w, "predicted");
+        if (said->realtime && said->has_prediction) {
+            int64_t at = d->instant + said->delay_s;
+            rfc3339_format_instant(at, dataset_utc_offset(ds, at), instant);
+            json_str(w, instant);
+            json_kv_int(w, "delay_s", said->delay_s);
+        } else {
+            json_null_value(w);
+            json_kv_null(w, "delay_s");
+        }
+        json_kv_bool(w, "realtime", said->realtime);
+        json_kv_bool(w, "canceled", said->realtime && said->canceled);
+    }
+    json_object_end(w);
+}
+
+/* The body as the generic writer calls give it. */
 static void expected_body(const dataset *ds, json_writer *w, const departure *deps, uint32_t n, bool truncated,
                           const char *next, size_t next_len)
 {
     json_object_begin(w);
     json_key(w, "departures");
     json_array_begin(w);
-    for (uint32_t i = 0; i < n; i++) {
-        const departure *d = &deps[i];
-        stop_info st;
-        trip_info tr;
-        route_info rt;
-        dataset_stop(ds, d->stop, &st);
-        dataset_trip(ds, d->trip, &tr);
-        dataset_route(ds, tr.route, &rt);
-        char date[11], instant[26];
-        json_object_begin(w);
-        json_kv_string(w, "stop_id", st.id);
-        json_kv_string(w, "trip_id", tr.id);
-        json_kv_string(w, "route_id", rt.id);
-        json_kv_string(w, "route_short_name", rt.short_name);
-        json_kv_string(w, "route_long_name", rt.long_name);
-        json_kv_int(w, "route_type", rt.type);
-        json_key(w, "headsign");
-        if (tr.headsign[0])
-            json_str(w, tr.headsign);
-        else
-            json_null_value(w);
-        json_kv_int(w, "wheelchair_accessible", tr.wheelchair_accessible);
-        json_kv_int(w, "bikes_allowed", tr.bikes_allowed);
-        format_date(d->service_date, date);
-        json_kv_string(w, "service_date", date);
-        rfc3339_format_instant(d->instant, d->utc_offset, instant);
-        json_kv_string(w, d->arrival ? "arrival" : "departure", instant);
-        json_kv_int(w, d->arrival ? "arrival_secs" : "departure_secs", d->secs);
-        json_kv_int(w, "stop_sequence", d->stop_sequence);
-        json_kv_string(w, "stop_name", st.name);
-        json_kv_int(w, "distance_m", (int64_t)(d->distance_m + 0.5));
-        json_object_end(w);
-    }
+    for (uint32_t i = 0; i < n; i++)
+        expected_row(ds, w, &deps[i], NULL);
     json_array_end(w);
     json_kv_bool(w, "truncated", truncated);
     json_key(w, "next");
@@ -330,6 +352,89 @@ static void test_escaped_texts_appear_on_their_rows(void **state)
     api_thread_free(t);
 }
 
+/* What the overlay says of row i in the realtime test below: each case in
+ * turn, predictions that move the row by seconds, across local midnight
+ * either way, across the fall-back change and by more than a day. */
+static rt_departure word_for(uint32_t i)
+{
+    static const int32_t delays[] = {0,    1,     59,     -1,      -61,     600,   3599,   3600,
+                                     7200, -7200, 86399, -86400,  90061,  -93784, 1234567, -1234567};
+    uint32_t ndelays = sizeof delays / sizeof *delays;
+    int32_t delay = delays[i % ndelays];
+    switch (i / ndelays % 5) {
+    case 0: return (rt_departure){0};   /* the overlay knows nothing of it */
+    case 1: return (rt_departure){.realtime = true};   /* no prediction */
+    case 2: return (rt_departure){.realtime = true, .canceled = true, .skipped = true};
+    case 3: return (rt_departure){.realtime = true, .canceled = true, .has_prediction = true, .delay_s = delay};
+    default: return (rt_departure){.realtime = true, .has_prediction = true, .delay_s = delay, .occupancy = 0};
+    }
+}
+
+/* The rows' realtime members, against the generic writer: a board handing
+ * each row's word of the overlay alone (board.rts), and the same words in
+ * board_rows (the full join's board), write what the generic calls give,
+ * for every row of departures, arrivals and both, past midnight and across
+ * a DST change, in every case word_for gives (a row seen in each case more
+ * than once, with a different delay). */
+static void test_realtime_members_match_the_generic_writer(void **state)
+{
+    (void)state;
+    static const int64_t starts[] = {2 * 3600 + 1800, 1 * 3600 + 1800};   /* past midnight, across DST */
+    static const int32_t days[] = {20, 0};   /* Nov 21 and Nov 1, 2026 */
+    static departure deps[QUERY_LIMIT_MAX];
+    static rt_departure words[QUERY_LIMIT_MAX];
+    static board_row rows[QUERY_LIMIT_MAX];
+    static const query_kind kinds[] = {QUERY_DEPARTURES, QUERY_ARRIVALS, QUERY_BOTH};
+    dataset *sets[] = {g_ds, g_ds_long};
+    query_scratch *s = query_scratch_new();
+    for (size_t set = 0; set < 2; set++)
+        for (size_t at = 0; at < 2; at++)
+            for (size_t k = 0; k < 3; k++)
+                for (uint32_t shift = 0; shift < 80; shift += 7) {
+                    int64_t from = (int64_t)(days_from_civil(2026, 11, 1) + days[at]) * 86400 + starts[at];
+                    uint32_t n = 0;
+                    bool truncated = false;
+                    query_error qe;
+                    assert_int_equal(nearby_events(sets[set], s, kinds[k], 40.7005, -74.0, 500, from, 600 * 60,
+                                                   QUERY_LIMIT_MAX, deps, &n, &truncated, &qe),
+                                     QUERY_OK);
+                    assert_true(n > 100);
+                    memset(rows, 0, sizeof rows);
+                    for (uint32_t i = 0; i < n; i++)
+                        rows[i].rt = words[i] = word_for(i + shift);
+                    bool arrivals = kinds[k] != QUERY_DEPARTURES;
+                    board by_words = {.deps = deps, .rts = words, .count = n, .arrivals = arrivals,
+                                      .realtime = true};
+                    board by_rows = {.deps = deps, .rows = rows, .count = n, .arrivals = arrivals,
+                                     .realtime = true};
+                    json_writer want, got_words, got_rows;
+                    json_init(&want);
+                    json_init(&got_words);
+                    json_init(&got_rows);
+                    json_array_begin(&want);
+                    for (uint32_t i = 0; i < n; i++)
+                        expected_row(sets[set], &want, &deps[i], &words[i]);
+                    json_array_end(&want);
+                    char err[160];
+                    json_array_begin(&got_words);
+                    assert_int_equal(
+                        departure_json_write_items(&got_words, sets[set], &by_words, true, NULL, 0, err, sizeof err),
+                        0);
+                    json_array_end(&got_words);
+                    json_array_begin(&got_rows);
+                    assert_int_equal(
+                        departure_json_write_items(&got_rows, sets[set], &by_rows, true, NULL, 0, err, sizeof err),
+                        0);
+                    json_array_end(&got_rows);
+                    assert_string_equal(got_words.buf, want.buf);
+                    assert_string_equal(got_rows.buf, want.buf);
+                    json_free(&want);
+                    json_free(&got_words);
+                    json_free(&got_rows);
+                }
+    query_scratch_free(s);
+}
+
 /* The body of /v1/departures near the walk's stops for `kind`. */
 static char *nearby_body(dataset *ds, const char *kind)
 {
@@ -401,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_rows_match_the_generic_writer),
         cmocka_unit_test(test_rows_across_a_dst_change),
         cmocka_unit_test(test_escaped_texts_appear_on_their_rows),
+        cmocka_unit_test(test_realtime_members_match_the_generic_writer),
         cmocka_unit_test(test_kept_in_files_answers_the_same),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

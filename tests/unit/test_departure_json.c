@@ -357,8 +357,8 @@ static void test_escaped_texts_appear_on_their_rows(void **state)
  * either way, across the fall-back change and by more than a day. */
 static rt_departure word_for(uint32_t i)
 {
-    static const int32_t delays[] = {0,    1,     59,     -1,      -61,     600,   3599,   3600,
-                                     7200, -7200, 86399, -86400,  90061,  -93784, 1234567, -1234567};
+    static const int32_t delays[] = {0,     1,      59,     -1,    -61,     600,     3599,     3600,  7200,  -7200,
+                                     86399, -86400, 90061,  -93784, 10,    -100,    9999,     -10000, 1234567, -1234567};
     uint32_t ndelays = sizeof delays / sizeof *delays;
     int32_t delay = delays[i % ndelays];
     switch (i / ndelays % 5) {

@@ -3,7 +3,9 @@
  * The join asks for every row's realtime in passes (its trip's slot of the
  * overlay's row index, else the overlay's head and then its entry) and
  * reads them after, so that the cache misses of a 50-row board overlap
- * instead of queuing one behind the other.
+ * instead of queuing one behind the other. A board with nothing to join
+ * but those answers (nearly every board) is handed over as the answers
+ * alone (board.rts), without a board_row a row.
  */
 #include "transit/board.h"
 

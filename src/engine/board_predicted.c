@@ -129,20 +129,26 @@ static departure row_of(const choice *c, const board_key *k)
     return (k->row & ROW_EXTRA) ? c->p->extras[k->row & ~ROW_EXTRA] : scan_row(c, k);
 }
 
+/* What the overlay said of a row with flags f (RT_ROW_* | KEY_REALTIME),
+ * without its delay and occupancy: a table, so that a row of the answer
+ * copies 16 bytes instead of setting seven booleans one by one. */
+#define RT_OF_FLAGS(f)                                                                                        \
+    {.realtime = ((f) & KEY_REALTIME) != 0, .canceled = ((f) & RT_ROW_CANCELED) != 0,                       \
+     .skipped = ((f) & RT_ROW_SKIPPED) != 0, .hidden = ((f) & RT_ROW_HIDDEN) != 0,                           \
+     .has_prediction = ((f) & RT_ROW_PREDICTION) != 0, .moved = ((f) & RT_ROW_MOVED) != 0,                   \
+     .has_properties = ((f) & RT_ROW_PROPERTIES) != 0}
+#define RT_OF_4(f) RT_OF_FLAGS(f), RT_OF_FLAGS((f) + 1), RT_OF_FLAGS((f) + 2), RT_OF_FLAGS((f) + 3)
+#define RT_OF_16(f) RT_OF_4(f), RT_OF_4((f) + 4), RT_OF_4((f) + 8), RT_OF_4((f) + 12)
+#define RT_OF_64(f) RT_OF_16(f), RT_OF_16((f) + 16), RT_OF_16((f) + 32), RT_OF_16((f) + 48)
+static const rt_departure rt_of_flags[128] = {RT_OF_64(0), RT_OF_64(64)};
+
 /* What the overlay said of a row, from its key. */
-static rt_departure rt_of(const board_key *k)
+static inline rt_departure rt_of(const board_key *k)
 {
-    return (rt_departure){
-        .realtime = (k->flags & KEY_REALTIME) != 0,
-        .canceled = (k->flags & RT_ROW_CANCELED) != 0,
-        .skipped = (k->flags & RT_ROW_SKIPPED) != 0,
-        .hidden = (k->flags & RT_ROW_HIDDEN) != 0,
-        .has_prediction = (k->flags & RT_ROW_PREDICTION) != 0,
-        .delay_s = k->delay,
-        .occupancy = k->occupancy,
-        .moved = (k->flags & RT_ROW_MOVED) != 0,
-        .has_properties = (k->flags & RT_ROW_PROPERTIES) != 0,
-    };
+    rt_departure r = rt_of_flags[k->flags & 127];
+    r.delay_s = k->delay;
+    r.occupancy = k->occupancy;
+    return r;
 }
 
 /* rt_of's inverse: the flags of what the overlay said. */
@@ -221,6 +227,30 @@ static inline __attribute__((always_inline)) uint32_t insert(choice *c, const bo
     }
     order[i] = *k;
     return out;
+}
+
+/* A key's order as one 128-bit number (its instant, then the ranks). */
+static inline unsigned __int128 order_of(const board_key *k) { return (unsigned __int128)k->hi << 64 | k->lo; }
+
+/* insert for a row of the scan, while every key held is ranked (the extras
+ * come after the scan): the order is the two integers alone. *n keys are
+ * held, at most limit + 1. */
+static inline __attribute__((always_inline)) void insert_ranked(board_key *order, uint32_t *n, uint32_t limit,
+                                                                const board_key *k)
+{
+    unsigned __int128 x = order_of(k);
+    uint32_t i = *n;
+    if (i == limit + 1) {
+        if (!(x < order_of(&order[limit]))) return;
+        i = limit;
+    } else {
+        (*n)++;
+    }
+    while (i > 0 && x < order_of(&order[i - 1])) {
+        order[i] = order[i - 1];
+        i--;
+    }
+    order[i] = *k;
 }
 
 /* A row that does not come from the scan (an ADDED trip's, one a platform
@@ -329,21 +359,24 @@ static int drain(choice *c, query_scratch *s, const scan_heap *h, bool wheelchai
     /* every cursor's first row: its slot asked for before the first pop */
     for (size_t i = 0; i < s->cur_n; i++) slots[i] = ask_slot(c, &s->cur[i], runs[s->cur[i].run].trip);
     bool moves = rt_overlay_moved_count(rt) != 0, by_schedule = p->by_schedule;
-    int64_t from = h->from, to = h->to;
+    int64_t from = h->from, to = h->to;   /* the merge's */
+    int64_t window_from = c->from, window_to = c->to, until = c->until;
+    uint32_t n = c->n, limit = c->limit;
+    assert(n == 0);   /* the scan's rows come first: every key held is ranked */
     while (s->heap_n) {
         heap_entry *top = &s->heap[0];
         uint32_t ci = top->cursor;
         cursor *cu = &s->cur[ci];
         int64_t instant = from + (int64_t)(top->hi >> 32);
-        if (instant > c->until) break;
+        if (instant > until) break;
         const rt_row_slot *slot = slots[ci];
         uint32_t run = cu->run;
         do {
             if (wheelchair && !board_row_accessible(ds, &(departure){.stop = cu->stop, .trip = runs[run].trip}))
                 break;
             /* before the window, and its trip never late enough to reach it */
-            if (instant < c->from &&
-                (int64_t)(slot ? slot->late : rt_overlay_trip_late(rt, runs[run].trip)) < c->from - instant)
+            if (instant < window_from &&
+                (int64_t)(slot ? slot->late : rt_overlay_trip_late(rt, runs[run].trip)) < window_from - instant)
                 break;
             bool ask = true;
             const rt_row_run *r = slot ? rt_row_slot_run(slot, cu->day, cu->pos, cu->arrival, &ask) : NULL;
@@ -368,10 +401,10 @@ static int drain(choice *c, query_scratch *s, const scan_heap *h, bool wheelchai
                 at += k.delay;
                 k.flags |= KEY_SHIFTED;
             }
-            if (at < c->from || at >= c->to) break;
-            k.hi = (uint64_t)(at - c->from) << 32 | (uint32_t)top->hi;
-            insert(c, &k);
-            if (c->n > c->limit) c->until = nth_at(c, c->limit - 1) + (int64_t)c->early;
+            if (at < window_from || at >= window_to) break;
+            k.hi = (uint64_t)(at - window_from) << 32 | (uint32_t)top->hi;
+            insert_ranked(p->order, &n, limit, &k);
+            if (n > limit) until = nth_at(c, limit - 1) + (int64_t)c->early;
         } while (0);
         /* advance the cursor within its group (query.c's drain) */
         cu->run++;
@@ -391,6 +424,8 @@ static int drain(choice *c, query_scratch *s, const scan_heap *h, bool wheelchai
         if (s->heap_n) heap_replace_top(s->heap, s->heap_n, s->heap[s->heap_n]);
     }
     s->heap_n = 0;
+    c->n = n;
+    c->until = until;
     return QUERY_OK;
 }
 

@@ -124,6 +124,7 @@ static departure scan_row(const choice *c, const board_key *k)
                        near_distance(c->s, cu->near)};
 }
 
+/* A key's row: an extra as it was put in, a scan row from its cursor. */
 static departure row_of(const choice *c, const board_key *k)
 {
     return (k->row & ROW_EXTRA) ? c->p->extras[k->row & ~ROW_EXTRA] : scan_row(c, k);

@@ -16,6 +16,10 @@
 #define SHARE_PATH_MAX 4096
 #define SHARE_MAX_CANDIDATES 4
 
+/* The path of the running binary (symlinks resolved: /proc/self/exe on
+ * Linux, _NSGetExecutablePath on macOS); false where the platform cannot
+ * say or `cap` is too small. */
+bool share_executable_path(char *out, size_t cap);
 /* The directory of the running binary (symlinks resolved); false where the
  * platform cannot say. */
 bool share_executable_dir(char *out, size_t cap);

@@ -16,7 +16,7 @@
 #include <mach-o/dyld.h>
 #endif
 
-bool share_executable_dir(char *out, size_t cap)
+bool share_executable_path(char *out, size_t cap)
 {
     char path[PATH_MAX];
 #if defined(__linux__)
@@ -32,6 +32,14 @@ bool share_executable_dir(char *out, size_t cap)
 #else
     return false;
 #endif
+    return (size_t)snprintf(out, cap, "%s", path) < cap;
+}
+
+bool share_executable_dir(char *out, size_t cap)
+{
+    char path[PATH_MAX];
+    if (!share_executable_path(path, sizeof path))
+        return false;
     char *slash = strrchr(path, '/');
     if (!slash)
         return false;

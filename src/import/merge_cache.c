@@ -28,6 +28,7 @@
 
 #include "transit/fd_io.h"
 #include "transit/sha256.h"
+#include "transit/share_dir.h"
 
 #define MAGIC "TDMERGE1"
 #define FORMAT 1
@@ -358,7 +359,10 @@ void mc_index_free(mc_index *idx)
 
 int mc_build_id(char out[65])
 {
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    char exe[SHARE_PATH_MAX];
+    if (!share_executable_path(exe, sizeof exe))
+        return -1;
+    int fd = open(exe, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     sha256_ctx c;

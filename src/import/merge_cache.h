@@ -84,7 +84,7 @@ int mc_index_write(const char *dir, const mc_index *idx, char *err, size_t errle
 void mc_index_free(mc_index *idx);
 void mc_feed_free(mc_feed *f);
 
-/* The SHA-256 of the running executable (/proc/self/exe), once per merge:
+/* The SHA-256 of the running executable (share_executable_path), once per merge:
  * 0, or -1 where it cannot be read (the cache is then not used). */
 int mc_build_id(char out[65]);
 

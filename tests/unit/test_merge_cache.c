@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "import/merge_cache.h"
+#include "transit/sha256.h"
+#include "transit/share_dir.h"
 
 static void test_id_lists_sort_by_table_then_id_each_once(void **state)
 {
@@ -141,6 +143,34 @@ static void test_the_build_is_named_by_the_executable(void **state)
     assert_int_equal(mc_build_id(b), 0);
     assert_int_equal(strlen(a), 64);
     assert_string_equal(a, b);
+    /* the bytes hashed are this test binary's, found the same way on Linux
+     * and macOS (share_executable_path), and its directory is the one the
+     * shipped files are looked for beside */
+    char exe[SHARE_PATH_MAX], dir[SHARE_PATH_MAX];
+    assert_true(share_executable_path(exe, sizeof exe));
+    assert_true(share_executable_dir(dir, sizeof dir));
+    const char *base = strrchr(exe, '/');
+    assert_non_null(base);
+    assert_string_equal(base + 1, "test_merge_cache");
+    assert_int_equal((size_t)(base - exe), strlen(dir));
+    assert_memory_equal(exe, dir, strlen(dir));
+    FILE *f = fopen(exe, "rb");
+    assert_non_null(f);
+    sha256_ctx c;
+    sha256_init(&c);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        sha256_update(&c, buf, n);
+    fclose(f);
+    uint8_t d[32];
+    char hex[65];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+    assert_string_equal(a, hex);
+    /* too small a buffer is refused, not cut */
+    char tiny[4];
+    assert_false(share_executable_path(tiny, sizeof tiny));
 }
 
 int main(void)

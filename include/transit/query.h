@@ -266,8 +266,10 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
                   uint32_t *count, bool *truncated, query_error *err);
 
 /* A scan: the events of a board in schedule order, handed one by one to a
- * visitor that chooses among them itself (engine/board_predicted.c orders a
- * board by predicted times). The window read is [from, from + window_s)
+ * visitor that chooses among them itself (engine/board_accessible.c keeps
+ * the rows a wheelchair can take; engine/board_predicted.c, which orders a
+ * board by predicted times, drains the same merge itself through the
+ * engine's query_heap.h, with visit NULL). The window read is [from, from + window_s)
  * widened, for each stop searched, by the slack the callback gives it: an
  * event at that stop may be chosen up to `late` seconds after its scheduled
  * instant or `early` seconds before it, so the scan reads each stop from its
@@ -287,9 +289,6 @@ typedef struct query_scan {
     bool (*visit)(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n);
     void *ctx;
     const int64_t *until;
-    /* may be NULL; else called with each row as it is found, a batch before
-     * visit sees it: time for what the visitor will read to arrive */
-    void (*prefetch)(void *ctx, const departure *d);
     /* may be NULL; else called for every stop searched with step 0, then
      * for every stop with step 1, before slack is asked of any: what slack
      * reads, in two dependent steps, on its way for all stops at once */

@@ -23,66 +23,6 @@ bool board_row_accessible(const dataset *ds, const departure *d)
     return boarding == 1;
 }
 
-/* ------------------------------------------------------------ a filter around a scan */
-
-static void filter_slack(void *ctx, uint32_t stop, uint32_t *late, uint32_t *early)
-{
-    const accessible_filter *f = ctx;
-    f->inner->slack(f->inner->ctx, stop, late, early);
-}
-
-static void filter_prefetch(void *ctx, const departure *d)
-{
-    const accessible_filter *f = ctx;
-    f->inner->prefetch(f->inner->ctx, d);
-}
-
-static void filter_prefetch_stop(void *ctx, uint32_t stop, int step)
-{
-    const accessible_filter *f = ctx;
-    f->inner->prefetch_stop(f->inner->ctx, stop, step);
-}
-
-static bool filter_visit(void *ctx, const departure *rows, const query_rank *ranks, uint32_t n)
-{
-    accessible_filter *f = ctx;
-    assert(n <= QUERY_SCAN_BATCH);
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!board_row_accessible(f->ds, &rows[i])) continue;
-        f->rows[kept] = rows[i];
-        f->ranks[kept++] = ranks[i];
-    }
-    return kept == 0 || f->inner->visit(f->inner->ctx, f->rows, f->ranks, kept);
-}
-
-static void filter_prefetch_point(void *ctx, uint32_t point)
-{
-    const accessible_filter *f = ctx;
-    f->inner->prefetch_point(f->inner->ctx, point);
-}
-
-static void filter_slack_point(void *ctx, uint32_t point, uint32_t stop, uint32_t *late, uint32_t *early)
-{
-    const accessible_filter *f = ctx;
-    f->inner->slack_point(f->inner->ctx, point, stop, late, early);
-}
-
-const query_scan *accessible_scan(accessible_filter *f, const dataset *ds, const query_scan *inner, query_scan *out)
-{
-    f->ds = ds;
-    f->inner = inner;
-    *out = (query_scan){filter_slack,
-                        filter_visit,
-                        f,
-                        inner->until,
-                        inner->prefetch ? filter_prefetch : NULL,
-                        inner->prefetch_stop ? filter_prefetch_stop : NULL,
-                        inner->prefetch_point ? filter_prefetch_point : NULL,
-                        inner->slack_point ? filter_slack_point : NULL};
-    return out;
-}
-
 /* ------------------------------------------------------------ boards in schedule order */
 
 /* The rows kept so far of a filtered board in schedule order. */
@@ -122,7 +62,7 @@ int accessible_stop_events(const dataset *ds, query_scratch *s, query_kind kind,
                            query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */
@@ -140,7 +80,7 @@ int accessible_nearby_events(const dataset *ds, query_scratch *s, query_kind kin
                              uint32_t *count, bool *truncated, query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */

@@ -5,7 +5,8 @@
  * fewer than `limit` rows while more exist. The filter sits inside the
  * schedule's scan instead (query.h: stop_events_scan, nearby_events_scan),
  * so a filtered board reads on until it has `limit` rows or the window
- * ends, and a board by predicted time filters the rows it chooses from. An
+ * ends, and a board by predicted time (board_predicted.c) tests the rows it
+ * chooses from as it drains its merge. An
  * unfiltered board never comes here: the hot path is as it was.
  *
  * The rule, per GTFS: a row is accessible when its trip's
@@ -26,18 +27,6 @@
 /* Whether a timetable row (d->trip below the dataset's trip count) is
  * accessible by the rule above. */
 bool board_row_accessible(const dataset *ds, const departure *d);
-
-/* A scan that hands `inner` only the accessible events of a batch (with
- * their ranks), passing on its slack, its end and its prefetch. `f` holds
- * the filtered batch and lives as long as the scan. */
-typedef struct accessible_filter {
-    const dataset *ds;
-    const query_scan *inner;
-    departure rows[QUERY_SCAN_BATCH];
-    query_rank ranks[QUERY_SCAN_BATCH];
-} accessible_filter;
-const query_scan *accessible_scan(accessible_filter *f, const dataset *ds, const query_scan *inner,
-                                  query_scan *out);
 
 /* stop_events and nearby_events of the accessible rows only: the first
  * `limit` in the same order, truncated when more are in the window. */

@@ -15,7 +15,7 @@
  * (store/dataset_arrivals.c); a board of departures, the hot path, is the
  * same code inlined with its kind a constant.
  */
-#include "store/dataset_internal.h"
+#include "engine/query_heap.h"
 
 #include <assert.h>
 #include <math.h>
@@ -25,52 +25,6 @@
 
 #define EARTH_RADIUS_M 6371008.8
 #define METERS_PER_DEG_LAT (EARTH_RADIUS_M * M_PI / 180.0)
-
-/* A group's place in the merge on one service day: its current run and
- * what each of its departures carries into the output. */
-typedef struct cursor {
-    int64_t base;          /* day base instant */
-    uint32_t run, run_end, pos;
-    uint32_t stop, stop_sequence;
-    int32_t day;
-    uint32_t near;         /* index into query_scratch.near, or NO_NEAR */
-    uint32_t arrival;      /* its events are arrivals (1) or departures (0) */
-} cursor;
-
-#define NO_NEAR UINT32_MAX
-
-/* The merge heap holds the order key of each cursor's current event, not
- * the cursor: (instant, stop_id, route_short_name, trip_id) as two integers
- * compared as one 128-bit number. The instant counts from the window's
- * start (events lie in the window, so it fits 32 bits) and the strings are
- * precomputed ranks. A sift then moves 24 bytes an entry, not the 72 of a
- * cursor with its key, and compares two integers, not four. */
-typedef struct heap_entry {
-    uint64_t hi;           /* seconds from the window's start << 32 | stop rank */
-    uint64_t lo;           /* route rank << 32 | trip rank */
-    uint32_t cursor;       /* index into query_scratch.cur */
-} heap_entry;
-
-typedef struct pending pending;
-
-/* A stop within the radius: its grid point and its distance (see
- * collect_near). */
-typedef struct near_stop {
-    const grid_point *point;
-    double distance_m;
-    uint32_t lead;         /* a scan: how far before the window its rows are read (widen_window) */
-} near_stop;
-
-struct query_scratch {
-    pending *pending;
-    size_t pending_n, pending_cap;
-    cursor *cur;
-    size_t cur_n, cur_cap;
-    heap_entry *heap;
-    size_t heap_n, heap_cap;
-    near_stop *near;
-    size_t near_n, near_cap;
-};
 
 /* Doubles a scratch array. Scratch only grows, so a warm thread's queries
  * allocate nothing. */
@@ -143,12 +97,6 @@ static int near_push(query_scratch *s, const grid_point *gp, double d)
     if (s->near_n == s->near_cap && grow_scratch((void **)&s->near, &s->near_cap, sizeof *s->near)) return -1;
     s->near[s->near_n++] = (near_stop){gp, d, 0};
     return 0;
-}
-
-/* The near stop's distance (0 for a stop's own departures). */
-static double near_distance(const query_scratch *s, uint32_t i)
-{
-    return i == NO_NEAR ? 0 : s->near[i].distance_m;
 }
 
 /* floor(x + 0.5): a distance as the API writes it, in whole metres. */
@@ -264,39 +212,6 @@ int nearby_stops(const dataset *ds, query_scratch *s, double lat, double lon, do
 
 /* ------------------------------------------------------------ departures */
 
-/* The heap's comparisons depend on the data, so a branch on each would be
- * mispredicted about half the time: they are computed, not branched on. */
-static inline size_t entry_before(const heap_entry *a, const heap_entry *b)
-{
-    return (size_t)((a->hi < b->hi) | ((a->hi == b->hi) & (a->lo < b->lo)));
-}
-
-/* Puts x in place of the top. A replaced top is the cursor's next event,
- * later than the one it had, so it mostly belongs near the bottom: the hole
- * goes down to a leaf along the earlier child at each level (a comparison
- * whose result picks the child, no branch), and x rises from there, most
- * often not at all. */
-static void heap_replace_top(heap_entry *h, size_t n, heap_entry x)
-{
-    size_t i = 0;
-    for (size_t l = 1; l + 1 < n; l = 2 * i + 1) {
-        size_t c = l + entry_before(&h[l + 1], &h[l]);
-        h[i] = h[c];
-        i = c;
-    }
-    if (2 * i + 1 < n) {
-        h[i] = h[2 * i + 1];
-        i = 2 * i + 1;
-    }
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!entry_before(&x, &h[p])) break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
 /* Adds cursor c, its first event `rel` seconds after the window's start. */
 static int heap_push(query_scratch *s, const cursor *c, uint32_t rel, uint32_t stop_rank, uint32_t route_rank,
                      uint32_t trip_rank)
@@ -315,15 +230,6 @@ static int heap_push(query_scratch *s, const cursor *c, uint32_t rel, uint32_t s
     }
     s->heap[i] = e;
     return 0;
-}
-
-/* The event of a run at a position. `runs` is the query's run array: RUNS
- * for departures, event_runs (departure runs, then arrival runs with their
- * arrival profiles) when arrivals are asked for. */
-static inline uint32_t run_secs(const dataset *ds, const tt_run *runs, uint32_t run, uint32_t pos)
-{
-    const tt_run *r = &runs[run];
-    return (uint32_t)((int64_t)r->start + ds->profiles[r->dep_profile + pos]);
 }
 
 static inline int64_t floor_div64(int64_t a, int64_t b)
@@ -410,11 +316,6 @@ typedef struct pending {
     uint32_t near;              /* index into query_scratch.near, or NO_NEAR */
     uint32_t skip;              /* a scan: seconds of the widened window this stop's rows start after */
 } pending;
-
-static inline void prefetch_event(const dataset *ds, const tt_run *runs, uint32_t run, uint32_t pos)
-{
-    __builtin_prefetch(&ds->profiles[runs[run].dep_profile + pos]);
-}
 
 /* First phase, for one stop: every visit whose group runs on a day and can
  * reach the window is kept, with a guess of where its first run in the
@@ -605,7 +506,6 @@ static void drain_visit(const dataset *ds, const tt_run *runs, query_scratch *s,
         d->pos = c->pos;
         d->arrival = c->arrival;
         d->distance_m = near_distance(s, c->near);
-        if (scan->prefetch) scan->prefetch(scan->ctx, d);
         ranks[n++] = (query_rank){(uint32_t)top->hi, (uint32_t)(top->lo >> 32), (uint32_t)top->lo};
         if (n == QUERY_SCAN_BATCH) {
             if (!scan->visit(scan->ctx, batch, ranks, n)) {
@@ -682,12 +582,14 @@ static int departures_oom(query_scratch *s, query_error *err)
  * into out: the common end of both departures questions. */
 static int finish_departures(const dataset *ds, const tt_run *runs, query_scratch *s, const day_span *days,
                              int64_t from, int64_t to, uint32_t limit, departure *out, uint32_t *count,
-                             bool *truncated, const query_scan *scan, query_error *err)
+                             bool *truncated, const query_scan *scan, scan_heap *heap, query_error *err)
 {
     narrow_pending(ds, runs, s, days);
     if (settle_pending(ds, runs, s, days))
         return departures_oom(s, err);
-    if (scan)
+    if (heap)
+        *heap = (scan_heap){runs, from, to};   /* the caller drains it */
+    else if (scan)
         drain_visit(ds, runs, s, from, to, scan);
     else
         drain(ds, runs, s, from, to, limit, out, count, truncated);
@@ -733,7 +635,7 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
                                                             uint32_t stop, int64_t from, uint32_t window_s,
                                                             uint32_t limit, departure *out, uint32_t *count,
                                                             bool *truncated, const query_scan *scan,
-                                                            query_error *err)
+                                                            scan_heap *heap, query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -775,7 +677,7 @@ static inline __attribute__((always_inline)) int stop_board(const dataset *ds, q
                       skip, days, ndays))
             goto oom;
     }
-    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, heap, err);
 oom:
     return departures_oom(s, err);
 }
@@ -784,13 +686,14 @@ int stop_events(const dataset *ds, query_scratch *s, query_kind kind, uint32_t s
                 uint32_t window_s, uint32_t limit, departure *out, uint32_t *count, bool *truncated,
                 query_error *err)
 {
-    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, NULL, err);
+    return stop_board(ds, s, kind, stop, from, window_s, limit, out, count, truncated, NULL, NULL, err);
 }
 
 int stop_departures(const dataset *ds, query_scratch *s, uint32_t stop, int64_t from, uint32_t window_s,
                     uint32_t limit, departure *out, uint32_t *count, bool *truncated, query_error *err)
 {
-    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, NULL, err);
+    return stop_board(ds, s, QUERY_DEPARTURES, stop, from, window_s, limit, out, count, truncated, NULL, NULL,
+                      err);
 }
 
 int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
@@ -798,7 +701,7 @@ int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint3
 {
     uint32_t count;
     bool truncated;
-    return stop_board(ds, s, kind, stop, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated, scan, err);
+    return stop_board(ds, s, kind, stop, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated, scan, NULL, err);
 }
 
 /* Asks for the visit records of every stop found near a point: they lie
@@ -818,7 +721,7 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
                                                               double radius_m, int64_t from, uint32_t window_s,
                                                               uint32_t limit, departure *out, uint32_t *count,
                                                               bool *truncated, const query_scan *scan,
-                                                              query_error *err)
+                                                              scan_heap *heap, query_error *err)
 {
     *count = 0;
     *truncated = false;
@@ -867,7 +770,7 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
                       scan ? late - s->near[i].lead : 0, days, ndays))
             goto oom;
     }
-    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, err);
+    return finish_departures(ds, runs, s, days, from, to, limit, out, count, truncated, scan, heap, err);
 oom:
     return departures_oom(s, err);
 }
@@ -876,7 +779,8 @@ int nearby_events(const dataset *ds, query_scratch *s, query_kind kind, double l
                   int64_t from, uint32_t window_s, uint32_t limit, departure *out, uint32_t *count,
                   bool *truncated, query_error *err)
 {
-    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, NULL, err);
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, limit, out, count, truncated, NULL, NULL,
+                        err);
 }
 
 int nearby_events_scan(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
@@ -885,7 +789,7 @@ int nearby_events_scan(const dataset *ds, query_scratch *s, query_kind kind, dou
     uint32_t count;
     bool truncated;
     return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated,
-                        scan, err);
+                        scan, NULL, err);
 }
 
 int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lon, double radius_m, int64_t from,
@@ -893,7 +797,25 @@ int nearby_departures(const dataset *ds, query_scratch *s, double lat, double lo
                       query_error *err)
 {
     return nearby_board(ds, s, QUERY_DEPARTURES, lat, lon, radius_m, from, window_s, limit, out, count, truncated,
-                        NULL, err);
+                        NULL, NULL, err);
+}
+
+int stop_events_heap(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,
+                     uint32_t window_s, const query_scan *scan, scan_heap *h, query_error *err)
+{
+    uint32_t count;
+    bool truncated;
+    return stop_board(ds, s, kind, stop, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated, scan, h, err);
+}
+
+int nearby_events_heap(const dataset *ds, query_scratch *s, query_kind kind, double lat, double lon,
+                       double radius_m, int64_t from, uint32_t window_s, const query_scan *scan, scan_heap *h,
+                       query_error *err)
+{
+    uint32_t count;
+    bool truncated;
+    return nearby_board(ds, s, kind, lat, lon, radius_m, from, window_s, QUERY_LIMIT_MAX, NULL, &count, &truncated,
+                        scan, h, err);
 }
 
 size_t query_near_count(const query_scratch *s) { return s->near_n; }

@@ -125,20 +125,38 @@ static inline uint32_t rt_row_slot_late(const rt_row_slot *slot, const rt_overla
     return slot ? slot->late : rt_overlay_trip_late(o, trip);
 }
 
+/* What a slot says of the row of its trip on service_date at position pos
+ * (an arrival row when `arrival`), without a departure: the run that
+ * answers it; or NULL, with *ask true when the overlay's look-up must
+ * answer (another instance, an arrival, a position past the runs), false
+ * when the overlay has no instance of the row (the look-up's answer:
+ * nothing). */
+static inline const rt_row_run *rt_row_slot_run(const rt_row_slot *slot, int32_t service_date, uint32_t pos,
+                                                bool arrival, bool *ask)
+{
+    if (slot->service_date != service_date) {
+        *ask = slot->more_dates;   /* else the trip's one instance is of another date */
+        return NULL;
+    }
+    *ask = arrival || pos >= slot->npos;
+    if (*ask) return NULL;
+    uint32_t i = slot->nruns - 1u;
+    while (i > 0 && slot->runs[i].first_pos > pos) i--;
+    return &slot->runs[i];
+}
+
 /* rt_row_index_lookup with the row's slot (or NULL) found. */
 static inline bool rt_row_slot_lookup(const rt_row_slot *slot, const rt_overlay *o, const departure *d,
                                       rt_departure *out)
 {
     if (!slot) return rt_overlay_lookup(o, d, out);
-    if (slot->service_date != d->service_date) {
-        if (slot->more_dates) return rt_overlay_lookup(o, d, out);
-        *out = (rt_departure){0};   /* the trip's one instance is of another date */
+    bool ask;
+    const rt_row_run *run = rt_row_slot_run(slot, d->service_date, d->pos, d->arrival, &ask);
+    if (ask) return rt_overlay_lookup(o, d, out);
+    if (!run) {
+        *out = (rt_departure){0};
         return false;
     }
-    if (d->arrival || d->pos >= slot->npos) return rt_overlay_lookup(o, d, out);
-    uint32_t i = slot->nruns - 1u;
-    while (i > 0 && slot->runs[i].first_pos > d->pos) i--;
-    const rt_row_run *run = &slot->runs[i];
     *out = (rt_departure){
         .realtime = true,
         .canceled = (run->flags & RT_ROW_CANCELED) != 0,

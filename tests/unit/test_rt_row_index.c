@@ -7,12 +7,17 @@
  * dates, a frequency-based trip (no slot: its runs differ by their times)
  * and a trip whose delay changes at every stop (more runs than a slot
  * holds). Every departure and arrival row of every stop over three days,
- * as the departures query gives them, is looked up both ways.
+ * as the departures query gives them, is looked up both ways. Boards by
+ * predicted time read the index as they drain their merge (board_predicted.c
+ * keeps what it said of a row packed in the row's key): each row of theirs
+ * must be a row of the schedule, carry what the look-up says of it, and
+ * come in predicted order.
  */
 #include "test_support.h"
 #include "test_rt_fixture.h"
 #include "test_timetable_fixture.h"
 
+#include "engine/board_predicted.h"
 #include "live/rt_row_index.h"
 #include "transit/gtfs.h"
 #include "transit/rt_overlay.h"
@@ -95,6 +100,72 @@ static uint32_t compare_all_rows(const rt_overlay *o)
     return rows;
 }
 
+static bool same_row(const departure *a, const departure *b)
+{
+    return a->instant == b->instant && a->utc_offset == b->utc_offset && a->service_date == b->service_date &&
+           a->secs == b->secs && a->stop == b->stop && a->trip == b->trip && a->stop_sequence == b->stop_sequence &&
+           a->pos == b->pos && a->arrival == b->arrival && a->distance_m == b->distance_m;
+}
+
+/* Every stop's board by predicted time over each of three days, each kind:
+ * its rows are the schedule's (as stop_events gives them over the days
+ * around), each with the look-up's answer, in predicted order. */
+static uint32_t compare_predicted_boards(const rt_overlay *o)
+{
+    query_scratch *s = query_scratch_new();
+    predicted_scratch *p = predicted_scratch_new();
+    static departure all[4096], deps[64];
+    static rt_departure rts[64];
+    uint32_t rows = 0;
+    const query_kind kinds[] = {QUERY_DEPARTURES, QUERY_ARRIVALS, QUERY_BOTH};
+    for (int k = 0; k < 3; k++)
+        for (uint32_t stop = 0; stop < dataset_stop_count(g_ds); stop++) {
+            uint32_t nall;
+            bool truncated;
+            query_error err;
+            assert_int_equal(stop_events(g_ds, s, kinds[k], stop, dataset_instant(g_ds, g_monday - 2, 0), 1440 * 60,
+                                         QUERY_LIMIT_MAX, all, &nall, &truncated, &err),
+                             QUERY_OK);
+            uint32_t more;
+            for (int32_t d = g_monday - 1; d <= g_monday + 3; d++) {
+                assert_int_equal(stop_events(g_ds, s, kinds[k], stop, dataset_instant(g_ds, d, 0), 1440 * 60,
+                                             QUERY_LIMIT_MAX, all + nall, &more, &truncated, &err),
+                                 QUERY_OK);
+                nall += more;
+            }
+            for (int32_t day = g_monday - 1; day <= g_monday + 2; day++) {
+                uint32_t count;
+                assert_int_equal(board_predicted_stop(p, g_ds, s, o, kinds[k], stop, dataset_instant(g_ds, day, 0),
+                                                      1440 * 60, 64, false, deps, rts, &count, &truncated, &err),
+                                 QUERY_OK);
+                int64_t last = INT64_MIN;
+                for (uint32_t i = 0; i < count; i++) {
+                    uint32_t j = 0;
+                    while (j < nall && !same_row(&all[j], &deps[i])) j++;
+                    if (j == nall)
+                        fail_msg("kind %d stop %u day %d: row %u (trip %u pos %u) is no row of the schedule", k, stop,
+                                 day, i, deps[i].trip, deps[i].pos);
+                    rt_departure a;
+                    memset(&a, 0x5a, sizeof a);
+                    rt_overlay_lookup(o, &deps[i], &a);
+                    const rt_departure *b = &rts[i];
+                    if (a.realtime != b->realtime || a.canceled != b->canceled || a.skipped != b->skipped ||
+                        a.hidden != b->hidden || a.has_prediction != b->has_prediction || a.delay_s != b->delay_s ||
+                        a.occupancy != b->occupancy || a.moved != b->moved || a.has_properties != b->has_properties)
+                        fail_msg("kind %d stop %u day %d: row %u (trip %u pos %u) carries another answer", k, stop,
+                                 day, i, deps[i].trip, deps[i].pos);
+                    int64_t at = deps[i].instant + (b->has_prediction && !b->canceled ? b->delay_s : 0);
+                    assert_true(at >= last);
+                    last = at;
+                    rows++;
+                }
+            }
+        }
+    predicted_scratch_free(p);
+    query_scratch_free(s);
+    return rows;
+}
+
 static void test_index_answers_as_the_overlay(void **state)
 {
     (void)state;
@@ -141,6 +212,7 @@ static void test_index_answers_as_the_overlay(void **state)
     assert_true(rt_row_index_bytes(rt_overlay_row_index(o)) >= 4 * 64);
     uint32_t rows = compare_all_rows(o);
     assert_true(rows > 100);
+    assert_true(compare_predicted_boards(o) > 100);
     rt_overlay_release(o);
 }
 
@@ -151,6 +223,7 @@ static void test_empty_overlay_has_an_empty_index(void **state)
     assert_non_null(o);
     assert_int_equal(rt_row_index_kept(rt_overlay_row_index(o)), 0);
     compare_all_rows(o);
+    compare_predicted_boards(o);
     rt_overlay_release(o);
 }
 

@@ -293,12 +293,12 @@ typedef struct query_scan {
      * for every stop with step 1, before slack is asked of any: what slack
      * reads, in two dependent steps, on its way for all stops at once */
     void (*prefetch_stop)(void *ctx, uint32_t stop, int step);
-    /* may be NULL; else a nearby scan asks these instead of slack and
-     * prefetch_stop, with each stop's grid point (its index in the
-     * dataset's GRID_STOPS order, where the stops near a point lie close
-     * together): prefetch_point for every stop first, then slack_point */
-    void (*prefetch_point)(void *ctx, uint32_t point);
-    void (*slack_point)(void *ctx, uint32_t point, uint32_t stop, uint32_t *late, uint32_t *early);
+    /* may be NULL; else a nearby scan asks this instead of slack and
+     * prefetch_stop, once for all the stops it searches, by their grid
+     * points (indices in the dataset's GRID_STOPS order, where the stops
+     * near a point lie close together): late[i] and early[i], as slack
+     * gives them, of the stop at points[i] */
+    void (*slack_points)(void *ctx, const uint32_t *points, size_t n, uint32_t *late, uint32_t *early);
 } query_scan;
 /* stop_events as a scan; QUERY_OK, or an error as stop_events gives it. */
 int stop_events_scan(const dataset *ds, query_scratch *s, query_kind kind, uint32_t stop, int64_t from,

@@ -62,7 +62,7 @@ int accessible_stop_events(const dataset *ds, query_scratch *s, query_kind kind,
                            query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */
@@ -80,7 +80,7 @@ int accessible_nearby_events(const dataset *ds, query_scratch *s, query_kind kin
                              uint32_t *count, bool *truncated, query_error *err)
 {
     collect c = {ds, out, limit, 0, false};
-    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL, NULL};
+    query_scan scan = {no_slack, collect_visit, &c, &scan_to_the_end, NULL, NULL};
     *count = 0;
     *truncated = false;
     /* a bad limit: the unfiltered question names it as it always does */

@@ -47,6 +47,7 @@ void query_scratch_free(query_scratch *s)
     free(s->cur);
     free(s->heap);
     free(s->near);
+    free(s->near_slack);
     free(s);
 }
 
@@ -734,17 +735,16 @@ static inline __attribute__((always_inline)) int nearby_board(const dataset *ds,
     const tt_run *runs = runs_of(ds, kind);
     if (collect_near(ds, s, lat, lon, radius_m, true, true)) goto oom;
     uint32_t late = 0;
-    if (scan && scan->slack_point) {
-        /* by grid point: the stops near a point are a few lines of the visitor's tables */
+    if (scan && scan->slack_points) {
+        /* by grid point, all stops in one call: the stops near a point are a few lines of the scan's tables */
+        size_t n = s->near_n;
+        while (s->near_slack_cap < 3 * n)
+            if (grow_scratch((void **)&s->near_slack, &s->near_slack_cap, sizeof *s->near_slack)) goto oom;
+        uint32_t *points = s->near_slack, *lates = points + n, *earlies = lates + n;
+        for (size_t i = 0; i < n; i++) points[i] = (uint32_t)(s->near[i].point - ds->grid_points);
+        scan->slack_points(scan->ctx, points, n, lates, earlies);
         uint32_t early = 0;
-        for (size_t i = 0; scan->prefetch_point && i < s->near_n; i++)
-            scan->prefetch_point(scan->ctx, (uint32_t)(s->near[i].point - ds->grid_points));
-        for (size_t i = 0; i < s->near_n; i++) {
-            uint32_t stop_late = 0, stop_early = 0;
-            scan->slack_point(scan->ctx, (uint32_t)(s->near[i].point - ds->grid_points), s->near[i].point->stop,
-                              &stop_late, &stop_early);
-            s->near[i].lead = widen_by(stop_late, stop_early, &from, &to, &late, &early);
-        }
+        for (size_t i = 0; i < n; i++) s->near[i].lead = widen_by(lates[i], earlies[i], &from, &to, &late, &early);
     } else if (scan) {
         uint32_t early = 0;
         for (int step = 0; scan->prefetch_stop && step < 2; step++)

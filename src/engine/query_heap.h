@@ -59,6 +59,8 @@ struct query_scratch {
     size_t heap_n, heap_cap;
     near_stop *near;
     size_t near_n, near_cap;
+    uint32_t *near_slack;  /* a scan's slack_points: grid points, late, early (3 * near_n) */
+    size_t near_slack_cap;
 };
 
 /* The near stop's distance (0 for a stop's own departures). */

@@ -131,22 +131,16 @@ static inline int64_t bucket_of(const rt_grid_leads *g, int64_t from)
     return rel / LEADS_BUCKET_S;
 }
 
-void rt_grid_leads_prefetch(const rt_grid_leads *g, uint32_t point, int64_t from)
-{
-    if (point >= g->npoints) return;
-    __builtin_prefetch(&g->points[point]);
-    int64_t b = bucket_of(g, from);
-    if (b >= 0) __builtin_prefetch(&g->back[(size_t)b * g->npoints + point]);
-}
-
-void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early)
+/* rt_grid_leads_slack at a point, the window's bucket b (bucket_of) and
+ * ahead (how many seconds before the bucket's end the window starts) found. */
+static inline void slack_in(const rt_grid_leads *g, uint32_t point, int64_t b, int64_t ahead, uint32_t *lead,
+                            uint32_t *early)
 {
     *lead = *early = 0;
     if (point >= g->npoints) return;
     point_slack ps = g->points[point];
     *early = ps.early_s == EARLY_FAR ? RT_OVERLAY_SLACK_MAX : ps.early_s;
     uint32_t late = (uint32_t)ps.late_min * LEADS_UNIT_S;
-    int64_t b = bucket_of(g, from);
     if (!late || b < 0) return;   /* no row here runs late, or none reaches this window */
     uint8_t back = g->back[(size_t)b * g->npoints + point];
     if (back == LEADS_FAR) {
@@ -155,7 +149,32 @@ void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, u
     }
     /* the earliest is scheduled `back` minutes before the bucket's end, the
      * window starts `ahead` seconds before it */
-    int64_t ahead = (b + 1) * LEADS_BUCKET_S - (from - g->base);
     int64_t need = (int64_t)back * LEADS_UNIT_S - ahead;
     if (need > 0) *lead = need < late ? (uint32_t)need : late;
+}
+
+/* How many seconds before the end of its bucket b a window from `from` starts. */
+static inline int64_t ahead_of(const rt_grid_leads *g, int64_t b, int64_t from)
+{
+    return (b + 1) * LEADS_BUCKET_S - (from - g->base);
+}
+
+void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early)
+{
+    int64_t b = bucket_of(g, from);
+    slack_in(g, point, b, ahead_of(g, b, from), lead, early);
+}
+
+void rt_grid_leads_slack_points(const rt_grid_leads *g, const uint32_t *points, size_t n, int64_t from,
+                                uint32_t *lead, uint32_t *early)
+{
+    int64_t b = bucket_of(g, from);
+    const uint8_t *back = b >= 0 ? g->back + (size_t)b * g->npoints : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (points[i] >= g->npoints) continue;
+        __builtin_prefetch(&g->points[points[i]]);
+        if (back) __builtin_prefetch(&back[points[i]]);
+    }
+    int64_t ahead = ahead_of(g, b, from);
+    for (size_t i = 0; i < n; i++) slack_in(g, points[i], b, ahead, &lead[i], &early[i]);
 }

@@ -55,12 +55,14 @@ bool rt_grid_leads_finish(rt_grid_leads *g);
 void rt_grid_leads_free(rt_grid_leads *g);
 size_t rt_grid_leads_bytes(const rt_grid_leads *g);
 
-/* Starts loading what rt_grid_leads_slack reads for grid point `point`
- * (an index into GRID_STOPS) and a window from `from`. */
-void rt_grid_leads_prefetch(const rt_grid_leads *g, uint32_t point, int64_t from);
 /* For a board of departures by predicted time whose window starts at
  * `from`: how far before it to read the stop at grid point `point` (its
  * lead) and how early its rows may run, seconds. */
 void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early);
+/* rt_grid_leads_slack of the n grid points points[i], into lead[i] and
+ * early[i]: what they read asked for all of them first, so that the misses
+ * overlap, and the window's bucket found once. */
+void rt_grid_leads_slack_points(const rt_grid_leads *g, const uint32_t *points, size_t n, int64_t from,
+                                uint32_t *lead, uint32_t *early);
 
 #endif

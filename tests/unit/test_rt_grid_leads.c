@@ -98,8 +98,16 @@ static uint32_t check_every_row(const rt_overlay *o, const rt_grid_leads *g)
                 /* every window start the row reaches: after its schedule, up to its prediction */
                 int64_t end = sched + r.delay_s;
                 for (int64_t from = sched + 1; from <= end; from = from < end && from + 20 > end ? end : from + 20) {
-                    rt_grid_leads_prefetch(g, point, from);
                     rt_grid_leads_slack(g, point, from, &lead, &early);
+                    /* the batch a nearby board asks: the same answers, none for a point past the grid */
+                    uint32_t points[3] = {point, UINT32_MAX, point}, leads[3], earlies[3];
+                    rt_grid_leads_slack_points(g, points, 3, from, leads, earlies);
+                    assert_int_equal(leads[0], lead);
+                    assert_int_equal(earlies[0], early);
+                    assert_int_equal(leads[1], 0);
+                    assert_int_equal(earlies[1], 0);
+                    assert_int_equal(leads[2], lead);
+                    assert_int_equal(earlies[2], early);
                     if ((int64_t)lead < from - sched)
                         fail_msg("stop %u, row scheduled %lld delayed %d: a window from %lld reads back %u s, "
                                  "needs %lld", stop, (long long)sched, r.delay_s, (long long)from, lead,
@@ -151,6 +159,10 @@ static void test_leads_reach_every_row_predicted_into_a_window(void **state)
     assert_int_equal(lead, 0);
     rt_grid_leads_slack(g, point_of(5), dataset_instant(g_ds, g_monday + 9, 0), &lead, &early);
     assert_int_equal(lead, 0);
+    uint32_t points[2] = {point_of(0), point_of(5)}, leads[2] = {7, 7}, earlies[2];
+    rt_grid_leads_slack_points(g, points, 2, dataset_instant(g_ds, g_monday + 9, 0), leads, earlies);
+    assert_int_equal(leads[0], 0);
+    assert_int_equal(leads[1], 0);
     rt_overlay_release(o);
 }
 

@@ -406,11 +406,14 @@ static inline __attribute__((always_inline)) int drain_rows(choice *c, query_scr
             n = insert_ranked(p->order, n, limit, &k);
             if (n > limit) until = nth_at(c, limit - 1) + (int64_t)c->early;
         } while (0);
-        /* advance the cursor within its group (query.c's drain) */
+        /* advance the cursor within its group (query.c's drain). `until`
+         * only comes down, so a next row scheduled after it is never
+         * popped: the cursor leaves the merge there, its slot never asked
+         * for (the last rows of most cursors at the end of a board) */
         cu->run++;
         if (cu->run < cu->run_end) {
             int64_t next = cu->base + run_secs(ds, runs, cu->run, cu->pos);
-            if (next < to) {
+            if (next < to && next <= until) {
                 if (cu->run + 1 < cu->run_end) prefetch_event(ds, runs, cu->run + 1, cu->pos);
                 const tt_run *nr = &runs[cu->run];
                 slots[ci] = ask_slot(c, cu, nr->trip);

@@ -131,8 +131,8 @@ static inline int64_t bucket_of(const rt_grid_leads *g, int64_t from)
     return rel / LEADS_BUCKET_S;
 }
 
-/* rt_grid_leads_slack at a point, the window's bucket b (bucket_of) and
- * ahead (how many seconds before the bucket's end the window starts) found. */
+/* The slack at a point, the window's bucket b (bucket_of) and ahead (how
+ * many seconds before the bucket's end the window starts) found. */
 static inline void slack_in(const rt_grid_leads *g, uint32_t point, int64_t b, int64_t ahead, uint32_t *lead,
                             uint32_t *early)
 {
@@ -157,12 +157,6 @@ static inline void slack_in(const rt_grid_leads *g, uint32_t point, int64_t b, i
 static inline int64_t ahead_of(const rt_grid_leads *g, int64_t b, int64_t from)
 {
     return (b + 1) * LEADS_BUCKET_S - (from - g->base);
-}
-
-void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early)
-{
-    int64_t b = bucket_of(g, from);
-    slack_in(g, point, b, ahead_of(g, b, from), lead, early);
 }
 
 void rt_grid_leads_slack_points(const rt_grid_leads *g, const uint32_t *points, size_t n, int64_t from,

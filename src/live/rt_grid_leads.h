@@ -56,12 +56,11 @@ void rt_grid_leads_free(rt_grid_leads *g);
 size_t rt_grid_leads_bytes(const rt_grid_leads *g);
 
 /* For a board of departures by predicted time whose window starts at
- * `from`: how far before it to read the stop at grid point `point` (its
- * lead) and how early its rows may run, seconds. */
-void rt_grid_leads_slack(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early);
-/* rt_grid_leads_slack of the n grid points points[i], into lead[i] and
- * early[i]: what they read asked for all of them first, so that the misses
- * overlap, and the window's bucket found once. */
+ * `from`, at each of the n grid points points[i] (indices into
+ * GRID_STOPS): how far before the window to read the stop there (its
+ * lead, lead[i]) and how early its rows may run (early[i]), seconds; 0 and
+ * 0 for a point past the grid. What they read is asked for at every point
+ * first, so that the misses overlap, and the window's bucket found once. */
 void rt_grid_leads_slack_points(const rt_grid_leads *g, const uint32_t *points, size_t n, int64_t from,
                                 uint32_t *lead, uint32_t *early);
 

@@ -69,6 +69,12 @@ static uint32_t point_of(uint32_t stop)
 
 /* Every departure row on the fixture's days checked against the leads;
  * returns how many rows the overlay moves later. */
+/* The lead and early slack at one point: a board's batch of one. */
+static void slack_at(const rt_grid_leads *g, uint32_t point, int64_t from, uint32_t *lead, uint32_t *early)
+{
+    rt_grid_leads_slack_points(g, &point, 1, from, lead, early);
+}
+
 static uint32_t check_every_row(const rt_overlay *o, const rt_grid_leads *g)
 {
     query_scratch *s = query_scratch_new();
@@ -90,7 +96,7 @@ static uint32_t check_every_row(const rt_overlay *o, const rt_grid_leads *g)
                 int64_t sched = deps[i].instant;
                 uint32_t lead, early;
                 if (r.delay_s < 0) {
-                    rt_grid_leads_slack(g, point, sched, &lead, &early);
+                    slack_at(g, point, sched, &lead, &early);
                     assert_true(early >= (uint32_t)-r.delay_s);
                     continue;
                 }
@@ -98,7 +104,7 @@ static uint32_t check_every_row(const rt_overlay *o, const rt_grid_leads *g)
                 /* every window start the row reaches: after its schedule, up to its prediction */
                 int64_t end = sched + r.delay_s;
                 for (int64_t from = sched + 1; from <= end; from = from < end && from + 20 > end ? end : from + 20) {
-                    rt_grid_leads_slack(g, point, from, &lead, &early);
+                    slack_at(g, point, from, &lead, &early);
                     /* the batch a nearby board asks: the same answers, none for a point past the grid */
                     uint32_t points[3] = {point, UINT32_MAX, point}, leads[3], earlies[3];
                     rt_grid_leads_slack_points(g, points, 3, from, leads, earlies);
@@ -155,9 +161,9 @@ static void test_leads_reach_every_row_predicted_into_a_window(void **state)
     assert_true(check_every_row(o, g) >= 10);
     /* before the rows' first day and long after the last, nothing to read back */
     uint32_t lead, early;
-    rt_grid_leads_slack(g, point_of(0), dataset_instant(g_ds, g_monday - 3, 0), &lead, &early);
+    slack_at(g, point_of(0), dataset_instant(g_ds, g_monday - 3, 0), &lead, &early);
     assert_int_equal(lead, 0);
-    rt_grid_leads_slack(g, point_of(5), dataset_instant(g_ds, g_monday + 9, 0), &lead, &early);
+    slack_at(g, point_of(5), dataset_instant(g_ds, g_monday + 9, 0), &lead, &early);
     assert_int_equal(lead, 0);
     uint32_t points[2] = {point_of(0), point_of(5)}, leads[2] = {7, 7}, earlies[2];
     rt_grid_leads_slack_points(g, points, 2, dataset_instant(g_ds, g_monday + 9, 0), leads, earlies);

@@ -234,7 +234,7 @@ static inline __attribute__((always_inline)) uint32_t insert(choice *c, const bo
  * come after the scan): the order is the two integers alone, the instant's
  * first (they almost never tie), compared as two words and the place
  * walked down by pointer (as a 128-bit number indexed from the end, the
- * drain kept both in memory: 16 instructions an entry passed, now 9). n
+ * drain kept both in memory: 16 instructions an entry passed, now 11). n
  * keys are held, at most limit + 1; returns how many are held after. */
 static inline __attribute__((always_inline)) uint32_t insert_ranked(board_key *order, uint32_t n, uint32_t limit,
                                                         const board_key *k)

@@ -5,15 +5,18 @@ one run.
 
 Why it exists: the realtime issue's target is that departures keep >= 85 %
 of their rate without realtime. Both sides must be measured on the same
-data and machine minutes. Each repetition starts transitd without
---gtfs-rt and runs wrk/departures.lua, then starts it with --gtfs-rt on a
-file of 20,000 trip updates and runs the same script once /metrics shows
-the overlay matched them. The updates are of trips running on the inputs'
-service date, then on the days after it until there are enough, each
-instance with a delay at a stop in its middle, 2 % canceled, 2 % with a
-skipped stop. With --added N, N of the 20,000 are ADDED trips instead:
-copies of trips running on the service date, three minutes later under new
-trip_ids, whose rows the server merges into the departures it answers.
+data and machine minutes. Two servers run through the whole measure:
+transitd without --gtfs-rt, and transitd with --gtfs-rt on a file of
+20,000 trip updates (measured once /metrics shows the overlay matched
+them). After a short warm-up run on each, every repetition runs
+wrk/departures.lua on both, alternating which goes first (a fixed order
+would put any drift of the shared cores' load on one side). The updates
+are of trips running on the inputs' service date, then on the days after
+it until there are enough, each instance with a delay at a stop in its
+middle, 2 % canceled, 2 % with a skipped stop. With --added N, N of the
+20,000 are ADDED trips instead: copies of trips running on the service
+date, three minutes later under new trip_ids, whose rows the server merges
+into the departures it answers.
 The realtime side answers by predicted time (realtime=predicted, the
 default); --scheduled also runs it with realtime=scheduled, the boards the
 schedule chooses. With --vehicles N the same feed also carries N
@@ -24,10 +27,11 @@ stale during the run). Written with tests/api/gtfs_rt_wire.py. The report is the
 per-repetition ratios, and beside it the ratio of the server's CPU time per
 request (plain / realtime), which other load on the machine disturbs less.
 
-    python3 bench/realtime_bench.py --build build [--reps 3] [--duration 10] [--feed F] [--added 200] [--scheduled]
+    python3 bench/realtime_bench.py --build build [--reps 8] [--duration 5] [--feed F] [--added 200] [--scheduled]
                                     [--vehicles 5000]
     make bench-realtime
 """
+import argparse
 import datetime
 import http.client
 import json
@@ -170,8 +174,50 @@ def serve(transitd, data_dir, work, extra, tag):
                      port, "/healthz", work / f"transitd-{tag}.log").start()
 
 
+def wait_matched(server, want_added):
+    """Waits (at most 60 s) until the realtime server's overlay has matched
+    trip updates (and shown ADDED trips when the feed has them); returns
+    (matched, shown) from /metrics."""
+    deadline = time.monotonic() + 60
+    matched = shown = None
+    while time.monotonic() < deadline:
+        matched = metric(server.port, 'transitd_rt_trip_updates{outcome="matched"}')
+        shown = metric(server.port, 'transitd_rt_trip_updates{outcome="added"}')
+        if matched and (shown or not want_added):
+            return matched, shown
+        time.sleep(0.2)
+    raise rb.BenchError("the realtime overlay matched no trip update (or showed no ADDED trip) within 60 s")
+
+
+def repetition(rep, plain, realtime, by_schedule, matched, shown):
+    """One repetition's record and its log line: realtime over plain by req/s
+    and by the server's CPU per request (plain / realtime)."""
+    ratio = realtime["req_per_s"] / plain["req_per_s"] if plain["req_per_s"] else 0.0
+    cpu_p, cpu_r = plain["server_cpu_us_per_req"], realtime["server_cpu_us_per_req"]
+    cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
+    ok = plain["ok"] and realtime["ok"] and (by_schedule is None or by_schedule["ok"])
+    if by_schedule:
+        cpu_s = by_schedule["server_cpu_us_per_req"]
+        rb.log(f"rep {rep + 1}: realtime=scheduled {by_schedule['req_per_s']:,.0f} req/s (ratio "
+               f"{by_schedule['req_per_s'] / plain['req_per_s']:.3f})"
+               + (f"; server CPU {cpu_s:.1f} µs/request (ratio {cpu_p / cpu_s:.3f})" if cpu_p and cpu_s
+                  else ""))
+    first = "plain first" if rep % 2 == 0 else "realtime first"
+    rb.log(f"rep {rep + 1} ({first}): departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
+           f"trip instances matched and {shown or 0:,.0f} added {realtime['req_per_s']:,.0f} req/s; "
+           f"ratio {ratio:.3f}"
+           + (f"; server CPU {cpu_p:.1f} vs {cpu_r:.1f} µs/request (ratio {cpu_ratio:.3f})"
+              if cpu_ratio else "")
+           + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
+    return {"rep": rep, "plain": plain, "realtime": realtime, "matched": matched, "ratio": ratio,
+            "cpu_ratio": cpu_ratio, "ok": ok, "scheduled": by_schedule, "first": "plain" if rep % 2 == 0 else
+            "realtime"}
+
+
 def main(argv=None):
     ap = rb.side_bench_parser(__doc__, "realtime")
+    # shorter runs, more of them: each repetition is a pair a few seconds apart
+    ap.set_defaults(reps=8, duration=5)
     ap.add_argument("--added", type=int, default=0,
                     help="how many of the 20,000 trip updates are ADDED trips (default 0)")
     ap.add_argument("--vehicles", type=int, default=0,
@@ -210,50 +256,35 @@ def main(argv=None):
            f"trip updates, {len(added)} of them ADDED trips, {min(max(0, args.vehicles), len(seqs)):,} vehicles "
            f"({rt_file.stat().st_size:,} bytes); "
            f"{args.reps} x (departures without realtime, with it), c={CONNS}, {args.duration} s each")
+    # Both servers run through the whole measure, each warmed by a short run
+    # first, and the repetitions alternate which is measured first (plain,
+    # realtime; then realtime, plain; ...): with one fixed order, load that
+    # grows or falls over the run on these shared cores would always land on
+    # the same side. A repetition's ratio compares two runs seconds apart.
+    plain_server = serve(transitd, data_dir, work, [], "plain")
+    rt_server = None
     runs = []
-    for rep in range(args.reps):
-        s = serve(transitd, data_dir, work, [], "plain")
-        try:
-            plain = measured(s, args, work, rep)
-        finally:
-            s.stop()
-        s = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"]
-                  + (["--rt-max-age", "0"] if args.vehicles > 0 else []), "realtime")
-        try:
-            deadline = time.monotonic() + 60
-            matched = None
-            shown = None
-            while time.monotonic() < deadline:
-                matched = metric(s.port, 'transitd_rt_trip_updates{outcome="matched"}')
-                shown = metric(s.port, 'transitd_rt_trip_updates{outcome="added"}')
-                if matched and (shown or not added):
-                    break
-                time.sleep(0.2)
-            if not matched or (added and not shown):
-                raise rb.BenchError("the realtime overlay matched no trip update (or showed no ADDED "
-                                    "trip) within 60 s")
-            realtime = measured(s, args, work, rep)
-            by_schedule = measured(s, args, work, rep, "realtime=scheduled") if args.scheduled else None
-        finally:
-            s.stop()
-        ratio = realtime["req_per_s"] / plain["req_per_s"] if plain["req_per_s"] else 0.0
-        cpu_p, cpu_r = plain["server_cpu_us_per_req"], realtime["server_cpu_us_per_req"]
-        cpu_ratio = cpu_p / cpu_r if cpu_p and cpu_r else None
-        ok = plain["ok"] and realtime["ok"] and (by_schedule is None or by_schedule["ok"])
-        if by_schedule:
-            cpu_s = by_schedule["server_cpu_us_per_req"]
-            rb.log(f"rep {rep + 1}: realtime=scheduled {by_schedule['req_per_s']:,.0f} req/s (ratio "
-                   f"{by_schedule['req_per_s'] / plain['req_per_s']:.3f})"
-                   + (f"; server CPU {cpu_s:.1f} µs/request (ratio {cpu_p / cpu_s:.3f})" if cpu_p and cpu_s
-                      else ""))
-        rb.log(f"rep {rep + 1}: departures {plain['req_per_s']:,.0f} req/s; with {matched:,.0f} "
-               f"trip instances matched and {shown or 0:,.0f} added {realtime['req_per_s']:,.0f} req/s; "
-               f"ratio {ratio:.3f}"
-               + (f"; server CPU {cpu_p:.1f} vs {cpu_r:.1f} µs/request (ratio {cpu_ratio:.3f})"
-                  if cpu_ratio else "")
-               + ("" if ok else "  FLAGGED: " + "; ".join(plain["problems"] + realtime["problems"])))
-        runs.append({"rep": rep, "plain": plain, "realtime": realtime, "matched": matched,
-                     "ratio": ratio, "cpu_ratio": cpu_ratio, "ok": ok, "scheduled": by_schedule})
+    try:
+        rt_server = serve(transitd, data_dir, work, ["--gtfs-rt", str(rt_file), "--rt-interval", "15"]
+                          + (["--rt-max-age", "0"] if args.vehicles > 0 else []), "realtime")
+        matched, shown = wait_matched(rt_server, bool(added))
+        warm = argparse.Namespace(**{**vars(args), "duration": min(2, max(1, args.duration // 2))})
+        measured(plain_server, warm, work, -1)
+        measured(rt_server, warm, work, -1)
+        for rep in range(args.reps):
+            plain = realtime = by_schedule = None
+            for side in (("plain", "realtime") if rep % 2 == 0 else ("realtime", "plain")):
+                if side == "plain":
+                    plain = measured(plain_server, args, work, rep)
+                else:
+                    realtime = measured(rt_server, args, work, rep)
+                    if args.scheduled:
+                        by_schedule = measured(rt_server, args, work, rep, "realtime=scheduled")
+            runs.append(repetition(rep, plain, realtime, by_schedule, matched, shown))
+    finally:
+        plain_server.stop()
+        if rt_server:
+            rt_server.stop()
     good = [r for r in runs if r["ok"]]
     if args.smoke:
         rb.log(f"realtime smoke {'OK' if len(good) == len(runs) else 'FAILED'}")

@@ -248,6 +248,11 @@ static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_
     return YES;
 }
 
++ (BOOL)writesOnQueue
+{
+    return YES;   /* a commit waits for its fsync */
+}
+
 - (void)post:(TDRequest *)req
 {
     live_condition c;
@@ -296,6 +301,11 @@ static void commit_alert(TDServer *server, TDRequest *req, alert *a, const live_
 + (BOOL)showsAlerts
 {
     return YES;
+}
+
++ (BOOL)writesOnQueue
+{
+    return YES;   /* a commit waits for its fsync */
 }
 
 + (BOOL)usesServerETag

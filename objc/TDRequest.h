@@ -19,6 +19,7 @@
 
 struct MHD_Connection;
 @class TDServer;
+typedef struct td_conn td_conn;   /* TDServer.h */
 
 /* The HTTP verbs that become messages (TD_VERB_OTHER: anything else). */
 typedef enum td_verb {
@@ -64,6 +65,8 @@ typedef enum td_verb {
     bool variesOnAccept;              /* the route could have answered a stream had Accept asked:
                                        * caches must key on Accept (board_streams.h) */
     api_thread *apiThread;            /* this thread's api context */
+    td_conn *answeringFor;            /* on the write queue's thread: the suspended connection
+                                       * whose response is made (respond: leaves it there) */
 
     /* ---- the response (filled by the resource) */
     int status;

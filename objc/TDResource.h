@@ -50,6 +50,10 @@
  * board (board_streams.h): the same -get: answers it first and again
  * whenever what is served changes. Default NO. */
 + (BOOL)pushesBoards;
+/* Whether POST, PUT, PATCH and DELETE are answered on the write queue's
+ * thread (write_queue.h), so that a commit's fsync stalls no thread that
+ * answers reads. Default NO. */
++ (BOOL)writesOnQueue;
 @end
 
 /* A resource whose GET is one api.h endpoint. Subclasses override -endpoint. */

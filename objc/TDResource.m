@@ -39,6 +39,11 @@
     return NO;
 }
 
++ (BOOL)writesOnQueue
+{
+    return NO;
+}
+
 + (BOOL)answersInLanguages
 {
     return NO;

@@ -356,6 +356,21 @@ static const char *cache_control(int seconds, char *text, size_t cap)
 /* Turns the request's response fields into a queued libmicrohttpd response. */
 @implementation TDServer (Response)
 
+/* Queues r (which it takes) on the request's connection; on the write
+ * queue's thread, leaves it in the suspended connection instead, for the
+ * handler call after the resume (write_queue.h). */
+static enum MHD_Result queue_or_hold(TDRequest *req, unsigned status, struct MHD_Response *r)
+{
+    if (req->answeringFor) {
+        req->answeringFor->deferred_status = status;
+        req->answeringFor->deferred_response = r;
+        return MHD_YES;
+    }
+    enum MHD_Result queued = MHD_queue_response(req->connection, status, r);
+    MHD_destroy_response(r);
+    return queued;
+}
+
 - (enum MHD_Result)respond:(TDRequest *)req
                      route:(td_route *)route
                       etag:(const char *)etag
@@ -366,7 +381,7 @@ static const char *cache_control(int seconds, char *text, size_t cap)
     int status = req->status;
     bool closing = __atomic_load_n(&draining, __ATOMIC_RELAXED) ||
                    status == 413 || status == 414;
-    if (req->sharedResponse && !closing && !config.ncors_origins) {
+    if (req->sharedResponse && !closing && !config.ncors_origins && !req->answeringFor) {
         *sent = req->verb == TD_HEAD ? 0 : req->responseLength;
         return MHD_queue_response(req->connection, (unsigned)status, req->sharedResponse);
     }
@@ -377,10 +392,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
             MHD_add_response_header(own, MHD_HTTP_HEADER_CONNECTION, "close");
         if (config.ncors_origins)
             add_cors_headers(&config, req, route, own);
-        enum MHD_Result queued = MHD_queue_response(req->connection, (unsigned)status, own);
-        MHD_destroy_response(own);
         *sent = 0;   /* streamed: its length is not known here */
-        return queued;
+        return queue_or_hold(req, (unsigned)status, own);
     }
     const char *body = NULL;
     size_t len = 0;
@@ -485,10 +498,8 @@ static const char *cache_control(int seconds, char *text, size_t cap)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (config.ncors_origins)
         add_cors_headers(&config, req, route, r);
-    enum MHD_Result ok = MHD_queue_response(req->connection, (unsigned)status, r);
-    MHD_destroy_response(r);
     *sent = req->verb == TD_HEAD ? 0 : len;
-    return ok;
+    return queue_or_hold(req, (unsigned)status, r);
 }
 
 @end

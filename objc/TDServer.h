@@ -28,6 +28,7 @@
 
 @class TDResource;
 typedef struct board_streams board_streams;
+typedef struct write_queue write_queue;
 
 #define TD_MAX_CORS_ORIGINS 16
 
@@ -75,6 +76,12 @@ typedef struct td_conn {
     char *body;                  /* request body, up to max_body; reused */
     size_t body_len, body_cap;
     tls_connection tls;          /* HTTPS only: the handshake's state (tls_server.h) */
+    /* a write answered on the write queue's thread (write_queue.h): while
+     * deferred, the connection is suspended; its response waits here for
+     * the handler call that follows the resume (NULL: close the connection) */
+    bool deferred;
+    unsigned deferred_status;
+    struct MHD_Response *deferred_response;
     char target[TD_MAX_TARGET + 1];
 } td_conn;
 
@@ -96,6 +103,7 @@ typedef struct td_route {
     bool server_etag;            /* GET answers get the server's weak ETag (else the resource's) */
     bool pushes_boards;          /* a GET asking for text/event-stream becomes a pushed board */
     bool answers_in_languages;   /* names follow Accept-Language (TDResource answersInLanguages) */
+    bool writes_on_queue;        /* POST, PUT, PATCH, DELETE answered on the write queue's thread */
     char allow[64];              /* "GET, HEAD, OPTIONS" */
 } td_route;
 
@@ -131,6 +139,8 @@ extern const int td_route_table_count;
     tls_server *tls;             /* --tls-cert: the certificate, its reload, handshake counts */
     replica *replica;            /* --replica-of: the dataset's transfer from the primary */
     board_streams *streams;      /* pushed boards (board_streams.h), set by serve, may be NULL */
+    write_queue *writes;         /* the live store's writes' thread (write_queue.h), set by the
+                                  * daemon when writes are enabled (--tokens), else NULL */
 }
 
 /* Builds the routes (fails with a message when a class is missing). */

@@ -10,6 +10,7 @@
 #import "TDServer.h"
 #import "TDResource.h"
 #import "board_streams.h"
+#import "write_queue.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -176,6 +177,7 @@ static void count_reload(void *ctx, bool ok)
         r->server_etag = [cls usesServerETag];
         r->pushes_boards = [cls pushesBoards];
         r->answers_in_languages = [cls answersInLanguages];
+        r->writes_on_queue = [cls writesOnQueue];
         size_t used = 0;
         for (int v = 0; v < TD_VERB_OTHER; v++) {
             SEL sel = verb_selector((td_verb)v);
@@ -534,6 +536,17 @@ static void release_served(TDRequest *req)
             td_request_problem(req, 405, NULL, "%.20s is not allowed on %.160s (allowed: %s)", req->method,
                                route->pattern, route->allow);
         } else if (!refuse_query(req, q ? q + 1 : NULL)) {
+            bool write = verb == TD_POST || verb == TD_PUT || verb == TD_PATCH || verb == TD_DELETE;
+            if (write && route->writes_on_queue && writes && !req->answeringFor) {
+                /* the write queue's thread answers it (this method again, with
+                 * answeringFor set); the handler queues what it made once
+                 * libmicrohttpd resumes the connection. Logged and counted there. */
+                conn->deferred = true;
+                conn->deferred_response = NULL;
+                if (write_queue_submit(writes, req->connection, req->method, conn))
+                    return MHD_YES;
+                conn->deferred = false;   /* out of memory: answered here */
+            }
             /* a pushed board: answered as the plain GET, then kept open */
             req->variesOnAccept = route->pushes_boards && req->verb == TD_GET;   /* a stream, or a 503 with --max-streams 0 */
             bool streaming = req->variesOnAccept && streams && board_streams_wanted(req);

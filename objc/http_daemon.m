@@ -22,6 +22,7 @@
  */
 #import "http_daemon.h"
 #import "request_deadline.h"
+#import "write_queue.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,6 +61,7 @@ struct td_daemon {
     SEL answer_sel;
     size_t max_body;
     td_deadlines *deadlines;
+    write_queue *writes;         /* with --tokens: the live store's writes (write_queue.h) */
     int listen_fd;
     int port;
     char address[64];
@@ -149,6 +151,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
             conn->target_len = 0;
             conn->target[0] = '\0';
             conn->tls.server = NULL;
+            conn->deferred = false;
+            conn->deferred_response = NULL;
             if (d->server->tls) {
                 const union MHD_ConnectionInfo *tls_info =
                     MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -171,6 +175,8 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         if (conn) {
             td_deadlines_remove(d->deadlines, conn);   /* before MHD closes the socket */
             tls_connection_closed(&conn->tls);
+            if (conn->deferred_response)   /* the client left before its write's answer was sent */
+                MHD_destroy_response(conn->deferred_response);
             free(conn->body);
             free(conn);
         }
@@ -210,6 +216,12 @@ static void on_request_done(void *cls, struct MHD_Connection *connection, void *
     (void)toe;
     td_daemon *d = cls;
     if (*con_cls) {
+        td_conn *conn = *con_cls;
+        if (conn->deferred_response) {   /* ended before the resumed handler queued it */
+            MHD_destroy_response(conn->deferred_response);
+            conn->deferred_response = NULL;
+        }
+        conn->deferred = false;
         __atomic_fetch_sub(&d->in_flight, 1, __ATOMIC_RELAXED);
         td_deadline_await_next(*con_cls);   /* kept alive: the next request's deadline */
     }
@@ -219,6 +231,17 @@ static void on_request_done(void *cls, struct MHD_Connection *connection, void *
 static enum MHD_Result hand_to_server(td_daemon *d, struct MHD_Connection *connection,
                                       const char *method, td_conn *conn)
 {
+    if (conn->deferred) {
+        /* resumed: the write queue's thread made the answer (write_queue.h) */
+        conn->deferred = false;
+        struct MHD_Response *r = conn->deferred_response;
+        conn->deferred_response = NULL;
+        if (!r)
+            return MHD_NO;
+        enum MHD_Result queued = MHD_queue_response(connection, conn->deferred_status, r);
+        MHD_destroy_response(r);
+        return queued;
+    }
     td_deadline_request_complete(conn);
     TDRequest *req = current_request(d);
     if (!req)
@@ -227,6 +250,25 @@ static enum MHD_Result hand_to_server(td_daemon *d, struct MHD_Connection *conne
     req->method = method;
     req->verb = verb_of(method);
     return d->answer(d->server, d->answer_sel, req, conn) == MHD_YES ? MHD_YES : MHD_NO;
+}
+
+/* write_queue's answer: the server's answer to a write whose connection is
+ * suspended, made with this thread's own TDRequest and left in conn. */
+static void answer_write(void *ctx, struct MHD_Connection *connection, const char *method, td_conn *conn)
+{
+    td_daemon *d = ctx;
+    TDRequest *req = current_request(d);
+    if (!req)
+        return;   /* no answer: the connection is closed when resumed */
+    req->connection = connection;
+    req->method = method;
+    req->verb = verb_of(method);
+    req->answeringFor = conn;
+    if (d->answer(d->server, d->answer_sel, req, conn) != MHD_YES && conn->deferred_response) {
+        MHD_destroy_response(conn->deferred_response);
+        conn->deferred_response = NULL;
+    }
+    req->answeringFor = NULL;
 }
 
 static bool content_length_over(const char *value, size_t cap)
@@ -416,11 +458,13 @@ static enum MHD_Result accept_until_stopping(void *cls, const struct sockaddr *a
 /* MHD_ALLOW_SUSPEND_RESUME where pushed boards may be open (--max-streams
  * above 0): a stream (board_streams.h) with nothing to send suspends its
  * connection, which then costs no pool thread and no wake-up until the
- * notifier resumes it. Without streams the flag is left off: it adds a
- * check for resumed connections to every turn of libmicrohttpd's loop. */
-static unsigned daemon_flags(bool tls, bool streams)
+ * notifier resumes it; and where writes are enabled (--tokens): a write
+ * waits suspended for the write queue's thread (write_queue.h). Without
+ * either the flag is left off: it adds a check for resumed connections to
+ * every turn of libmicrohttpd's loop. */
+static unsigned daemon_flags(bool tls, bool suspends)
 {
-    unsigned suspend = streams ? MHD_ALLOW_SUSPEND_RESUME : 0;
+    unsigned suspend = suspends ? MHD_ALLOW_SUSPEND_RESUME : 0;
     if (tls)   /* see below: poll, on every platform */
         return MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TLS | suspend;
 #if defined(__linux__)
@@ -454,12 +498,19 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
         free(d);
         return NULL;
     }
+    if (cfg->tokens_path && !(d->writes = write_queue_start(answer_write, d, err, errlen))) {
+        close(d->listen_fd);
+        td_deadlines_free(d->deadlines);
+        free(d);
+        return NULL;
+    }
     bool tls = server->tls != NULL;
     if (tls && MHD_is_feature_supported(MHD_FEATURE_HTTPS_CERT_CALLBACK) != MHD_YES) {
         snprintf(err, errlen, "this libmicrohttpd was built without TLS certificate callbacks "
                               "(GnuTLS 3); --tls-cert cannot be served");
         close(d->listen_fd);
         td_deadlines_free(d->deadlines);
+        write_queue_free(d->writes);
         free(d);
         return NULL;
     }
@@ -487,16 +538,19 @@ td_daemon *td_daemon_start(TDServer *server, char *err, size_t errlen)
     if (cfg->threads > 1)
         options[nopt++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
     options[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    d->mhd = MHD_start_daemon(daemon_flags(tls, cfg->max_streams > 0), 0, accept_until_stopping, d, on_request, d,
+    d->mhd = MHD_start_daemon(daemon_flags(tls, cfg->max_streams > 0 || d->writes), 0, accept_until_stopping, d,
+                              on_request, d,
                               MHD_OPTION_ARRAY,
                               options, MHD_OPTION_END);
     if (!d->mhd) {
         snprintf(err, errlen, "libmicrohttpd could not start on %s port %d", d->address, d->port);
         close(d->listen_fd);
         td_deadlines_free(d->deadlines);
+        write_queue_free(d->writes);
         free(d);
         return NULL;
     }
+    server->writes = d->writes;
     return d;
 }
 
@@ -519,7 +573,13 @@ void td_daemon_stop(td_daemon *d, unsigned max_wait_ms)
         nanosleep(&pause, NULL);
     }
     td_deadlines_stop_sweeping(d->deadlines);
+    /* the writes queued are answered and their connections resumed while
+     * libmicrohttpd still runs; a write arriving after is answered where
+     * it arrives */
+    write_queue_stop(d->writes);
     MHD_stop_daemon(d->mhd);
+    d->server->writes = NULL;
+    write_queue_free(d->writes);
     td_deadlines_free(d->deadlines);   /* every connection has left it */
     free(d);
 }

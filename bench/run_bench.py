@@ -151,6 +151,19 @@ def run_wrk_with_cpu(script, server, conns, duration_s, inputs_dir, seed, env_ex
     return r
 
 
+def median_ci95(values, resamples=2000, seed=1):
+    """A 95 % interval for the median of `values` (the repetitions' ratios),
+    by bootstrap: the medians of `resamples` draws with replacement, their
+    2.5th and 97.5th percentiles. (None, None) with fewer than 5 values.
+    Single repetitions on shared cores spread by a tenth either way, so the
+    median alone does not say how far from the target it may be."""
+    if len(values) < 5:
+        return None, None
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
 def finish_side_bench(kind, args, conns, feed, runs, good, target, fields, summary):
     """The end of a side benchmark (alerts, realtime): its record (the
     medians over the good repetitions of `ratio` and `cpu_ratio`, plus
@@ -167,10 +180,17 @@ def finish_side_bench(kind, args, conns, feed, runs, good, target, fields, summa
         "target": target, "machine": machine_info(), "runs": runs,
         "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
+    result["ratio_ci95"] = median_ci95([r["ratio"] for r in good])
+    result["cpu_ratio_ci95"] = median_ci95([r["cpu_ratio"] for r in good]) if result["cpu_ratio"] else (None, None)
     ok = result["ratio"] >= target
-    print(f"{kind} benchmark (c={conns}, median of {len(good)}): {summary(result)} = {result['ratio']:.3f} "
-          f"(target >= {target:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
-          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}" if result["cpu_ratio"] else ""))
+
+    def ci(key):
+        lo, hi = result[key]
+        return f" (95 % interval of the median {lo:.3f}-{hi:.3f})" if lo is not None else ""
+    print(f"{kind} benchmark (c={conns}, median of {len(good)}): {summary(result)} = {result['ratio']:.3f}"
+          f"{ci('ratio_ci95')} (target >= {target:.2f}) {'✓' if ok else '✗'}; per rep {result['ratios']}"
+          + (f"; server CPU per request ratio {result['cpu_ratio']:.3f}{ci('cpu_ratio_ci95')}"
+             if result["cpu_ratio"] else ""))
     write_side_record(result, kind, args.out)
     return 0 if ok else 2
 

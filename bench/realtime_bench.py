@@ -27,7 +27,7 @@ stale during the run). Written with tests/api/gtfs_rt_wire.py. The report is the
 per-repetition ratios with its 95 % interval (bootstrap), and beside it the
 ratio of the server's CPU time per request (plain / realtime).
 
-    python3 bench/realtime_bench.py --build build [--reps 20] [--duration 4] [--feed F] [--added 200] [--scheduled]
+    python3 bench/realtime_bench.py --build build [--reps 40] [--duration 4] [--feed F] [--added 200] [--scheduled]
                                     [--vehicles 5000]
     make bench-realtime
 """
@@ -217,9 +217,10 @@ def repetition(rep, plain, realtime, by_schedule, matched, shown):
 def main(argv=None):
     ap = rb.side_bench_parser(__doc__, "realtime")
     # shorter runs, more of them: each repetition is a pair a few seconds
-    # apart, and single pairs spread by a tenth either way on shared cores
-    # (the summary gives the median's 95 % interval)
-    ap.set_defaults(reps=20, duration=4)
+    # apart, and single pairs spread by a tenth either way on shared cores,
+    # so 40 of them place the median within about 0.03 (the summary gives
+    # its 95 % interval)
+    ap.set_defaults(reps=40, duration=4)
     ap.add_argument("--added", type=int, default=0,
                     help="how many of the 20,000 trip updates are ADDED trips (default 0)")
     ap.add_argument("--vehicles", type=int, default=0,
